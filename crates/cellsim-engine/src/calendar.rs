@@ -1,0 +1,230 @@
+//! The wake-up calendar: what lets the engine skip idle cycles.
+//!
+//! A timing wheel of [`WHEEL`] one-cycle slots holds the events of the near
+//! future (almost every event on the chip is due within a few hundred cycles);
+//! a binary heap holds the rare far ones. A bitmap of occupied slots finds the
+//! next due time in a few word scans, so simulated time jumps straight to it
+//! instead of ticking through empty cycles. Nothing is allocated once the slot
+//! vectors have grown to their working size.
+//!
+//! Events due at the same cycle come out in the order they were scheduled
+//! (far events moved into the wheel join the end of their slot), which keeps
+//! every run deterministic.
+
+use crate::time::Cycle;
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+/// Number of one-cycle slots in the wheel (a power of two).
+pub const WHEEL: usize = 1024;
+const MASK: Cycle = WHEEL as Cycle - 1;
+const WORDS: usize = WHEEL / 64;
+
+struct Far<E> {
+    time: Cycle,
+    seq: u64,
+    event: E,
+}
+
+impl<E> PartialEq for Far<E> {
+    fn eq(&self, o: &Self) -> bool {
+        (self.time, self.seq) == (o.time, o.seq)
+    }
+}
+impl<E> Eq for Far<E> {}
+impl<E> PartialOrd for Far<E> {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl<E> Ord for Far<E> {
+    // Reversed: BinaryHeap is a max-heap and we want the earliest first.
+    fn cmp(&self, o: &Self) -> Ordering {
+        (o.time, o.seq).cmp(&(self.time, self.seq))
+    }
+}
+
+/// A calendar of future events of type `E`.
+pub struct Calendar<E> {
+    slots: Vec<Vec<E>>,
+    occupied: [u64; WORDS],
+    /// Every event in the wheel is due in `[now, now + WHEEL)`.
+    now: Cycle,
+    far: BinaryHeap<Far<E>>,
+    far_seq: u64,
+    len: usize,
+}
+
+impl<E> Default for Calendar<E> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<E> Calendar<E> {
+    /// An empty calendar at time 0.
+    pub fn new() -> Self {
+        Calendar {
+            slots: (0..WHEEL).map(|_| Vec::new()).collect(),
+            occupied: [0; WORDS],
+            now: 0,
+            far: BinaryHeap::new(),
+            far_seq: 0,
+            len: 0,
+        }
+    }
+
+    /// Number of scheduled events.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when nothing is scheduled.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Schedules `event` at time `at` (which must not be in the past).
+    #[inline]
+    pub fn schedule(&mut self, at: Cycle, event: E) {
+        debug_assert!(at >= self.now, "event scheduled in the past: {at} < {}", self.now);
+        let at = at.max(self.now);
+        self.len += 1;
+        if at - self.now < WHEEL as Cycle {
+            let i = (at & MASK) as usize;
+            self.slots[i].push(event);
+            self.occupied[i / 64] |= 1 << (i % 64);
+        } else {
+            self.far_seq += 1;
+            self.far.push(Far { time: at, seq: self.far_seq, event });
+        }
+    }
+
+    /// The time of the earliest scheduled event, if any.
+    pub fn next_time(&self) -> Option<Cycle> {
+        let wheel = self.next_in_wheel();
+        let far = self.far.peek().map(|f| f.time);
+        match (wheel, far) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    fn next_in_wheel(&self) -> Option<Cycle> {
+        let start = (self.now & MASK) as usize;
+        let (w0, b0) = (start / 64, start % 64);
+        // First word: only bits at or after the current slot.
+        let first = self.occupied[w0] & (!0u64 << b0);
+        if first != 0 {
+            let i = w0 * 64 + first.trailing_zeros() as usize;
+            return Some(self.now + (i - start) as Cycle);
+        }
+        for k in 1..=WORDS {
+            let w = (w0 + k) % WORDS;
+            let mut bits = self.occupied[w];
+            if k == WORDS {
+                bits &= !(!0u64 << b0); // wrapped around: only bits before the current slot
+            }
+            if bits != 0 {
+                let i = w * 64 + bits.trailing_zeros() as usize;
+                let ahead = (i + WHEEL - start) % WHEEL;
+                return Some(self.now + ahead as Cycle);
+            }
+        }
+        None
+    }
+
+    /// Moves time forward to `t` (no event may be due before `t`) and pulls
+    /// far events that now fall inside the wheel.
+    pub fn advance_to(&mut self, t: Cycle) {
+        debug_assert!(t >= self.now);
+        self.now = t;
+        while let Some(f) = self.far.peek() {
+            if f.time - self.now >= WHEEL as Cycle {
+                break;
+            }
+            let f = self.far.pop().expect("peeked");
+            let i = (f.time & MASK) as usize;
+            self.slots[i].push(f.event);
+            self.occupied[i / 64] |= 1 << (i % 64);
+        }
+    }
+
+    /// Swaps the events due now into `out` (which must be empty), in
+    /// scheduling order. Events scheduled for `now` while `out` is being
+    /// processed land in the slot again: call until `out` comes back empty.
+    pub fn take_due(&mut self, out: &mut Vec<E>) {
+        debug_assert!(out.is_empty());
+        let i = (self.now & MASK) as usize;
+        if self.occupied[i / 64] & (1 << (i % 64)) == 0 {
+            return;
+        }
+        std::mem::swap(&mut self.slots[i], out);
+        self.occupied[i / 64] &= !(1 << (i % 64));
+        self.len -= out.len();
+    }
+
+    /// The current time of the calendar.
+    pub fn now(&self) -> Cycle {
+        self.now
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn drain(c: &mut Calendar<u32>) -> Vec<(Cycle, u32)> {
+        let mut out = Vec::new();
+        let mut buf = Vec::new();
+        while let Some(t) = c.next_time() {
+            c.advance_to(t);
+            loop {
+                c.take_due(&mut buf);
+                if buf.is_empty() {
+                    break;
+                }
+                out.extend(buf.drain(..).map(|e| (t, e)));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn events_come_out_in_time_then_fifo_order() {
+        let mut c = Calendar::new();
+        c.schedule(5, 1);
+        c.schedule(3, 2);
+        c.schedule(5, 3);
+        c.schedule(100_000, 4);
+        c.schedule(WHEEL as Cycle + 7, 5);
+        assert_eq!(c.len(), 5);
+        assert_eq!(
+            drain(&mut c),
+            vec![(3, 2), (5, 1), (5, 3), (WHEEL as Cycle + 7, 5), (100_000, 4)]
+        );
+        assert!(c.is_empty());
+    }
+
+    #[test]
+    fn wraparound_finds_slots_before_the_cursor() {
+        let mut c = Calendar::new();
+        c.advance_to(WHEEL as Cycle - 3);
+        c.schedule(WHEEL as Cycle + 10, 9); // slot index 10, behind the cursor
+        c.schedule(WHEEL as Cycle - 1, 8);
+        assert_eq!(drain(&mut c), vec![(WHEEL as Cycle - 1, 8), (WHEEL as Cycle + 10, 9)]);
+    }
+
+    #[test]
+    fn zero_delay_events_are_seen_in_the_same_cycle() {
+        let mut c: Calendar<u32> = Calendar::new();
+        c.schedule(0, 1);
+        let mut buf = Vec::new();
+        c.take_due(&mut buf);
+        assert_eq!(buf, vec![1]);
+        buf.clear();
+        c.schedule(0, 2);
+        c.take_due(&mut buf);
+        assert_eq!(buf, vec![2]);
+    }
+}

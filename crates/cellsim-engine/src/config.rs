@@ -1,0 +1,505 @@
+//! Machine configurations: one TOML file per machine.
+//!
+//! A machine is data, not code: the presets in `machines/*.toml` are compiled
+//! into the engine, and any file with the same keys describes a new machine.
+//! Unknown keys are errors (a typo must not silently fall back to a default).
+//! [`MachineConfig::load`] accepts a preset name or a path; overrides are
+//! `section.key=value` strings applied before validation, so a sweep over a
+//! parameter needs no new file.
+
+use crate::error::ConfigError;
+use crate::time::{bus, Clock, Cycle};
+use serde::Deserialize;
+
+/// The machines shipped with the engine: (name, TOML text).
+pub const PRESETS: &[(&str, &str)] = &[
+    ("qs20", include_str!("../machines/qs20.toml")),
+    ("ps3", include_str!("../machines/ps3.toml")),
+    ("qs22", include_str!("../machines/qs22.toml")),
+];
+
+/// How logical SPE numbers (what software sees) map to physical SPEs.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum Placement {
+    /// `"random"` (seeded shuffle, as libspe did) or `"identity"`.
+    Named(String),
+    /// Physical SPE number for each logical SPE.
+    Explicit(Vec<u32>),
+}
+
+/// SPU parameters.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SpuParams {
+    /// Local-store size in KB.
+    pub ls_kb: u32,
+    /// Local-store access latency seen by a DMA read or write, SPU cycles.
+    pub ls_access_cycles: u64,
+    /// Bytes at the bottom of the local store kept for program text and stack.
+    pub ls_reserved_bytes: u32,
+    /// Cost of one channel read or write, SPU cycles.
+    pub channel_cycles: u64,
+}
+
+/// MFC parameters.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MfcParams {
+    /// Entries in the SPU command queue.
+    pub queue_depth: u32,
+    /// Entries in the proxy command queue.
+    pub proxy_queue_depth: u32,
+    /// SPU cycles to issue a DMA (the channel writes).
+    pub issue_cycles: u64,
+    /// SPU cycles from enqueue to the first bus request at the command bus.
+    pub to_eib_cycles: u64,
+    /// SPU cycles to fetch one DMA-list element.
+    pub list_element_cycles: u64,
+    /// SPU cycles from the last bus request's completion to the tag status update.
+    pub completion_cycles: u64,
+    /// Bus cycles between two bus requests unrolled by the DMAC.
+    pub unroll_bus_cycles: u64,
+}
+
+/// Bus interface unit parameters (per element).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BiuParams {
+    /// Unrolled bus requests that can wait for the command bus.
+    pub queue_depth: u32,
+    /// Bus requests in flight (accepted by the command bus, not complete).
+    pub max_outstanding: u32,
+}
+
+/// Element Interconnect Bus parameters.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EibParams {
+    /// Data rings in each direction.
+    pub rings_per_direction: u32,
+    /// Concurrent transfers a ring may carry (on disjoint segments).
+    pub max_transfers_per_ring: u32,
+    /// Minimum bus cycles between two transfer starts on one ring.
+    pub ring_start_interval_bus_cycles: u64,
+    /// Bus cycles for data to cross one ring segment.
+    pub hop_bus_cycles: u64,
+    /// Bytes per beat (ring and port width).
+    pub beat_bytes: u32,
+    /// Bus cycles of the command phase (snoop and combined response).
+    pub command_phase_bus_cycles: u64,
+    /// Ready transfers per element the data arbiter looks at (1 = FIFO head only).
+    pub arbiter_window: u32,
+    /// Bus cycles for a write acknowledgement to reach the requester.
+    pub put_ack_bus_cycles: u64,
+}
+
+/// Memory interface controller and DRAM parameters.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MicParams {
+    /// DRAM bandwidth, reads and writes together, GB/s.
+    pub dram_gbs: f64,
+    /// DRAM read latency from admission to data ready, ns.
+    pub dram_latency_ns: f64,
+    /// DRAM reads in progress per requesting element.
+    pub reads_per_requester: u32,
+    /// 128-byte write buffers in the MIC.
+    pub write_buffer_lines: u32,
+    /// Bus cycles after the command bus at which the MIC sees a command.
+    pub snoop_bus_cycles: u64,
+    /// Bus cycles to take write data into a buffer before acknowledging it.
+    pub accept_bus_cycles: u64,
+}
+
+/// A whole machine, as read from its TOML file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MachineConfig {
+    /// Short name (`qs20`).
+    pub name: String,
+    /// One line for humans.
+    pub description: String,
+    /// Core clock, GHz.
+    pub core_ghz: f64,
+    /// Decrementer (timebase) frequency, MHz.
+    pub timebase_mhz: f64,
+    /// Main memory size, MB.
+    pub memory_mb: u64,
+    /// Element names in physical ramp order.
+    pub ramps: Vec<String>,
+    /// Physical SPE numbers available to software.
+    pub spes: Vec<u32>,
+    /// Logical-to-physical SPE placement policy.
+    pub placement: Placement,
+    /// SPU section.
+    pub spu: SpuParams,
+    /// MFC section.
+    pub mfc: MfcParams,
+    /// BIU section.
+    pub biu: BiuParams,
+    /// EIB section.
+    pub eib: EibParams,
+    /// MIC section.
+    pub mic: MicParams,
+}
+
+/// Derived timing in SPU cycles, computed once from a [`MachineConfig`].
+#[derive(Debug, Clone, Copy)]
+pub struct Timing {
+    /// Core clock.
+    pub clock: Clock,
+    /// SPU cycles per decrementer tick.
+    pub cycles_per_tick: f64,
+    /// Local store size in bytes.
+    pub ls_bytes: u32,
+    /// LS access latency, cycles.
+    pub ls_access: Cycle,
+    /// Channel read/write, cycles.
+    pub channel: Cycle,
+    /// DMA issue, cycles.
+    pub issue: Cycle,
+    /// Enqueue to first request at the command bus, cycles.
+    pub to_eib: Cycle,
+    /// List element fetch, cycles.
+    pub list_element: Cycle,
+    /// Last request done to tag status update, cycles.
+    pub completion: Cycle,
+    /// Between two unrolled requests, cycles.
+    pub unroll: Cycle,
+    /// Command phase, cycles.
+    pub command_phase: Cycle,
+    /// Per segment, cycles.
+    pub hop: Cycle,
+    /// Per 16-byte beat, cycles.
+    pub beat: Cycle,
+    /// Between transfer starts on one ring, cycles.
+    pub ring_start_interval: Cycle,
+    /// Write acknowledgement, cycles.
+    pub put_ack: Cycle,
+    /// MIC snoop delay, cycles.
+    pub mic_snoop: Cycle,
+    /// MIC write acceptance, cycles.
+    pub mic_accept: Cycle,
+    /// DRAM read latency, cycles.
+    pub dram_latency: Cycle,
+    /// DRAM bytes per SPU cycle.
+    pub dram_bytes_per_cycle: f64,
+}
+
+impl MachineConfig {
+    /// Loads a preset by name or a TOML file by path, then applies overrides
+    /// (`"eib.arbiter_window=2"`) and validates.
+    pub fn load(name_or_path: &str, overrides: &[String]) -> Result<Self, ConfigError> {
+        let (source, text) = if let Some((_, t)) = PRESETS.iter().find(|(n, _)| *n == name_or_path) {
+            (name_or_path.to_string(), t.to_string())
+        } else if std::path::Path::new(name_or_path).is_file() {
+            let t = std::fs::read_to_string(name_or_path).map_err(|e| ConfigError::Parse {
+                source_name: name_or_path.to_string(),
+                message: e.to_string(),
+            })?;
+            (name_or_path.to_string(), t)
+        } else {
+            return Err(ConfigError::UnknownMachine {
+                name: name_or_path.to_string(),
+                known: PRESETS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", "),
+            });
+        };
+        Self::from_toml(&source, &text, overrides)
+    }
+
+    /// Parses TOML text (named `source` in errors), applies overrides, validates.
+    pub fn from_toml(source: &str, text: &str, overrides: &[String]) -> Result<Self, ConfigError> {
+        let parse_err = |message: String| ConfigError::Parse { source_name: source.to_string(), message };
+        let mut table = resolve_base(source, text, 0)?;
+        for o in overrides {
+            apply_override(&mut table, o)?;
+        }
+        let cfg: MachineConfig = table.try_into().map_err(|e: toml::de::Error| parse_err(e.to_string()))?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    /// The names of the shipped presets.
+    pub fn preset_names() -> Vec<&'static str> {
+        PRESETS.iter().map(|(n, _)| *n).collect()
+    }
+
+    /// The TOML text of a shipped preset.
+    pub fn preset_text(name: &str) -> Option<&'static str> {
+        PRESETS.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
+    }
+
+    fn validate(&self) -> Result<(), ConfigError> {
+        let bad = |key: &str, value: String, rule: &str| {
+            Err(ConfigError::Invalid { key: key.to_string(), value, rule: rule.to_string() })
+        };
+        if !(self.core_ghz > 0.1 && self.core_ghz < 100.0) {
+            return bad("core_ghz", self.core_ghz.to_string(), "must be between 0.1 and 100");
+        }
+        if self.timebase_mhz <= 0.0 {
+            return bad("timebase_mhz", self.timebase_mhz.to_string(), "must be positive");
+        }
+        if self.memory_mb == 0 || self.memory_mb > 64 * 1024 {
+            return bad("memory_mb", self.memory_mb.to_string(), "must be between 1 and 65536");
+        }
+        let mut expected: Vec<String> = ["PPE", "MIC", "IOIF0", "IOIF1"].iter().map(|s| s.to_string()).collect();
+        expected.extend((0..8).map(|i| format!("SPE{i}")));
+        let mut got = self.ramps.clone();
+        got.sort();
+        expected.sort();
+        if got != expected {
+            return bad(
+                "ramps",
+                format!("{:?}", self.ramps),
+                "must list PPE, MIC, IOIF0, IOIF1 and SPE0..SPE7 once each, in physical order",
+            );
+        }
+        if self.spes.is_empty() || self.spes.iter().any(|&s| s > 7) {
+            return bad("spes", format!("{:?}", self.spes), "must list physical SPE numbers 0..7");
+        }
+        let mut s = self.spes.clone();
+        s.sort();
+        s.dedup();
+        if s.len() != self.spes.len() {
+            return bad("spes", format!("{:?}", self.spes), "must not repeat an SPE");
+        }
+        match &self.placement {
+            Placement::Named(n) if n == "random" || n == "identity" => {}
+            Placement::Named(n) => return bad("placement", n.clone(), "must be \"random\", \"identity\" or a list"),
+            Placement::Explicit(v) => {
+                let mut v2 = v.clone();
+                v2.sort();
+                if v2 != s {
+                    return bad(
+                        "placement",
+                        format!("{v:?}"),
+                        "an explicit placement must be a permutation of the available SPEs",
+                    );
+                }
+            }
+        }
+        if self.spu.ls_kb != 256 {
+            return bad("spu.ls_kb", self.spu.ls_kb.to_string(), "the Cell local store is 256 KB");
+        }
+        if self.spu.ls_reserved_bytes >= self.spu.ls_kb * 1024 || self.spu.ls_reserved_bytes % 16 != 0 {
+            return bad(
+                "spu.ls_reserved_bytes",
+                self.spu.ls_reserved_bytes.to_string(),
+                "must be a multiple of 16 below the local-store size",
+            );
+        }
+        if !(1..=64).contains(&self.mfc.queue_depth) {
+            return bad("mfc.queue_depth", self.mfc.queue_depth.to_string(), "must be 1 to 64");
+        }
+        if !(1..=64).contains(&self.mfc.proxy_queue_depth) {
+            return bad("mfc.proxy_queue_depth", self.mfc.proxy_queue_depth.to_string(), "must be 1 to 64");
+        }
+        if self.mfc.unroll_bus_cycles == 0 {
+            return bad("mfc.unroll_bus_cycles", "0".into(), "must be at least 1");
+        }
+        if !(1..=256).contains(&self.biu.queue_depth) {
+            return bad("biu.queue_depth", self.biu.queue_depth.to_string(), "must be 1 to 256");
+        }
+        if !(1..=256).contains(&self.biu.max_outstanding) {
+            return bad("biu.max_outstanding", self.biu.max_outstanding.to_string(), "must be 1 to 256");
+        }
+        if !(1..=4).contains(&self.eib.rings_per_direction) {
+            return bad("eib.rings_per_direction", self.eib.rings_per_direction.to_string(), "must be 1 to 4");
+        }
+        if !(1..=6).contains(&self.eib.max_transfers_per_ring) {
+            return bad(
+                "eib.max_transfers_per_ring",
+                self.eib.max_transfers_per_ring.to_string(),
+                "must be 1 to 6",
+            );
+        }
+        if self.eib.beat_bytes != 16 {
+            return bad("eib.beat_bytes", self.eib.beat_bytes.to_string(), "the EIB moves 16 bytes per beat");
+        }
+        if self.eib.hop_bus_cycles == 0 {
+            return bad("eib.hop_bus_cycles", "0".into(), "must be at least 1");
+        }
+        if self.eib.ring_start_interval_bus_cycles == 0 {
+            return bad("eib.ring_start_interval_bus_cycles", "0".into(), "must be at least 1");
+        }
+        if !(1..=16).contains(&self.eib.arbiter_window) {
+            return bad("eib.arbiter_window", self.eib.arbiter_window.to_string(), "must be 1 to 16");
+        }
+        if self.mic.dram_gbs <= 0.0 {
+            return bad("mic.dram_gbs", self.mic.dram_gbs.to_string(), "must be positive");
+        }
+        if self.mic.dram_latency_ns < 0.0 {
+            return bad("mic.dram_latency_ns", self.mic.dram_latency_ns.to_string(), "must not be negative");
+        }
+        if self.mic.reads_per_requester == 0 {
+            return bad("mic.reads_per_requester", "0".into(), "must be at least 1");
+        }
+        if self.mic.write_buffer_lines == 0 {
+            return bad("mic.write_buffer_lines", "0".into(), "must be at least 1");
+        }
+        Ok(())
+    }
+
+    /// The core clock.
+    pub fn clock(&self) -> Clock {
+        Clock { hz: self.core_ghz * 1e9 }
+    }
+
+    /// Timing in SPU cycles.
+    pub fn timing(&self) -> Timing {
+        let clock = self.clock();
+        Timing {
+            clock,
+            cycles_per_tick: clock.hz / (self.timebase_mhz * 1e6),
+            ls_bytes: self.spu.ls_kb * 1024,
+            ls_access: self.spu.ls_access_cycles,
+            channel: self.spu.channel_cycles,
+            issue: self.mfc.issue_cycles,
+            to_eib: self.mfc.to_eib_cycles,
+            list_element: self.mfc.list_element_cycles,
+            completion: self.mfc.completion_cycles,
+            unroll: bus(self.mfc.unroll_bus_cycles),
+            command_phase: bus(self.eib.command_phase_bus_cycles),
+            hop: bus(self.eib.hop_bus_cycles),
+            beat: bus(1),
+            ring_start_interval: bus(self.eib.ring_start_interval_bus_cycles),
+            put_ack: bus(self.eib.put_ack_bus_cycles),
+            mic_snoop: bus(self.mic.snoop_bus_cycles),
+            mic_accept: bus(self.mic.accept_bus_cycles),
+            dram_latency: clock.ns_to_cycles(self.mic.dram_latency_ns),
+            dram_bytes_per_cycle: clock.gbs_to_bytes_per_cycle(self.mic.dram_gbs),
+        }
+    }
+
+    /// Main memory size in bytes.
+    pub fn memory_bytes(&self) -> u64 {
+        self.memory_mb * 1024 * 1024
+    }
+}
+
+/// Parses a machine file; when it names a `base` machine, merges it over that
+/// machine's table (sections merge key by key).
+fn resolve_base(source: &str, text: &str, depth: u32) -> Result<toml::Table, ConfigError> {
+    let parse_err = |message: String| ConfigError::Parse { source_name: source.to_string(), message };
+    let mut table: toml::Table = text.parse().map_err(|e: toml::de::Error| parse_err(e.to_string()))?;
+    let Some(base) = table.remove("base") else { return Ok(table) };
+    let base = base.as_str().ok_or_else(|| parse_err("base must be a machine name".into()))?.to_string();
+    if depth > 8 {
+        return Err(parse_err("base machines nest too deeply (a cycle?)".into()));
+    }
+    let base_text = match MachineConfig::preset_text(&base) {
+        Some(t) => t.to_string(),
+        None => std::fs::read_to_string(&base).map_err(|_| ConfigError::UnknownMachine {
+            name: base.clone(),
+            known: PRESETS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", "),
+        })?,
+    };
+    let mut merged = resolve_base(&base, &base_text, depth + 1)?;
+    merge(&mut merged, table);
+    Ok(merged)
+}
+
+fn merge(into: &mut toml::Table, from: toml::Table) {
+    for (k, v) in from {
+        match (into.get_mut(&k), v) {
+            (Some(toml::Value::Table(a)), toml::Value::Table(b)) => merge(a, b),
+            (_, v) => {
+                into.insert(k, v);
+            }
+        }
+    }
+}
+
+/// Applies one `section.key=value` override to a parsed TOML table.
+fn apply_override(table: &mut toml::Table, o: &str) -> Result<(), ConfigError> {
+    let invalid = |rule: &str| ConfigError::Invalid { key: o.to_string(), value: String::new(), rule: rule.to_string() };
+    let (key, raw) = o.split_once('=').ok_or_else(|| invalid("an override is written section.key=value"))?;
+    let key = key.trim();
+    let raw = raw.trim();
+    // Parse the value as TOML; bare words become strings (placement=identity).
+    let value: toml::Value = format!("v = {raw}")
+        .parse::<toml::Table>()
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(raw.to_string()));
+    let mut parts: Vec<&str> = key.split('.').collect();
+    let last = parts.pop().filter(|s| !s.is_empty()).ok_or_else(|| invalid("empty key"))?;
+    let mut t = table;
+    for p in parts {
+        t = t
+            .get_mut(p)
+            .and_then(|v| v.as_table_mut())
+            .ok_or_else(|| ConfigError::Invalid {
+                key: key.to_string(),
+                value: raw.to_string(),
+                rule: format!("no section '{p}' in the machine file"),
+            })?;
+    }
+    if !t.contains_key(last) {
+        return Err(ConfigError::Invalid {
+            key: key.to_string(),
+            value: raw.to_string(),
+            rule: "no such parameter in the machine file".to_string(),
+        });
+    }
+    t.insert(last.to_string(), value);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presets_load_and_validate() {
+        for name in MachineConfig::preset_names() {
+            let c = MachineConfig::load(name, &[]).unwrap();
+            assert_eq!(c.name, name);
+            assert_eq!(c.ramps.len(), 12);
+        }
+    }
+
+    #[test]
+    fn overrides_change_one_value() {
+        let c = MachineConfig::load("qs20", &["eib.arbiter_window=3".into(), "placement=identity".into()]).unwrap();
+        assert_eq!(c.eib.arbiter_window, 3);
+        assert_eq!(c.placement, Placement::Named("identity".into()));
+    }
+
+    #[test]
+    fn bad_override_names_the_key() {
+        let e = MachineConfig::load("qs20", &["eib.no_such=3".into()]).unwrap_err();
+        assert!(e.to_string().contains("eib.no_such"), "{e}");
+        let e = MachineConfig::load("qs20", &["mfc.queue_depth=0".into()]).unwrap_err();
+        assert!(e.to_string().contains("mfc.queue_depth"), "{e}");
+    }
+
+    #[test]
+    fn unknown_machine_lists_presets() {
+        let e = MachineConfig::load("cray1", &[]).unwrap_err();
+        assert!(e.to_string().contains("qs20"), "{e}");
+    }
+
+    #[test]
+    fn unknown_keys_are_rejected() {
+        let text = MachineConfig::preset_text("qs20").unwrap().replace("[mic]", "[mic]\nbogus = 1");
+        let e = MachineConfig::from_toml("x", &text, &[]).unwrap_err();
+        assert!(e.to_string().contains("bogus"), "{e}");
+    }
+
+    #[test]
+    fn derived_machines_inherit_from_their_base() {
+        let p = MachineConfig::load("ps3", &[]).unwrap();
+        assert_eq!(p.spes.len(), 6);
+        assert_eq!(p.memory_mb, 256);
+        assert_eq!(p.eib.command_phase_bus_cycles, 50);
+    }
+
+    #[test]
+    fn table1_cycles_convert() {
+        let t = MachineConfig::load("qs20", &[]).unwrap().timing();
+        assert_eq!(t.command_phase, 100);
+        assert!((t.dram_bytes_per_cycle - 8.0).abs() < 1e-9);
+    }
+}

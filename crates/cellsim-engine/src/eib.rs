@@ -1,0 +1,205 @@
+//! The Element Interconnect Bus: four data rings, the data arbiter and the
+//! command bus.
+//!
+//! - [`ring`]: one 16-byte ring and which of its segments are busy until when.
+//! - [`arbiter`]: the data arbiter: memory controller first, round-robin for
+//!   the rest, a ring in the short direction whose path is free.
+//! - [`command_bus`]: the address concentrator that accepts one command per bus
+//!   cycle and answers it after the command phase.
+//!
+//! [`Eib`] itself owns the rings and the per-element ports (each element sends
+//! 16 B and receives 16 B per bus cycle) and grants transfers: a grant reserves
+//! every resource the transfer needs for exactly the cycles it uses them, so a
+//! later request only has to compare times. The optional [`check`] log records
+//! every reservation so tests can prove no link or port was ever overbooked.
+
+pub mod arbiter;
+pub mod check;
+pub mod command_bus;
+pub mod ring;
+
+use crate::config::MachineConfig;
+use crate::time::Cycle;
+use crate::topology::{Direction, Ramp, Topology, RAMPS};
+use check::OccupancyLog;
+use ring::Ring;
+
+/// A granted data transfer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Grant {
+    /// Ring index (clockwise rings first).
+    pub ring: u8,
+    /// Segments crossed.
+    pub hops: u32,
+    /// Cycle the first beat leaves the sender.
+    pub start: Cycle,
+    /// Cycle the last beat has arrived at the receiver.
+    pub arrive: Cycle,
+    /// Cycles the sender's port is busy (the beats).
+    pub beats_time: Cycle,
+}
+
+/// Traffic counters of the EIB.
+#[derive(Debug, Clone, Default)]
+pub struct EibStats {
+    /// Transfers granted.
+    pub transfers: u64,
+    /// Bytes carried.
+    pub bytes: u64,
+    /// Busy SPU cycles per ring and segment (a segment carries one beat per bus cycle).
+    pub segment_busy: Vec<[Cycle; RAMPS]>,
+    /// Bytes sent by each ramp.
+    pub sent: [u64; RAMPS],
+    /// Bytes received by each ramp.
+    pub received: [u64; RAMPS],
+}
+
+/// The data side of the EIB: rings and element ports.
+#[derive(Debug)]
+pub struct Eib {
+    rings: Vec<Ring>,
+    send_free: [Cycle; RAMPS],
+    recv_free: [Cycle; RAMPS],
+    hop: Cycle,
+    beat: Cycle,
+    beat_bytes: u32,
+    /// Counters.
+    pub stats: EibStats,
+    /// Reservation log for invariant checks (off unless enabled).
+    pub log: Option<OccupancyLog>,
+}
+
+impl Eib {
+    /// Builds the rings of a machine.
+    pub fn new(cfg: &MachineConfig) -> Eib {
+        let t = cfg.timing();
+        let n = cfg.eib.rings_per_direction as usize;
+        let mut rings = Vec::with_capacity(2 * n);
+        for i in 0..2 * n {
+            let dir = if i < n { Direction::Clockwise } else { Direction::CounterClockwise };
+            rings.push(Ring::new(dir, cfg.eib.max_transfers_per_ring as usize, t.ring_start_interval));
+        }
+        Eib {
+            stats: EibStats { segment_busy: vec![[0; RAMPS]; rings.len()], ..Default::default() },
+            rings,
+            send_free: [0; RAMPS],
+            recv_free: [0; RAMPS],
+            hop: t.hop,
+            beat: t.beat,
+            beat_bytes: cfg.eib.beat_bytes,
+            log: None,
+        }
+    }
+
+    /// Number of data rings.
+    pub fn ring_count(&self) -> usize {
+        self.rings.len()
+    }
+
+    /// Direction of ring `r`.
+    pub fn ring_direction(&self, r: usize) -> Direction {
+        self.rings[r].dir
+    }
+
+    /// Beats a transfer of `bytes` takes (at least one).
+    #[inline]
+    pub fn beats(&self, bytes: u32) -> u64 {
+        bytes.div_ceil(self.beat_bytes).max(1) as u64
+    }
+
+    /// Tries to start a transfer of `bytes` from `src` to `dst` at `now`.
+    /// On success every resource is reserved and the grant returned; otherwise
+    /// the earliest cycle at which this transfer could start, if nothing else
+    /// is granted meanwhile, is returned (a lower bound for a retry).
+    pub fn try_grant(&mut self, now: Cycle, src: Ramp, dst: Ramp, bytes: u32) -> Result<Grant, Cycle> {
+        let (hops, dir) = Topology::route(src, dst);
+        let hop_delay = hops as Cycle * self.hop;
+        let port_ready = self.send_free[src.idx()].max(self.recv_free[dst.idx()].saturating_sub(hop_delay));
+        if port_ready > now {
+            // The usual case under load: a port is busy. That alone bounds the retry.
+            return Err(port_ready);
+        }
+        let mut ring_ready = Cycle::MAX;
+        let mut chosen = None;
+        for (i, ring) in self.rings.iter().enumerate() {
+            if dir.is_some_and(|d| d != ring.dir) {
+                continue;
+            }
+            let t = ring.earliest_start(now, src, hops, self.hop);
+            if t <= now {
+                chosen = Some(i);
+                ring_ready = now;
+                break;
+            }
+            ring_ready = ring_ready.min(t);
+        }
+        let earliest = port_ready.max(ring_ready);
+        let (Some(r), true) = (chosen, earliest <= now) else {
+            return Err(earliest.max(now + 1));
+        };
+        let duration = self.beats(bytes) * self.beat;
+        let end = self.rings[r].occupy(now, src, hops, self.hop, duration);
+        self.send_free[src.idx()] = now + duration;
+        self.recv_free[dst.idx()] = now + hop_delay + duration;
+        let grant = Grant { ring: r as u8, hops, start: now, arrive: now + hop_delay + duration, beats_time: duration };
+        self.account(grant, src, dst, bytes, duration, end);
+        Ok(grant)
+    }
+
+    fn account(&mut self, g: Grant, src: Ramp, dst: Ramp, bytes: u32, duration: Cycle, end: Cycle) {
+        let s = &mut self.stats;
+        s.transfers += 1;
+        s.bytes += bytes as u64;
+        s.sent[src.idx()] += bytes as u64;
+        s.received[dst.idx()] += bytes as u64;
+        let ring = &self.rings[g.ring as usize];
+        for k in 0..g.hops {
+            s.segment_busy[g.ring as usize][ring.segment(src, k)] += duration;
+        }
+        if let Some(log) = self.log.as_mut() {
+            log.record(ring, g, src, dst, self.hop, duration, end);
+        }
+    }
+
+    /// Turns on the reservation log used by [`check::OccupancyLog::verify`].
+    pub fn enable_log(&mut self) {
+        self.log = Some(OccupancyLog::default());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn eib() -> Eib {
+        Eib::new(&MachineConfig::load("qs20", &[]).unwrap())
+    }
+
+    #[test]
+    fn one_transfer_takes_eight_beats_plus_hops() {
+        let mut e = eib();
+        let g = e.try_grant(0, Ramp(1), Ramp(3), 128).unwrap();
+        assert_eq!(g.hops, 2);
+        assert_eq!(g.arrive, 2 * 2 + 8 * 2);
+    }
+
+    #[test]
+    fn a_port_sends_one_transfer_at_a_time() {
+        let mut e = eib();
+        e.try_grant(0, Ramp(1), Ramp(3), 128).unwrap();
+        // Same sender, other direction: the port is busy for 8 bus cycles.
+        assert_eq!(e.try_grant(0, Ramp(1), Ramp(11), 128), Err(16));
+        assert!(e.try_grant(16, Ramp(1), Ramp(11), 128).is_ok());
+    }
+
+    #[test]
+    fn two_rings_each_way_then_the_path_blocks() {
+        let mut e = eib();
+        // Three transfers over the same segments clockwise: two rings carry two.
+        assert!(e.try_grant(0, Ramp(0), Ramp(4), 128).is_ok());
+        assert!(e.try_grant(0, Ramp(1), Ramp(3), 128).is_ok());
+        assert!(e.try_grant(0, Ramp(2), Ramp(5), 128).is_err());
+        // Counter-clockwise rings are untouched.
+        assert!(e.try_grant(0, Ramp(6), Ramp(2), 128).is_ok());
+    }
+}

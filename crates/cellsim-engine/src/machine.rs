@@ -1,0 +1,539 @@
+//! The machine: owns every part of the chip and runs the event loop.
+//!
+//! Time jumps from one due event to the next ([`Calendar`]); within a cycle the
+//! order is fixed — calendar events in scheduling order, then the command
+//! bus, then the data arbiter, then the programs whose requests completed, in
+//! the order they completed — so a run depends only on its seed.
+//!
+//! Submodules hold the handlers: [`threads`] (program requests), [`dma`]
+//! (an MFC command's way from the queue through the command bus, arbiter and
+//! rings back to the tag groups) and [`traffic`] (synthetic EIB load for the
+//! speed benchmark).
+
+mod dma;
+mod threads;
+mod traffic;
+
+pub use threads::{ThreadId, ThreadInfo, ThreadState};
+
+use crate::bus::{BusOp, OpId, Slab};
+use crate::calendar::Calendar;
+use crate::config::{MachineConfig, Placement, Timing};
+use crate::eib::arbiter::DataArbiter;
+use crate::eib::command_bus::{Biu, CommandBus};
+use crate::eib::Eib;
+use crate::error::SimError;
+use crate::memory_map::MemoryMap;
+use crate::mfc::Mfc;
+use crate::mic::Mic;
+use crate::program::{Request, Spu};
+use crate::rng::Rng;
+use crate::storage::Storage;
+use crate::time::{bus_edge, Cycle, BUS_RATIO};
+use crate::topology::{Ramp, Topology, RAMPS};
+use std::collections::VecDeque;
+use std::future::Future;
+use std::sync::Arc;
+use threads::Thread;
+
+/// Something due at a cycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Event {
+    /// A thread's request is done: it runs again.
+    Wake(ThreadId),
+    /// A thread's issued command enters its SPE's command queue.
+    Enqueue(ThreadId),
+    /// The DMAC of a physical SPE may unroll a bus request.
+    Dmac(u8),
+    /// The MIC sees a reflected read command.
+    Snoop(OpId),
+    /// Data is ready at the sender and the command phase is over.
+    DataReady(OpId),
+    /// The requester learns its bus request is complete.
+    Complete(OpId),
+    /// An MFC command retires: tag group and queue entry are freed.
+    Retire(u8, u8),
+    /// Synthetic traffic: a ramp injects a transfer.
+    Inject(u8),
+}
+
+/// What [`Machine::advance`] stopped for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// An external (e.g. Python) program must run now, with this reply to its last request.
+    Resume {
+        /// The thread.
+        thread: ThreadId,
+        /// The reply value.
+        reply: u64,
+    },
+    /// Every program finished and nothing is in flight.
+    Finished,
+}
+
+/// Counters of a run.
+#[derive(Debug, Clone, Default)]
+pub struct Counters {
+    /// Calendar events handled.
+    pub events: u64,
+    /// MFC commands issued.
+    pub dma_commands: u64,
+    /// Bytes moved into local stores by gets.
+    pub get_bytes: u64,
+    /// Bytes moved out of local stores by puts.
+    pub put_bytes: u64,
+    /// Bus requests created (MFC and synthetic).
+    pub bus_requests: u64,
+    /// Bus requests completed.
+    pub bus_completed: u64,
+}
+
+/// Summary of a finished run.
+#[derive(Debug, Clone)]
+pub struct RunSummary {
+    /// Simulated cycles at the end.
+    pub cycles: Cycle,
+    /// The same in nanoseconds.
+    pub ns: f64,
+    /// Each thread's exit value and end cycle.
+    pub threads: Vec<ThreadInfo>,
+}
+
+/// One physical SPE: its MFC, local store, and who runs on it.
+#[derive(Debug)]
+pub(crate) struct SpeUnit {
+    pub(crate) mfc: Mfc,
+    pub(crate) ls: Arc<Storage>,
+    pub(crate) ramp: Ramp,
+    pub(crate) logical: Option<u32>,
+    pub(crate) thread: Option<ThreadId>,
+    /// The DMAC stopped because the BIU queue was full.
+    pub(crate) dmac_blocked: bool,
+}
+
+/// A simulated Cell machine.
+pub struct Machine {
+    cfg: MachineConfig,
+    timing: Timing,
+    topo: Topology,
+    map: MemoryMap,
+    pub(crate) now: Cycle,
+    pub(crate) calendar: Calendar<Event>,
+    due: Vec<Event>,
+    pub(crate) eib: Eib,
+    pub(crate) arbiter: DataArbiter,
+    pub(crate) arb_wake: Option<Cycle>,
+    pub(crate) command_bus: CommandBus,
+    pub(crate) bius: [Biu; RAMPS],
+    pub(crate) cb_wake: Option<Cycle>,
+    pub(crate) mic: Mic,
+    memory: Arc<Storage>,
+    mem_next: u64,
+    pub(crate) spes: Vec<SpeUnit>,
+    /// Physical SPE of each logical SPE.
+    placement: Vec<u8>,
+    pub(crate) ops: Slab<BusOp>,
+    pub(crate) threads: Vec<Thread>,
+    pub(crate) ready: VecDeque<ThreadId>,
+    pub(crate) rng: Rng,
+    time_limit: Cycle,
+    pub(crate) counters: Counters,
+    pub(crate) synthetic_rate: f64,
+}
+
+impl std::fmt::Debug for Machine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Machine({}, cycle {})", self.cfg.name, self.now)
+    }
+}
+
+/// Simulated-time limit when none is set: 10 simulated seconds.
+pub const DEFAULT_TIME_LIMIT_NS: f64 = 10e9;
+
+impl Machine {
+    /// Builds a machine from a validated configuration; `seed` drives every
+    /// random choice (placement, synthetic traffic).
+    pub fn new(cfg: MachineConfig, seed: u64) -> Machine {
+        let timing = cfg.timing();
+        let topo = Topology::new(&cfg);
+        let mut rng = Rng::new(seed);
+        let placement = place(&cfg, &mut rng);
+        let spes = (0..8u8)
+            .map(|p| SpeUnit {
+                mfc: Mfc::new(cfg.mfc.queue_depth),
+                ls: Storage::new(timing.ls_bytes as usize),
+                ramp: topo.spe(p),
+                logical: placement.iter().position(|&x| x == p).map(|l| l as u32),
+                thread: None,
+                dmac_blocked: false,
+            })
+            .collect();
+        let map = MemoryMap { memory_bytes: cfg.memory_bytes(), spes: placement.len() as u32, ls_bytes: timing.ls_bytes };
+        let time_limit = timing.clock.ns_to_cycles(DEFAULT_TIME_LIMIT_NS);
+        Machine {
+            eib: Eib::new(&cfg),
+            arbiter: DataArbiter::new(topo.mic(), cfg.eib.arbiter_window as usize),
+            arb_wake: None,
+            command_bus: CommandBus::default(),
+            bius: std::array::from_fn(|_| Biu::new(cfg.biu.queue_depth, cfg.biu.max_outstanding)),
+            cb_wake: None,
+            mic: Mic::new(&cfg),
+            memory: Storage::new(cfg.memory_bytes() as usize),
+            mem_next: 0x1_0000,
+            spes,
+            placement,
+            ops: Slab::new(),
+            threads: Vec::new(),
+            ready: VecDeque::new(),
+            rng,
+            time_limit,
+            counters: Counters::default(),
+            synthetic_rate: 0.0,
+            now: 0,
+            calendar: Calendar::new(),
+            due: Vec::with_capacity(64),
+            map,
+            topo,
+            timing,
+            cfg,
+        }
+    }
+
+    /// The configuration the machine was built from.
+    pub fn config(&self) -> &MachineConfig {
+        &self.cfg
+    }
+
+    /// Derived timing in cycles.
+    pub fn timing(&self) -> &Timing {
+        &self.timing
+    }
+
+    /// The physical layout.
+    pub fn topology(&self) -> &Topology {
+        &self.topo
+    }
+
+    /// The effective-address map.
+    pub fn memory_map(&self) -> &MemoryMap {
+        &self.map
+    }
+
+    /// Current simulated cycle.
+    pub fn now(&self) -> Cycle {
+        self.now
+    }
+
+    /// Current simulated time in nanoseconds.
+    pub fn now_ns(&self) -> f64 {
+        self.timing.clock.cycles_to_ns(self.now)
+    }
+
+    /// Number of logical SPEs software can use.
+    pub fn spe_count(&self) -> usize {
+        self.placement.len()
+    }
+
+    /// Physical SPE number of each logical SPE.
+    pub fn placement(&self) -> Vec<u32> {
+        self.placement.iter().map(|&p| p as u32).collect()
+    }
+
+    /// Sets the logical-to-physical placement (before any program runs).
+    pub fn set_placement(&mut self, physical: &[u32]) -> Result<(), SimError> {
+        if self.threads.iter().any(|t| t.spe.is_some()) {
+            return Err(SimError::Usage("the SPE placement can only change before programs are started".into()));
+        }
+        let mut sorted: Vec<u32> = physical.to_vec();
+        sorted.sort();
+        let mut avail = self.cfg.spes.clone();
+        avail.sort();
+        if sorted != avail {
+            return Err(SimError::Usage(format!(
+                "placement {physical:?} must be a permutation of the machine's SPEs {:?}",
+                self.cfg.spes
+            )));
+        }
+        self.placement = physical.iter().map(|&p| p as u8).collect();
+        for (p, unit) in self.spes.iter_mut().enumerate() {
+            unit.logical = self.placement.iter().position(|&x| x as usize == p).map(|l| l as u32);
+        }
+        Ok(())
+    }
+
+    /// Main memory.
+    pub fn memory(&self) -> &Arc<Storage> {
+        &self.memory
+    }
+
+    /// The local store of logical SPE `spe`.
+    pub fn local_store(&self, spe: u32) -> Result<&Arc<Storage>, SimError> {
+        let p = self.physical(spe)?;
+        Ok(&self.spes[p as usize].ls)
+    }
+
+    pub(crate) fn physical(&self, spe: u32) -> Result<u8, SimError> {
+        self.placement.get(spe as usize).copied().ok_or_else(|| {
+            SimError::Usage(format!("SPE {spe} does not exist: this {} has {} SPEs", self.cfg.name, self.placement.len()))
+        })
+    }
+
+    /// Allocates `size` bytes of main memory aligned to `align` (like
+    /// `malloc_align`); memory is never freed during a run.
+    pub fn alloc(&mut self, size: u64, align: u64) -> Result<u64, SimError> {
+        if align == 0 || !align.is_power_of_two() {
+            return Err(SimError::Usage(format!("alignment {align} is not a power of two")));
+        }
+        let start = self.mem_next.div_ceil(align) * align;
+        let end = start.checked_add(size).filter(|&e| e <= self.cfg.memory_bytes()).ok_or_else(|| {
+            SimError::Usage(format!(
+                "main memory exhausted: {size} more bytes do not fit in {} MB ({} bytes in use)",
+                self.cfg.memory_mb, self.mem_next
+            ))
+        })?;
+        self.mem_next = end;
+        Ok(start)
+    }
+
+    /// Stops runs that pass `cycles` of simulated time with [`SimError::Runaway`].
+    pub fn set_time_limit(&mut self, cycles: Cycle) {
+        self.time_limit = cycles;
+    }
+
+    /// Records every EIB reservation so that [`Machine::verify`] can check it.
+    pub fn enable_checks(&mut self) {
+        self.eib.enable_log();
+    }
+
+    /// Checks the EIB's invariants over everything recorded since
+    /// [`Machine::enable_checks`].
+    pub fn verify(&self) -> Result<(), String> {
+        match &self.eib.log {
+            Some(l) => l.verify(self.cfg.eib.max_transfers_per_ring as usize),
+            None => Err("checks were not enabled (call enable_checks before running)".into()),
+        }
+    }
+
+    /// The EIB (for its counters).
+    pub fn eib(&self) -> &Eib {
+        &self.eib
+    }
+
+    /// Data-arbiter rounds and attempts so far.
+    pub fn arbiter_stats(&self) -> (u64, u64) {
+        (self.arbiter.rounds, self.arbiter.attempts)
+    }
+
+    /// The MIC (for its counters).
+    pub fn mic(&self) -> &Mic {
+        &self.mic
+    }
+
+    /// Run counters.
+    pub fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    /// Starts a native Rust program on logical SPE `spe`.
+    pub fn spawn_native<F, Fut>(&mut self, spe: u32, argp: u64, envp: u64, program: F) -> Result<ThreadId, SimError>
+    where
+        F: FnOnce(Spu) -> Fut,
+        Fut: Future<Output = u32> + 'static,
+    {
+        let p = self.claim_spe(spe)?;
+        let (spu, port) = Spu::new(spe, argp, envp, self.spes[p as usize].ls.clone(), self.cfg.spu.ls_reserved_bytes);
+        let fut = Box::pin(program(spu));
+        Ok(self.add_thread(Thread::native(spe, p, fut, port)))
+    }
+
+    /// Starts an external program (driven from outside, e.g. Python) on
+    /// logical SPE `spe`: [`Machine::advance`] says when it must run, and it
+    /// answers with [`Machine::submit`].
+    pub fn spawn_external(&mut self, spe: u32) -> Result<ThreadId, SimError> {
+        let p = self.claim_spe(spe)?;
+        Ok(self.add_thread(Thread::external(spe, p)))
+    }
+
+    fn claim_spe(&mut self, spe: u32) -> Result<u8, SimError> {
+        let p = self.physical(spe)?;
+        let unit = &self.spes[p as usize];
+        if let Some(t) = unit.thread {
+            if !self.threads[t].is_finished() {
+                return Err(SimError::Usage(format!("SPE {spe} is already running a program")));
+            }
+        }
+        Ok(p)
+    }
+
+    fn add_thread(&mut self, t: Thread) -> ThreadId {
+        let id = self.threads.len();
+        let p = t.spe.map(|s| s.physical);
+        let mut t = t;
+        t.reset_decrementer(self.now);
+        self.threads.push(t);
+        if let Some(p) = p {
+            self.spes[p as usize].thread = Some(id);
+        }
+        self.ready.push_back(id);
+        id
+    }
+
+    /// Information about every thread.
+    pub fn threads(&self) -> Vec<ThreadInfo> {
+        self.threads.iter().enumerate().map(|(i, t)| t.info(i)).collect()
+    }
+
+    /// Runs until an external program must run or everything is done.
+    pub fn advance(&mut self) -> Result<Step, SimError> {
+        loop {
+            while let Some(tid) = self.ready.pop_front() {
+                if self.threads[tid].is_native() {
+                    self.poll_native(tid)?;
+                } else {
+                    let reply = self.threads[tid].take_reply();
+                    return Ok(Step::Resume { thread: tid, reply });
+                }
+            }
+            let Some(t) = self.next_time() else {
+                return self.idle_end();
+            };
+            if t > self.time_limit {
+                let running = self.threads.iter().filter(|t| !t.is_finished()).count();
+                return Err(SimError::Runaway {
+                    limit: self.time_limit,
+                    limit_ns: self.timing.clock.cycles_to_ns(self.time_limit),
+                    running,
+                });
+            }
+            self.step_to(t);
+        }
+    }
+
+    /// Runs a machine whose programs are all native until they finish.
+    pub fn run(&mut self) -> Result<RunSummary, SimError> {
+        match self.advance()? {
+            Step::Finished => Ok(self.summary()),
+            Step::Resume { thread, .. } => Err(SimError::Usage(format!(
+                "thread {thread} is an external program: drive it with advance()/submit() (or from Python)"
+            ))),
+        }
+    }
+
+    /// Runs for `cycles` more cycles (for synthetic traffic, which never ends).
+    pub fn run_for(&mut self, cycles: Cycle) -> Result<(), SimError> {
+        let end = self.now + cycles;
+        while let Some(t) = self.next_time() {
+            if t > end {
+                break;
+            }
+            self.step_to(t);
+            if !self.ready.is_empty() {
+                return Err(SimError::Usage("run_for is for synthetic traffic; programs are running".into()));
+            }
+        }
+        self.now = end;
+        self.calendar.advance_to(end);
+        Ok(())
+    }
+
+    /// A summary of the run so far.
+    pub fn summary(&self) -> RunSummary {
+        RunSummary { cycles: self.now, ns: self.now_ns(), threads: self.threads() }
+    }
+
+    fn next_time(&self) -> Option<Cycle> {
+        let mut t = self.calendar.next_time();
+        for w in [self.cb_wake, self.arb_wake].into_iter().flatten() {
+            t = Some(t.map_or(w, |x| x.min(w)));
+        }
+        t
+    }
+
+    fn idle_end(&mut self) -> Result<Step, SimError> {
+        let blocked = self.blocked_report();
+        if blocked.is_empty() {
+            Ok(Step::Finished)
+        } else {
+            Err(SimError::Deadlock { cycle: self.now, blocked })
+        }
+    }
+
+    /// Handles everything due at cycle `t`.
+    fn step_to(&mut self, t: Cycle) {
+        self.now = t;
+        self.calendar.advance_to(t);
+        let mut due = std::mem::take(&mut self.due);
+        loop {
+            self.calendar.take_due(&mut due);
+            if due.is_empty() {
+                break;
+            }
+            self.counters.events += due.len() as u64;
+            for e in due.drain(..) {
+                self.handle(e);
+            }
+        }
+        self.due = due;
+        if self.cb_wake.is_some_and(|w| w <= t) {
+            self.cb_wake = None;
+            self.run_command_bus();
+        }
+        if self.arb_wake.is_some_and(|w| w <= t) {
+            self.arb_wake = None;
+            self.run_arbiter();
+        }
+    }
+
+    fn handle(&mut self, e: Event) {
+        match e {
+            Event::Wake(tid) => self.ready.push_back(tid),
+            Event::Enqueue(tid) => self.enqueue(tid),
+            Event::Dmac(p) => self.dmac(p),
+            Event::Snoop(op) => self.snoop(op),
+            Event::DataReady(op) => self.data_ready(op),
+            Event::Complete(op) => self.complete(op),
+            Event::Retire(p, slot) => self.retire(p, slot),
+            Event::Inject(r) => self.inject(Ramp(r)),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn schedule(&mut self, at: Cycle, e: Event) {
+        self.calendar.schedule(at, e);
+    }
+
+    /// Makes sure the command bus looks for work at the first bus edge at or after `t`.
+    #[inline]
+    pub(crate) fn wake_command_bus(&mut self, t: Cycle) {
+        let t = bus_edge(t).max(self.command_bus.next_free());
+        self.cb_wake = Some(self.cb_wake.map_or(t, |w| w.min(t)));
+    }
+
+    /// Makes sure the data arbiter runs at the first bus edge at or after `t`.
+    #[inline]
+    pub(crate) fn wake_arbiter(&mut self, t: Cycle) {
+        let t = bus_edge(t);
+        self.arb_wake = Some(self.arb_wake.map_or(t, |w| w.min(t)));
+    }
+
+    /// Submits the next request of thread `tid` at the current cycle.
+    pub fn submit(&mut self, tid: ThreadId, req: Request) -> Result<(), SimError> {
+        self.submit_request(tid, req)
+    }
+
+    /// One bus cycle in SPU cycles.
+    pub(crate) const BUS: Cycle = BUS_RATIO;
+}
+
+/// The logical-to-physical SPE placement a new machine starts with.
+fn place(cfg: &MachineConfig, rng: &mut Rng) -> Vec<u8> {
+    match &cfg.placement {
+        Placement::Explicit(v) => v.iter().map(|&p| p as u8).collect(),
+        Placement::Named(n) if n == "identity" => cfg.spes.iter().map(|&p| p as u8).collect(),
+        Placement::Named(_) => {
+            let mut v: Vec<u8> = cfg.spes.iter().map(|&p| p as u8).collect();
+            rng.shuffle(&mut v);
+            v
+        }
+    }
+}

@@ -1,0 +1,39 @@
+//! The Memory Flow Controller of one SPE.
+//!
+//! - [`command`]: opcodes and the size/alignment rules.
+//! - [`queue`]: the 16-entry SPU command queue and barrier/fence ordering.
+//! - [`tags`]: the 32 tag groups.
+//!
+//! [`Mfc`] is the state the machine drives: the queue, the tag groups, and
+//! the DMAC's unrolling cursor (when it may create its next bus request and
+//! which direction it served last).
+
+pub mod command;
+pub mod queue;
+pub mod tags;
+
+use crate::time::Cycle;
+use queue::CommandQueue;
+use tags::TagGroups;
+
+/// One SPE's MFC.
+#[derive(Debug, Clone)]
+pub struct Mfc {
+    /// SPU command queue.
+    pub queue: CommandQueue,
+    /// Tag groups.
+    pub tags: TagGroups,
+    /// The DMAC may unroll its next bus request at this cycle.
+    pub dmac_free: Cycle,
+    /// A DMAC wake-up is already on the calendar for this cycle.
+    pub dmac_wake: Option<Cycle>,
+    /// The last bus request unrolled belonged to a get.
+    pub last_was_get: bool,
+}
+
+impl Mfc {
+    /// An idle MFC with a queue of `depth` entries.
+    pub fn new(depth: u32) -> Mfc {
+        Mfc { queue: CommandQueue::new(depth), tags: TagGroups::default(), dmac_free: 0, dmac_wake: None, last_was_get: false }
+    }
+}

@@ -1,0 +1,279 @@
+//! The MFC SPU command queue and its ordering rules.
+//!
+//! Commands may run in any order (seed 000, "DMA flow") except where the
+//! barrier and fence forms say otherwise (CBEA):
+//! - a **fenced** command waits until every earlier command of its tag group
+//!   has completed;
+//! - a **barrier** command waits likewise, and every later command of its tag
+//!   group waits for those earlier commands too;
+//! - **`mfc_barrier`** makes every later command, of any tag, wait until every
+//!   earlier command has completed.
+//!
+//! Nothing else is ordered: a later command of another tag group overtakes.
+
+use super::command::{MfcCommand, Opcode, Ordering};
+use crate::bus::Space;
+use crate::time::Cycle;
+use crate::topology::Ramp;
+
+/// A command in the queue.
+#[derive(Debug, Clone, Copy)]
+pub struct Entry {
+    /// The command as issued.
+    pub cmd: MfcCommand,
+    /// Issue order.
+    pub seq: u64,
+    /// When the DMAC may first unroll it (enqueue + flow-through latency).
+    pub ready_at: Cycle,
+    /// The element owning the effective address.
+    pub target: Ramp,
+    /// The remote end of the transfer.
+    pub remote: Space,
+    /// Bytes unrolled so far.
+    pub unrolled: u32,
+    /// Bus requests issued and not complete.
+    pub in_flight: u32,
+    /// Cycle the SPU issued it.
+    pub issued_at: Cycle,
+    /// The DMAC has started on it.
+    pub started: bool,
+    /// Its retirement is scheduled.
+    pub retiring: bool,
+}
+
+impl Entry {
+    /// Every bus request has been created.
+    #[inline]
+    pub fn fully_unrolled(&self) -> bool {
+        self.cmd.op == Opcode::Barrier || (self.started && self.unrolled >= self.cmd.size)
+    }
+}
+
+/// The 16-entry SPU command queue (depth from the machine file).
+#[derive(Debug, Clone)]
+pub struct CommandQueue {
+    slots: Vec<Option<Entry>>,
+    /// Slots of entries the DMAC has not finished unrolling, in issue order.
+    to_unroll: Vec<u8>,
+    reserved: u32,
+    used: u32,
+    next_seq: u64,
+    /// Entries with a barrier/fence attribute, or `mfc_barrier`s, present.
+    ordered: u32,
+}
+
+impl CommandQueue {
+    /// An empty queue of `depth` entries.
+    pub fn new(depth: u32) -> CommandQueue {
+        CommandQueue {
+            slots: vec![None; depth as usize],
+            to_unroll: Vec::with_capacity(depth as usize),
+            reserved: 0,
+            used: 0,
+            next_seq: 0,
+            ordered: 0,
+        }
+    }
+
+    /// Free entries, counting reservations as used.
+    #[inline]
+    pub fn free(&self) -> u32 {
+        self.slots.len() as u32 - self.used - self.reserved
+    }
+
+    /// Holds an entry for a command whose channel writes are under way.
+    #[inline]
+    pub fn reserve(&mut self) {
+        debug_assert!(self.free() > 0);
+        self.reserved += 1;
+    }
+
+    /// Places a (reserved) command in the queue; returns its slot.
+    pub fn insert(&mut self, mut e: Entry) -> u8 {
+        debug_assert!(self.reserved > 0);
+        self.reserved -= 1;
+        self.used += 1;
+        e.seq = self.next_seq;
+        self.next_seq += 1;
+        if e.cmd.op == Opcode::Barrier || e.cmd.op.ordering() != Ordering::None {
+            self.ordered += 1;
+        }
+        let i = self.slots.iter().position(Option::is_none).expect("a reserved entry is free");
+        if e.cmd.op != Opcode::Barrier {
+            self.to_unroll.push(i as u8);
+        }
+        self.slots[i] = Some(e);
+        i as u8
+    }
+
+    /// Removes a retired command.
+    pub fn remove(&mut self, slot: u8) -> Entry {
+        let e = self.slots[slot as usize].take().expect("retiring an empty slot");
+        self.used -= 1;
+        if e.cmd.op == Opcode::Barrier || e.cmd.op.ordering() != Ordering::None {
+            self.ordered -= 1;
+        }
+        e
+    }
+
+    /// The entry in `slot`.
+    #[inline]
+    pub fn get(&self, slot: u8) -> &Entry {
+        self.slots[slot as usize].as_ref().expect("live slot")
+    }
+
+    /// The DMAC has created the last bus request of the entry in `slot` (or
+    /// started a zero-length one): it is no longer a candidate for unrolling.
+    pub fn unrolled(&mut self, slot: u8) {
+        if let Some(i) = self.to_unroll.iter().position(|&s| s == slot) {
+            self.to_unroll.remove(i);
+        }
+    }
+
+    /// The entry in `slot`, mutably.
+    #[inline]
+    pub fn get_mut(&mut self, slot: u8) -> &mut Entry {
+        self.slots[slot as usize].as_mut().expect("live slot")
+    }
+
+    /// Live entries with their slots.
+    pub fn entries(&self) -> impl Iterator<Item = (u8, &Entry)> {
+        self.slots.iter().enumerate().filter_map(|(i, e)| e.as_ref().map(|e| (i as u8, e)))
+    }
+
+    /// Whether the ordering rules let `e` start (or, for `mfc_barrier`, complete).
+    pub fn may_start(&self, e: &Entry) -> bool {
+        if self.ordered == 0 {
+            return true;
+        }
+        let older = || self.slots.iter().flatten().filter(move |o| o.seq < e.seq);
+        if e.cmd.op == Opcode::Barrier {
+            return older().next().is_none();
+        }
+        let tag = e.cmd.tag;
+        let waits_for_tag = e.cmd.op.ordering() != Ordering::None;
+        for o in older() {
+            if o.cmd.op == Opcode::Barrier {
+                return false;
+            }
+            if o.cmd.tag != tag {
+                continue;
+            }
+            if waits_for_tag {
+                return false;
+            }
+            // A barrier command between `o` and `e` holds `e` back until `o` is done.
+            if o.cmd.op.ordering() == Ordering::Barrier {
+                continue;
+            }
+            let barrier_between = self.slots.iter().flatten().any(|b| {
+                b.cmd.tag == tag && b.cmd.op.ordering() == Ordering::Barrier && o.seq < b.seq && b.seq < e.seq
+            });
+            if barrier_between {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The next command the DMAC should unroll at `now`: ready, allowed by the
+    /// ordering rules, not fully unrolled; the oldest of the preferred
+    /// direction (the DMAC alternates gets and puts) or else the oldest.
+    /// Also returns the earliest `ready_at` of commands not ready yet.
+    pub fn pick(&self, now: Cycle, prefer_get: bool) -> (Option<u8>, Option<Cycle>) {
+        let mut fallback = None;
+        for &slot in &self.to_unroll {
+            let e = self.get(slot);
+            if e.ready_at > now {
+                // Entries behind this one were enqueued later: not ready either.
+                return (fallback, Some(e.ready_at));
+            }
+            if !self.may_start(e) {
+                continue;
+            }
+            if e.cmd.op.is_get() == prefer_get {
+                return (Some(slot), None);
+            }
+            fallback = fallback.or(Some(slot));
+        }
+        (fallback, None)
+    }
+
+    /// Slots of `mfc_barrier` entries whose earlier commands are all done.
+    pub fn completable_barriers(&self) -> impl Iterator<Item = u8> + '_ {
+        self.entries()
+            .take_while(|_| self.ordered > 0).filter(|(_, e)| e.cmd.op == Opcode::Barrier && self.may_start(e)).map(|(i, _)| i)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(op: Opcode, tag: u32) -> Entry {
+        Entry {
+            cmd: MfcCommand { op, lsa: 0, ea: 0, size: 128, tag },
+            seq: 0,
+            ready_at: 0,
+            target: Ramp(11),
+            remote: Space::Memory(0),
+            unrolled: 0,
+            in_flight: 0,
+            issued_at: 0,
+            started: false,
+            retiring: false,
+        }
+    }
+
+    fn queue(ops: &[(Opcode, u32)]) -> (CommandQueue, Vec<u8>) {
+        let mut q = CommandQueue::new(16);
+        let slots = ops
+            .iter()
+            .map(|&(op, tag)| {
+                q.reserve();
+                q.insert(entry(op, tag))
+            })
+            .collect();
+        (q, slots)
+    }
+
+    #[test]
+    fn plain_commands_are_unordered() {
+        let (q, s) = queue(&[(Opcode::Get, 1), (Opcode::Put, 1)]);
+        assert!(q.may_start(q.get(s[1])));
+    }
+
+    #[test]
+    fn a_fence_waits_for_its_own_tag_only() {
+        let (q, s) = queue(&[(Opcode::Get, 1), (Opcode::Get, 2), (Opcode::PutF, 2), (Opcode::PutF, 3)]);
+        assert!(!q.may_start(q.get(s[2])), "fenced behind the tag-2 get");
+        assert!(q.may_start(q.get(s[3])), "tag 3 has nothing earlier");
+    }
+
+    #[test]
+    fn a_barrier_holds_later_commands_of_its_tag() {
+        let (q, s) = queue(&[(Opcode::Get, 1), (Opcode::PutB, 1), (Opcode::Put, 1), (Opcode::Put, 2)]);
+        assert!(!q.may_start(q.get(s[1])));
+        assert!(!q.may_start(q.get(s[2])), "behind the barrier");
+        assert!(q.may_start(q.get(s[3])), "other tag overtakes");
+        // A later command need not wait for the barrier command itself.
+        let (q, s) = queue(&[(Opcode::PutB, 1), (Opcode::Put, 1)]);
+        assert!(q.may_start(q.get(s[1])));
+    }
+
+    #[test]
+    fn mfc_barrier_orders_every_tag() {
+        let (q, s) = queue(&[(Opcode::Get, 1), (Opcode::Barrier, 0), (Opcode::Put, 7)]);
+        assert!(!q.may_start(q.get(s[2])));
+        assert!(q.completable_barriers().next().is_none());
+        let (q, s) = queue(&[(Opcode::Barrier, 0), (Opcode::Put, 7)]);
+        assert_eq!(q.completable_barriers().collect::<Vec<_>>(), vec![s[0]]);
+    }
+
+    #[test]
+    fn pick_alternates_directions_and_prefers_the_oldest() {
+        let (q, s) = queue(&[(Opcode::Get, 1), (Opcode::Put, 1), (Opcode::Get, 1)]);
+        assert_eq!(q.pick(0, false).0, Some(s[1]));
+        assert_eq!(q.pick(0, true).0, Some(s[0]));
+    }
+}
