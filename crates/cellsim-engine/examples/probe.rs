@@ -6,18 +6,37 @@ use cellsim_engine::{Machine, MachineConfig};
 fn point(dir: Dir, ls: bool, size: u32, batch: u32, count: u32) -> (f64, f64) {
     let cfg = MachineConfig::load("qs20", &[]).unwrap();
     let mut m = Machine::new(cfg, 1);
-    let ea = if ls { MemoryMap::ls_ea(1) + 0x8000 } else { m.alloc(16384, 128).unwrap() };
-    let p = DmaBench { dir, ea, size, batch, count };
-    m.spawn_native(0, 0, 0, move |spu| dma_bench(spu, p)).unwrap();
+    let ea = if ls {
+        MemoryMap::ls_ea(1) + 0x8000
+    } else {
+        m.alloc(16384, 128).unwrap()
+    };
+    let p = DmaBench {
+        dir,
+        ea,
+        size,
+        batch,
+        count,
+    };
+    m.spawn_native(0, 0, 0, move |spu| dma_bench(spu, p))
+        .unwrap();
     let s = m.run().unwrap();
-    let ticks = match s.threads[0].state { cellsim_engine::ThreadState::Finished { code, .. } => code, _ => 0 };
+    let ticks = match s.threads[0].state {
+        cellsim_engine::ThreadState::Finished { code, .. } => code,
+        _ => 0,
+    };
     let ns = ticks as f64 * 40.0;
     let per = ns / count as f64;
     (per, size as f64 * count as f64 / ns)
 }
 
 fn main() {
-    for (name, dir, ls) in [("get mem", Dir::Get, false), ("put mem", Dir::Put, false), ("get ls", Dir::Get, true), ("put ls", Dir::Put, true)] {
+    for (name, dir, ls) in [
+        ("get mem", Dir::Get, false),
+        ("put mem", Dir::Put, false),
+        ("get ls", Dir::Get, true),
+        ("put ls", Dir::Put, true),
+    ] {
         print!("{name:8}");
         for size in [8u32, 128, 512, 2048, 16384] {
             let (lat, bw) = point(dir, ls, size, 1, 200);

@@ -6,21 +6,36 @@ fn main() {
     let mut m = Machine::new(MachineConfig::load("qs20", &[]).unwrap(), 1);
     for s in 0..8u32 {
         let partner = s ^ 1;
-        let p = Stream { get_ea: MemoryMap::ls_ea(partner) + 0x20000, put_ea: MemoryMap::ls_ea(partner) + 0x30000, size: 16384, pairs: std::env::args().nth(1).map_or(2000, |a| a.parse().unwrap()) };
+        let p = Stream {
+            get_ea: MemoryMap::ls_ea(partner) + 0x20000,
+            put_ea: MemoryMap::ls_ea(partner) + 0x30000,
+            size: 16384,
+            pairs: std::env::args().nth(1).map_or(2000, |a| a.parse().unwrap()),
+        };
         m.spawn_native(s, 0, 0, move |spu| stream(spu, p)).unwrap();
     }
     let t0 = Instant::now();
     let s = m.run().unwrap();
     let wall = t0.elapsed().as_secs_f64();
     let tr = m.eib().stats.transfers as f64;
-    eprintln!("rounds {} attempts {}", m.arbiter_stats().0, m.arbiter_stats().1);
+    eprintln!(
+        "rounds {} attempts {}",
+        m.arbiter_stats().0,
+        m.arbiter_stats().1
+    );
     println!("cycles {} wall {:.3}s transfers {} -> {:.2} M transfers/s, {:.2} M bus cycles/s, agg {:.1} GB/s, events {}",
         s.cycles, wall, tr, tr / wall / 1e6, s.cycles as f64 / 2.0 / wall / 1e6, m.eib().stats.bytes as f64 / s.ns, m.counters().events);
-    if std::env::args().nth(2).is_some() { return; }
+    if std::env::args().nth(2).is_some() {
+        return;
+    }
     let mut m = Machine::new(MachineConfig::load("qs20", &[]).unwrap(), 1);
     m.start_synthetic(0.01).unwrap();
     let t0 = Instant::now();
     m.run_for(3_000_000).unwrap();
     let wall = t0.elapsed().as_secs_f64();
-    println!("uniform 0.01: {:.2} M bus cycles/s transfers {}", 1.5e6 / wall / 1e6, m.eib().stats.transfers);
+    println!(
+        "uniform 0.01: {:.2} M bus cycles/s transfers {}",
+        1.5e6 / wall / 1e6,
+        m.eib().stats.transfers
+    );
 }

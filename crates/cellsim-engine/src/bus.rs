@@ -105,7 +105,11 @@ pub struct Slab<T> {
 impl<T: Copy> Slab<T> {
     /// An empty slab.
     pub fn new() -> Self {
-        Slab { items: Vec::new(), free: Vec::new(), live: 0 }
+        Slab {
+            items: Vec::new(),
+            free: Vec::new(),
+            live: 0,
+        }
     }
 
     /// Stores `v` and returns its index.

@@ -87,7 +87,11 @@ impl<E> Calendar<E> {
     /// Schedules `event` at time `at` (which must not be in the past).
     #[inline]
     pub fn schedule(&mut self, at: Cycle, event: E) {
-        debug_assert!(at >= self.now, "event scheduled in the past: {at} < {}", self.now);
+        debug_assert!(
+            at >= self.now,
+            "event scheduled in the past: {at} < {}",
+            self.now
+        );
         let at = at.max(self.now);
         self.len += 1;
         if at - self.now < WHEEL as Cycle {
@@ -96,7 +100,11 @@ impl<E> Calendar<E> {
             self.occupied[i / 64] |= 1 << (i % 64);
         } else {
             self.far_seq += 1;
-            self.far.push(Far { time: at, seq: self.far_seq, event });
+            self.far.push(Far {
+                time: at,
+                seq: self.far_seq,
+                event,
+            });
         }
     }
 
@@ -201,7 +209,13 @@ mod tests {
         assert_eq!(c.len(), 5);
         assert_eq!(
             drain(&mut c),
-            vec![(3, 2), (5, 1), (5, 3), (WHEEL as Cycle + 7, 5), (100_000, 4)]
+            vec![
+                (3, 2),
+                (5, 1),
+                (5, 3),
+                (WHEEL as Cycle + 7, 5),
+                (100_000, 4)
+            ]
         );
         assert!(c.is_empty());
     }
@@ -212,7 +226,10 @@ mod tests {
         c.advance_to(WHEEL as Cycle - 3);
         c.schedule(WHEEL as Cycle + 10, 9); // slot index 10, behind the cursor
         c.schedule(WHEEL as Cycle - 1, 8);
-        assert_eq!(drain(&mut c), vec![(WHEEL as Cycle - 1, 8), (WHEEL as Cycle + 10, 9)]);
+        assert_eq!(
+            drain(&mut c),
+            vec![(WHEEL as Cycle - 1, 8), (WHEEL as Cycle + 10, 9)]
+        );
     }
 
     #[test]

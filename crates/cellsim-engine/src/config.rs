@@ -191,7 +191,8 @@ impl MachineConfig {
     /// Loads a preset by name or a TOML file by path, then applies overrides
     /// (`"eib.arbiter_window=2"`) and validates.
     pub fn load(name_or_path: &str, overrides: &[String]) -> Result<Self, ConfigError> {
-        let (source, text) = if let Some((_, t)) = PRESETS.iter().find(|(n, _)| *n == name_or_path) {
+        let (source, text) = if let Some((_, t)) = PRESETS.iter().find(|(n, _)| *n == name_or_path)
+        {
             (name_or_path.to_string(), t.to_string())
         } else if std::path::Path::new(name_or_path).is_file() {
             let t = std::fs::read_to_string(name_or_path).map_err(|e| ConfigError::Parse {
@@ -202,7 +203,11 @@ impl MachineConfig {
         } else {
             return Err(ConfigError::UnknownMachine {
                 name: name_or_path.to_string(),
-                known: PRESETS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", "),
+                known: PRESETS
+                    .iter()
+                    .map(|(n, _)| *n)
+                    .collect::<Vec<_>>()
+                    .join(", "),
             });
         };
         Self::from_toml(&source, &text, overrides)
@@ -210,12 +215,17 @@ impl MachineConfig {
 
     /// Parses TOML text (named `source` in errors), applies overrides, validates.
     pub fn from_toml(source: &str, text: &str, overrides: &[String]) -> Result<Self, ConfigError> {
-        let parse_err = |message: String| ConfigError::Parse { source_name: source.to_string(), message };
+        let parse_err = |message: String| ConfigError::Parse {
+            source_name: source.to_string(),
+            message,
+        };
         let mut table = resolve_base(source, text, 0)?;
         for o in overrides {
             apply_override(&mut table, o)?;
         }
-        let cfg: MachineConfig = table.try_into().map_err(|e: toml::de::Error| parse_err(e.to_string()))?;
+        let cfg: MachineConfig = table
+            .try_into()
+            .map_err(|e: toml::de::Error| parse_err(e.to_string()))?;
         cfg.validate()?;
         Ok(cfg)
     }
@@ -232,18 +242,37 @@ impl MachineConfig {
 
     fn validate(&self) -> Result<(), ConfigError> {
         let bad = |key: &str, value: String, rule: &str| {
-            Err(ConfigError::Invalid { key: key.to_string(), value, rule: rule.to_string() })
+            Err(ConfigError::Invalid {
+                key: key.to_string(),
+                value,
+                rule: rule.to_string(),
+            })
         };
         if !(self.core_ghz > 0.1 && self.core_ghz < 100.0) {
-            return bad("core_ghz", self.core_ghz.to_string(), "must be between 0.1 and 100");
+            return bad(
+                "core_ghz",
+                self.core_ghz.to_string(),
+                "must be between 0.1 and 100",
+            );
         }
         if self.timebase_mhz <= 0.0 {
-            return bad("timebase_mhz", self.timebase_mhz.to_string(), "must be positive");
+            return bad(
+                "timebase_mhz",
+                self.timebase_mhz.to_string(),
+                "must be positive",
+            );
         }
         if self.memory_mb == 0 || self.memory_mb > 64 * 1024 {
-            return bad("memory_mb", self.memory_mb.to_string(), "must be between 1 and 65536");
+            return bad(
+                "memory_mb",
+                self.memory_mb.to_string(),
+                "must be between 1 and 65536",
+            );
         }
-        let mut expected: Vec<String> = ["PPE", "MIC", "IOIF0", "IOIF1"].iter().map(|s| s.to_string()).collect();
+        let mut expected: Vec<String> = ["PPE", "MIC", "IOIF0", "IOIF1"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
         expected.extend((0..8).map(|i| format!("SPE{i}")));
         let mut got = self.ramps.clone();
         got.sort();
@@ -256,7 +285,11 @@ impl MachineConfig {
             );
         }
         if self.spes.is_empty() || self.spes.iter().any(|&s| s > 7) {
-            return bad("spes", format!("{:?}", self.spes), "must list physical SPE numbers 0..7");
+            return bad(
+                "spes",
+                format!("{:?}", self.spes),
+                "must list physical SPE numbers 0..7",
+            );
         }
         let mut s = self.spes.clone();
         s.sort();
@@ -266,7 +299,13 @@ impl MachineConfig {
         }
         match &self.placement {
             Placement::Named(n) if n == "random" || n == "identity" => {}
-            Placement::Named(n) => return bad("placement", n.clone(), "must be \"random\", \"identity\" or a list"),
+            Placement::Named(n) => {
+                return bad(
+                    "placement",
+                    n.clone(),
+                    "must be \"random\", \"identity\" or a list",
+                )
+            }
             Placement::Explicit(v) => {
                 let mut v2 = v.clone();
                 v2.sort();
@@ -280,9 +319,15 @@ impl MachineConfig {
             }
         }
         if self.spu.ls_kb != 256 {
-            return bad("spu.ls_kb", self.spu.ls_kb.to_string(), "the Cell local store is 256 KB");
+            return bad(
+                "spu.ls_kb",
+                self.spu.ls_kb.to_string(),
+                "the Cell local store is 256 KB",
+            );
         }
-        if self.spu.ls_reserved_bytes >= self.spu.ls_kb * 1024 || self.spu.ls_reserved_bytes % 16 != 0 {
+        if self.spu.ls_reserved_bytes >= self.spu.ls_kb * 1024
+            || self.spu.ls_reserved_bytes % 16 != 0
+        {
             return bad(
                 "spu.ls_reserved_bytes",
                 self.spu.ls_reserved_bytes.to_string(),
@@ -290,22 +335,42 @@ impl MachineConfig {
             );
         }
         if !(1..=64).contains(&self.mfc.queue_depth) {
-            return bad("mfc.queue_depth", self.mfc.queue_depth.to_string(), "must be 1 to 64");
+            return bad(
+                "mfc.queue_depth",
+                self.mfc.queue_depth.to_string(),
+                "must be 1 to 64",
+            );
         }
         if !(1..=64).contains(&self.mfc.proxy_queue_depth) {
-            return bad("mfc.proxy_queue_depth", self.mfc.proxy_queue_depth.to_string(), "must be 1 to 64");
+            return bad(
+                "mfc.proxy_queue_depth",
+                self.mfc.proxy_queue_depth.to_string(),
+                "must be 1 to 64",
+            );
         }
         if self.mfc.unroll_bus_cycles == 0 {
             return bad("mfc.unroll_bus_cycles", "0".into(), "must be at least 1");
         }
         if !(1..=256).contains(&self.biu.queue_depth) {
-            return bad("biu.queue_depth", self.biu.queue_depth.to_string(), "must be 1 to 256");
+            return bad(
+                "biu.queue_depth",
+                self.biu.queue_depth.to_string(),
+                "must be 1 to 256",
+            );
         }
         if !(1..=256).contains(&self.biu.max_outstanding) {
-            return bad("biu.max_outstanding", self.biu.max_outstanding.to_string(), "must be 1 to 256");
+            return bad(
+                "biu.max_outstanding",
+                self.biu.max_outstanding.to_string(),
+                "must be 1 to 256",
+            );
         }
         if !(1..=4).contains(&self.eib.rings_per_direction) {
-            return bad("eib.rings_per_direction", self.eib.rings_per_direction.to_string(), "must be 1 to 4");
+            return bad(
+                "eib.rings_per_direction",
+                self.eib.rings_per_direction.to_string(),
+                "must be 1 to 4",
+            );
         }
         if !(1..=6).contains(&self.eib.max_transfers_per_ring) {
             return bad(
@@ -315,22 +380,42 @@ impl MachineConfig {
             );
         }
         if self.eib.beat_bytes != 16 {
-            return bad("eib.beat_bytes", self.eib.beat_bytes.to_string(), "the EIB moves 16 bytes per beat");
+            return bad(
+                "eib.beat_bytes",
+                self.eib.beat_bytes.to_string(),
+                "the EIB moves 16 bytes per beat",
+            );
         }
         if self.eib.hop_bus_cycles == 0 {
             return bad("eib.hop_bus_cycles", "0".into(), "must be at least 1");
         }
         if self.eib.ring_start_interval_bus_cycles == 0 {
-            return bad("eib.ring_start_interval_bus_cycles", "0".into(), "must be at least 1");
+            return bad(
+                "eib.ring_start_interval_bus_cycles",
+                "0".into(),
+                "must be at least 1",
+            );
         }
         if !(1..=16).contains(&self.eib.arbiter_window) {
-            return bad("eib.arbiter_window", self.eib.arbiter_window.to_string(), "must be 1 to 16");
+            return bad(
+                "eib.arbiter_window",
+                self.eib.arbiter_window.to_string(),
+                "must be 1 to 16",
+            );
         }
         if self.mic.dram_gbs <= 0.0 {
-            return bad("mic.dram_gbs", self.mic.dram_gbs.to_string(), "must be positive");
+            return bad(
+                "mic.dram_gbs",
+                self.mic.dram_gbs.to_string(),
+                "must be positive",
+            );
         }
         if self.mic.dram_latency_ns < 0.0 {
-            return bad("mic.dram_latency_ns", self.mic.dram_latency_ns.to_string(), "must not be negative");
+            return bad(
+                "mic.dram_latency_ns",
+                self.mic.dram_latency_ns.to_string(),
+                "must not be negative",
+            );
         }
         if self.mic.reads_per_requester == 0 {
             return bad("mic.reads_per_requester", "0".into(), "must be at least 1");
@@ -343,7 +428,9 @@ impl MachineConfig {
 
     /// The core clock.
     pub fn clock(&self) -> Clock {
-        Clock { hz: self.core_ghz * 1e9 }
+        Clock {
+            hz: self.core_ghz * 1e9,
+        }
     }
 
     /// Timing in SPU cycles.
@@ -381,10 +468,20 @@ impl MachineConfig {
 /// Parses a machine file; when it names a `base` machine, merges it over that
 /// machine's table (sections merge key by key).
 fn resolve_base(source: &str, text: &str, depth: u32) -> Result<toml::Table, ConfigError> {
-    let parse_err = |message: String| ConfigError::Parse { source_name: source.to_string(), message };
-    let mut table: toml::Table = text.parse().map_err(|e: toml::de::Error| parse_err(e.to_string()))?;
-    let Some(base) = table.remove("base") else { return Ok(table) };
-    let base = base.as_str().ok_or_else(|| parse_err("base must be a machine name".into()))?.to_string();
+    let parse_err = |message: String| ConfigError::Parse {
+        source_name: source.to_string(),
+        message,
+    };
+    let mut table: toml::Table = text
+        .parse()
+        .map_err(|e: toml::de::Error| parse_err(e.to_string()))?;
+    let Some(base) = table.remove("base") else {
+        return Ok(table);
+    };
+    let base = base
+        .as_str()
+        .ok_or_else(|| parse_err("base must be a machine name".into()))?
+        .to_string();
     if depth > 8 {
         return Err(parse_err("base machines nest too deeply (a cycle?)".into()));
     }
@@ -392,7 +489,11 @@ fn resolve_base(source: &str, text: &str, depth: u32) -> Result<toml::Table, Con
         Some(t) => t.to_string(),
         None => std::fs::read_to_string(&base).map_err(|_| ConfigError::UnknownMachine {
             name: base.clone(),
-            known: PRESETS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", "),
+            known: PRESETS
+                .iter()
+                .map(|(n, _)| *n)
+                .collect::<Vec<_>>()
+                .join(", "),
         })?,
     };
     let mut merged = resolve_base(&base, &base_text, depth + 1)?;
@@ -413,8 +514,14 @@ fn merge(into: &mut toml::Table, from: toml::Table) {
 
 /// Applies one `section.key=value` override to a parsed TOML table.
 fn apply_override(table: &mut toml::Table, o: &str) -> Result<(), ConfigError> {
-    let invalid = |rule: &str| ConfigError::Invalid { key: o.to_string(), value: String::new(), rule: rule.to_string() };
-    let (key, raw) = o.split_once('=').ok_or_else(|| invalid("an override is written section.key=value"))?;
+    let invalid = |rule: &str| ConfigError::Invalid {
+        key: o.to_string(),
+        value: String::new(),
+        rule: rule.to_string(),
+    };
+    let (key, raw) = o
+        .split_once('=')
+        .ok_or_else(|| invalid("an override is written section.key=value"))?;
     let key = key.trim();
     let raw = raw.trim();
     // Parse the value as TOML; bare words become strings (placement=identity).
@@ -424,7 +531,10 @@ fn apply_override(table: &mut toml::Table, o: &str) -> Result<(), ConfigError> {
         .and_then(|mut t| t.remove("v"))
         .unwrap_or_else(|| toml::Value::String(raw.to_string()));
     let mut parts: Vec<&str> = key.split('.').collect();
-    let last = parts.pop().filter(|s| !s.is_empty()).ok_or_else(|| invalid("empty key"))?;
+    let last = parts
+        .pop()
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| invalid("empty key"))?;
     let mut t = table;
     for p in parts {
         t = t
@@ -462,7 +572,11 @@ mod tests {
 
     #[test]
     fn overrides_change_one_value() {
-        let c = MachineConfig::load("qs20", &["eib.arbiter_window=3".into(), "placement=identity".into()]).unwrap();
+        let c = MachineConfig::load(
+            "qs20",
+            &["eib.arbiter_window=3".into(), "placement=identity".into()],
+        )
+        .unwrap();
         assert_eq!(c.eib.arbiter_window, 3);
         assert_eq!(c.placement, Placement::Named("identity".into()));
     }
@@ -483,7 +597,9 @@ mod tests {
 
     #[test]
     fn unknown_keys_are_rejected() {
-        let text = MachineConfig::preset_text("qs20").unwrap().replace("[mic]", "[mic]\nbogus = 1");
+        let text = MachineConfig::preset_text("qs20")
+            .unwrap()
+            .replace("[mic]", "[mic]\nbogus = 1");
         let e = MachineConfig::from_toml("x", &text, &[]).unwrap_err();
         assert!(e.to_string().contains("bogus"), "{e}");
     }

@@ -76,11 +76,22 @@ impl Eib {
         let n = cfg.eib.rings_per_direction as usize;
         let mut rings = Vec::with_capacity(2 * n);
         for i in 0..2 * n {
-            let dir = if i < n { Direction::Clockwise } else { Direction::CounterClockwise };
-            rings.push(Ring::new(dir, cfg.eib.max_transfers_per_ring as usize, t.ring_start_interval));
+            let dir = if i < n {
+                Direction::Clockwise
+            } else {
+                Direction::CounterClockwise
+            };
+            rings.push(Ring::new(
+                dir,
+                cfg.eib.max_transfers_per_ring as usize,
+                t.ring_start_interval,
+            ));
         }
         Eib {
-            stats: EibStats { segment_busy: vec![[0; RAMPS]; rings.len()], ..Default::default() },
+            stats: EibStats {
+                segment_busy: vec![[0; RAMPS]; rings.len()],
+                ..Default::default()
+            },
             rings,
             send_free: [0; RAMPS],
             recv_free: [0; RAMPS],
@@ -111,10 +122,17 @@ impl Eib {
     /// On success every resource is reserved and the grant returned; otherwise
     /// the earliest cycle at which this transfer could start, if nothing else
     /// is granted meanwhile, is returned (a lower bound for a retry).
-    pub fn try_grant(&mut self, now: Cycle, src: Ramp, dst: Ramp, bytes: u32) -> Result<Grant, Cycle> {
+    pub fn try_grant(
+        &mut self,
+        now: Cycle,
+        src: Ramp,
+        dst: Ramp,
+        bytes: u32,
+    ) -> Result<Grant, Cycle> {
         let (hops, dir) = Topology::route(src, dst);
         let hop_delay = hops as Cycle * self.hop;
-        let port_ready = self.send_free[src.idx()].max(self.recv_free[dst.idx()].saturating_sub(hop_delay));
+        let port_ready =
+            self.send_free[src.idx()].max(self.recv_free[dst.idx()].saturating_sub(hop_delay));
         if port_ready > now {
             // The usual case under load: a port is busy. That alone bounds the retry.
             return Err(port_ready);
@@ -141,7 +159,13 @@ impl Eib {
         let end = self.rings[r].occupy(now, src, hops, self.hop, duration);
         self.send_free[src.idx()] = now + duration;
         self.recv_free[dst.idx()] = now + hop_delay + duration;
-        let grant = Grant { ring: r as u8, hops, start: now, arrive: now + hop_delay + duration, beats_time: duration };
+        let grant = Grant {
+            ring: r as u8,
+            hops,
+            start: now,
+            arrive: now + hop_delay + duration,
+            beats_time: duration,
+        };
         self.account(grant, src, dst, bytes, duration, end);
         Ok(grant)
     }

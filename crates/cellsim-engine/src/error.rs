@@ -135,7 +135,11 @@ impl fmt::Display for MfcError {
             Some(s) => format!("SPE {s}"),
             None => "PPE".to_string(),
         };
-        write!(f, "MFC error on {who} at cycle {}: {}: {}", self.cycle, self.command, self.message)
+        write!(
+            f,
+            "MFC error on {who} at cycle {}: {}: {}",
+            self.cycle, self.command, self.message
+        )
     }
 }
 
@@ -190,5 +194,8 @@ fn describe_blocked(b: &[Blocked]) -> String {
         .iter()
         .map(|x| format!("{} waits in {} since cycle {}", x.who, x.waits_on, x.since))
         .collect();
-    format!("every program is blocked and nothing is in flight: {}", parts.join("; "))
+    format!(
+        "every program is blocked and nothing is in flight: {}",
+        parts.join("; ")
+    )
 }

@@ -38,7 +38,9 @@ pub struct DmaBench {
 /// one remote buffer, waiting for completion after every `batch` of them (or
 /// only at the end). Returns elapsed decrementer ticks.
 pub async fn dma_bench(spu: Spu, p: DmaBench) -> u32 {
-    let Ok(buf) = spu.ls_alloc(p.size.max(16), 128) else { return u32::MAX };
+    let Ok(buf) = spu.ls_alloc(p.size.max(16), 128) else {
+        return u32::MAX;
+    };
     const TAG: u32 = 3;
     spu.mfc_write_tag_mask(1 << TAG).await;
     spu.spu_write_decrementer(u32::MAX).await;
@@ -73,8 +75,12 @@ pub struct Stream {
 /// Streams gets and puts back to back, never waiting until the end: the
 /// saturation load of the speed benchmark.
 pub async fn stream(spu: Spu, p: Stream) -> u32 {
-    let Ok(a) = spu.ls_alloc(p.size, 128) else { return u32::MAX };
-    let Ok(b) = spu.ls_alloc(p.size, 128) else { return u32::MAX };
+    let Ok(a) = spu.ls_alloc(p.size, 128) else {
+        return u32::MAX;
+    };
+    let Ok(b) = spu.ls_alloc(p.size, 128) else {
+        return u32::MAX;
+    };
     spu.mfc_write_tag_mask(0b11).await;
     for _ in 0..p.pairs {
         spu.mfc_get(a, p.get_ea, p.size, 0).await;
@@ -89,16 +95,27 @@ pub const NAMES: &[&str] = &["dma_bench", "stream"];
 
 /// Starts kernel `name` on logical SPE `spe` with named numeric parameters
 /// (the binding's entry point: `{"dir": 0|1, "ea": .., "size": .., ...}`).
-pub fn spawn(m: &mut Machine, spe: u32, name: &str, params: &[(String, f64)]) -> Result<ThreadId, SimError> {
+pub fn spawn(
+    m: &mut Machine,
+    spe: u32,
+    name: &str,
+    params: &[(String, f64)],
+) -> Result<ThreadId, SimError> {
     let get = |k: &str| -> Result<f64, SimError> {
-        params.iter().find(|(n, _)| n == k).map(|(_, v)| *v).ok_or_else(|| {
-            SimError::Usage(format!("kernel {name} needs parameter '{k}'"))
-        })
+        params
+            .iter()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| *v)
+            .ok_or_else(|| SimError::Usage(format!("kernel {name} needs parameter '{k}'")))
     };
     match name {
         "dma_bench" => {
             let p = DmaBench {
-                dir: if get("put")? != 0.0 { Dir::Put } else { Dir::Get },
+                dir: if get("put")? != 0.0 {
+                    Dir::Put
+                } else {
+                    Dir::Get
+                },
                 ea: get("ea")? as u64,
                 size: get("size")? as u32,
                 batch: get("batch")? as u32,
@@ -115,6 +132,9 @@ pub fn spawn(m: &mut Machine, spe: u32, name: &str, params: &[(String, f64)]) ->
             };
             m.spawn_native(spe, 0, 0, move |spu| stream(spu, p))
         }
-        _ => Err(SimError::Usage(format!("unknown kernel '{name}': known kernels are {}", NAMES.join(", ")))),
+        _ => Err(SimError::Usage(format!(
+            "unknown kernel '{name}': known kernels are {}",
+            NAMES.join(", ")
+        ))),
     }
 }

@@ -168,7 +168,11 @@ impl Machine {
                 dmac_blocked: false,
             })
             .collect();
-        let map = MemoryMap { memory_bytes: cfg.memory_bytes(), spes: placement.len() as u32, ls_bytes: timing.ls_bytes };
+        let map = MemoryMap {
+            memory_bytes: cfg.memory_bytes(),
+            spes: placement.len() as u32,
+            ls_bytes: timing.ls_bytes,
+        };
         let time_limit = timing.clock.ns_to_cycles(DEFAULT_TIME_LIMIT_NS);
         Machine {
             eib: Eib::new(&cfg),
@@ -242,7 +246,9 @@ impl Machine {
     /// Sets the logical-to-physical placement (before any program runs).
     pub fn set_placement(&mut self, physical: &[u32]) -> Result<(), SimError> {
         if self.threads.iter().any(|t| t.spe.is_some()) {
-            return Err(SimError::Usage("the SPE placement can only change before programs are started".into()));
+            return Err(SimError::Usage(
+                "the SPE placement can only change before programs are started".into(),
+            ));
         }
         let mut sorted: Vec<u32> = physical.to_vec();
         sorted.sort();
@@ -256,7 +262,11 @@ impl Machine {
         }
         self.placement = physical.iter().map(|&p| p as u8).collect();
         for (p, unit) in self.spes.iter_mut().enumerate() {
-            unit.logical = self.placement.iter().position(|&x| x as usize == p).map(|l| l as u32);
+            unit.logical = self
+                .placement
+                .iter()
+                .position(|&x| x as usize == p)
+                .map(|l| l as u32);
         }
         Ok(())
     }
@@ -274,7 +284,11 @@ impl Machine {
 
     pub(crate) fn physical(&self, spe: u32) -> Result<u8, SimError> {
         self.placement.get(spe as usize).copied().ok_or_else(|| {
-            SimError::Usage(format!("SPE {spe} does not exist: this {} has {} SPEs", self.cfg.name, self.placement.len()))
+            SimError::Usage(format!(
+                "SPE {spe} does not exist: this {} has {} SPEs",
+                self.cfg.name,
+                self.placement.len()
+            ))
         })
     }
 
@@ -282,15 +296,20 @@ impl Machine {
     /// `malloc_align`); memory is never freed during a run.
     pub fn alloc(&mut self, size: u64, align: u64) -> Result<u64, SimError> {
         if align == 0 || !align.is_power_of_two() {
-            return Err(SimError::Usage(format!("alignment {align} is not a power of two")));
+            return Err(SimError::Usage(format!(
+                "alignment {align} is not a power of two"
+            )));
         }
         let start = self.mem_next.div_ceil(align) * align;
-        let end = start.checked_add(size).filter(|&e| e <= self.cfg.memory_bytes()).ok_or_else(|| {
-            SimError::Usage(format!(
+        let end = start
+            .checked_add(size)
+            .filter(|&e| e <= self.cfg.memory_bytes())
+            .ok_or_else(|| {
+                SimError::Usage(format!(
                 "main memory exhausted: {size} more bytes do not fit in {} MB ({} bytes in use)",
                 self.cfg.memory_mb, self.mem_next
             ))
-        })?;
+            })?;
         self.mem_next = end;
         Ok(start)
     }
@@ -335,13 +354,25 @@ impl Machine {
     }
 
     /// Starts a native Rust program on logical SPE `spe`.
-    pub fn spawn_native<F, Fut>(&mut self, spe: u32, argp: u64, envp: u64, program: F) -> Result<ThreadId, SimError>
+    pub fn spawn_native<F, Fut>(
+        &mut self,
+        spe: u32,
+        argp: u64,
+        envp: u64,
+        program: F,
+    ) -> Result<ThreadId, SimError>
     where
         F: FnOnce(Spu) -> Fut,
         Fut: Future<Output = u32> + 'static,
     {
         let p = self.claim_spe(spe)?;
-        let (spu, port) = Spu::new(spe, argp, envp, self.spes[p as usize].ls.clone(), self.cfg.spu.ls_reserved_bytes);
+        let (spu, port) = Spu::new(
+            spe,
+            argp,
+            envp,
+            self.spes[p as usize].ls.clone(),
+            self.cfg.spu.ls_reserved_bytes,
+        );
         let fut = Box::pin(program(spu));
         Ok(self.add_thread(Thread::native(spe, p, fut, port)))
     }
@@ -359,7 +390,9 @@ impl Machine {
         let unit = &self.spes[p as usize];
         if let Some(t) = unit.thread {
             if !self.threads[t].is_finished() {
-                return Err(SimError::Usage(format!("SPE {spe} is already running a program")));
+                return Err(SimError::Usage(format!(
+                    "SPE {spe} is already running a program"
+                )));
             }
         }
         Ok(p)
@@ -380,7 +413,11 @@ impl Machine {
 
     /// Information about every thread.
     pub fn threads(&self) -> Vec<ThreadInfo> {
-        self.threads.iter().enumerate().map(|(i, t)| t.info(i)).collect()
+        self.threads
+            .iter()
+            .enumerate()
+            .map(|(i, t)| t.info(i))
+            .collect()
     }
 
     /// Runs until an external program must run or everything is done.
@@ -428,7 +465,9 @@ impl Machine {
             }
             self.step_to(t);
             if !self.ready.is_empty() {
-                return Err(SimError::Usage("run_for is for synthetic traffic; programs are running".into()));
+                return Err(SimError::Usage(
+                    "run_for is for synthetic traffic; programs are running".into(),
+                ));
             }
         }
         self.now = end;
@@ -438,7 +477,11 @@ impl Machine {
 
     /// A summary of the run so far.
     pub fn summary(&self) -> RunSummary {
-        RunSummary { cycles: self.now, ns: self.now_ns(), threads: self.threads() }
+        RunSummary {
+            cycles: self.now,
+            ns: self.now_ns(),
+            threads: self.threads(),
+        }
     }
 
     fn next_time(&self) -> Option<Cycle> {
@@ -454,7 +497,10 @@ impl Machine {
         if blocked.is_empty() {
             Ok(Step::Finished)
         } else {
-            Err(SimError::Deadlock { cycle: self.now, blocked })
+            Err(SimError::Deadlock {
+                cycle: self.now,
+                blocked,
+            })
         }
     }
 

@@ -80,10 +80,16 @@ impl MemoryMap {
         let off = rel % LS_MAP_STRIDE;
         let end_off = off + size.max(1);
         if end_off <= self.ls_bytes as u64 {
-            return Some(Target::Ls { spe: spe as u32, offset: off as u32 });
+            return Some(Target::Ls {
+                spe: spe as u32,
+                offset: off as u32,
+            });
         }
         if off >= PROBLEM_STATE_OFFSET && end_off <= PROBLEM_STATE_OFFSET + PROBLEM_STATE_BYTES {
-            return Some(Target::ProblemState { spe: spe as u32, offset: (off - PROBLEM_STATE_OFFSET) as u32 });
+            return Some(Target::ProblemState {
+                spe: spe as u32,
+                offset: (off - PROBLEM_STATE_OFFSET) as u32,
+            });
         }
         None
     }
@@ -105,15 +111,36 @@ mod tests {
 
     #[test]
     fn resolves_memory_ls_and_problem_state() {
-        let m = MemoryMap { memory_bytes: 1 << 20, spes: 8, ls_bytes: 256 * 1024 };
+        let m = MemoryMap {
+            memory_bytes: 1 << 20,
+            spes: 8,
+            ls_bytes: 256 * 1024,
+        };
         assert_eq!(m.resolve(0x100, 16), Some(Target::Memory(0x100)));
-        assert_eq!(m.resolve((1 << 20) - 8, 16), None, "straddles the end of memory");
-        assert_eq!(m.resolve(MemoryMap::ls_ea(3) + 0x80, 128), Some(Target::Ls { spe: 3, offset: 0x80 }));
+        assert_eq!(
+            m.resolve((1 << 20) - 8, 16),
+            None,
+            "straddles the end of memory"
+        );
+        assert_eq!(
+            m.resolve(MemoryMap::ls_ea(3) + 0x80, 128),
+            Some(Target::Ls {
+                spe: 3,
+                offset: 0x80
+            })
+        );
         assert_eq!(m.resolve(MemoryMap::ls_ea(8), 16), None, "no ninth SPE");
         assert_eq!(
             m.resolve(MemoryMap::ps_ea(1) + ps::SPU_IN_MBOX as u64, 4),
-            Some(Target::ProblemState { spe: 1, offset: ps::SPU_IN_MBOX })
+            Some(Target::ProblemState {
+                spe: 1,
+                offset: ps::SPU_IN_MBOX
+            })
         );
-        assert_eq!(m.resolve(MemoryMap::ls_ea(2) + 256 * 1024 - 16, 32), None, "runs off the LS");
+        assert_eq!(
+            m.resolve(MemoryMap::ls_ea(2) + 256 * 1024 - 16, 32),
+            None,
+            "runs off the LS"
+        );
     }
 }

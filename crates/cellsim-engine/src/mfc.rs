@@ -34,6 +34,12 @@ pub struct Mfc {
 impl Mfc {
     /// An idle MFC with a queue of `depth` entries.
     pub fn new(depth: u32) -> Mfc {
-        Mfc { queue: CommandQueue::new(depth), tags: TagGroups::default(), dmac_free: 0, dmac_wake: None, last_was_get: false }
+        Mfc {
+            queue: CommandQueue::new(depth),
+            tags: TagGroups::default(),
+            dmac_free: 0,
+            dmac_wake: None,
+            last_was_get: false,
+        }
     }
 }

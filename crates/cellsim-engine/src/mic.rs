@@ -80,7 +80,13 @@ impl Mic {
     /// A read from `requester` is seen at `now`. Returns the cycle its data is
     /// ready, or `None` if it must wait for a slot in the requester's window
     /// (it is then returned later by [`Mic::read_sent`]).
-    pub fn snoop_read(&mut self, now: Cycle, requester: usize, op: OpId, bytes: u32) -> Option<Cycle> {
+    pub fn snoop_read(
+        &mut self,
+        now: Cycle,
+        requester: usize,
+        op: OpId,
+        bytes: u32,
+    ) -> Option<Cycle> {
         if self.reads_active[requester] < self.reads_per_requester {
             self.reads_active[requester] += 1;
             Some(self.schedule_read(now, bytes))
@@ -101,7 +107,12 @@ impl Mic {
 
     /// A read's data left for `requester` at `now`: its window slot frees.
     /// Returns the next waiting read of that requester with its ready cycle.
-    pub fn read_sent(&mut self, now: Cycle, requester: usize, size_of: impl Fn(OpId) -> u32) -> Option<(OpId, Cycle)> {
+    pub fn read_sent(
+        &mut self,
+        now: Cycle,
+        requester: usize,
+        size_of: impl Fn(OpId) -> u32,
+    ) -> Option<(OpId, Cycle)> {
         self.reads_active[requester] -= 1;
         let op = self.reads_waiting[requester].pop_front()?;
         self.reads_active[requester] += 1;
@@ -149,9 +160,16 @@ mod tests {
         let mut m = Mic::new(&cfg);
         let lat = cfg.timing().dram_latency;
         assert_eq!(m.snoop_read(0, 3, 0, 128), Some(lat));
-        assert_eq!(m.snoop_read(0, 3, 1, 128), Some(lat + 16), "DRAM bus: 128 B per 16 cycles");
+        assert_eq!(
+            m.snoop_read(0, 3, 1, 128),
+            Some(lat + 16),
+            "DRAM bus: 128 B per 16 cycles"
+        );
         assert_eq!(m.snoop_read(0, 3, 2, 128), None, "window full");
-        assert!(m.snoop_read(0, 4, 3, 128).is_some(), "another requester has its own window");
+        assert!(
+            m.snoop_read(0, 4, 3, 128).is_some(),
+            "another requester has its own window"
+        );
         let (op, ready) = m.read_sent(200, 3, |_| 128).unwrap();
         assert_eq!(op, 2);
         assert_eq!(ready, 200 + lat);

@@ -64,9 +64,15 @@ impl Request {
             Request::Compute(c) => format!("compute({c})"),
             Request::Mfc(c) => c.to_string(),
             Request::WriteTagMask(m) => format!("mfc_write_tag_mask(0x{m:x})"),
-            Request::ReadTagStatus(TagUpdate::Immediate) => format!("mfc_read_tag_status_immediate(mask=0x{tag_mask:x})"),
-            Request::ReadTagStatus(TagUpdate::Any) => format!("mfc_read_tag_status_any(mask=0x{tag_mask:x})"),
-            Request::ReadTagStatus(TagUpdate::All) => format!("mfc_read_tag_status_all(mask=0x{tag_mask:x})"),
+            Request::ReadTagStatus(TagUpdate::Immediate) => {
+                format!("mfc_read_tag_status_immediate(mask=0x{tag_mask:x})")
+            }
+            Request::ReadTagStatus(TagUpdate::Any) => {
+                format!("mfc_read_tag_status_any(mask=0x{tag_mask:x})")
+            }
+            Request::ReadTagStatus(TagUpdate::All) => {
+                format!("mfc_read_tag_status_all(mask=0x{tag_mask:x})")
+            }
             Request::ReadDecrementer => "spu_read_decrementer()".into(),
             Request::WriteDecrementer(v) => format!("spu_write_decrementer({v})"),
             Request::Exit(v) => format!("exit({v})"),
@@ -97,7 +103,13 @@ pub struct Spu {
 }
 
 impl Spu {
-    pub(crate) fn new(spe: u32, argp: u64, envp: u64, ls: Arc<Storage>, ls_reserved: u32) -> (Spu, Rc<Port>) {
+    pub(crate) fn new(
+        spe: u32,
+        argp: u64,
+        envp: u64,
+        ls: Arc<Storage>,
+        ls_reserved: u32,
+    ) -> (Spu, Rc<Port>) {
         let top = ls.len() as u32;
         let port = Rc::new(Port {
             request: Cell::new(None),
@@ -153,11 +165,20 @@ impl Spu {
     }
 
     fn call(&self, r: Request) -> Call<'_> {
-        Call { port: &self.port, request: Some(r) }
+        Call {
+            port: &self.port,
+            request: Some(r),
+        }
     }
 
     fn dma(&self, op: Opcode, lsa: u32, ea: u64, size: u32, tag: u32) -> Call<'_> {
-        self.call(Request::Mfc(MfcCommand { op, lsa, ea, size, tag }))
+        self.call(Request::Mfc(MfcCommand {
+            op,
+            lsa,
+            ea,
+            size,
+            tag,
+        }))
     }
 
     /// `mfc_get(ls, ea, size, tag, 0, 0)`.
@@ -202,7 +223,8 @@ impl Spu {
     }
     /// `mfc_read_tag_status_immediate()`.
     pub async fn mfc_read_tag_status_immediate(&self) -> u32 {
-        self.call(Request::ReadTagStatus(TagUpdate::Immediate)).await as u32
+        self.call(Request::ReadTagStatus(TagUpdate::Immediate))
+            .await as u32
     }
     /// `spu_read_decrementer()`.
     pub async fn spu_read_decrementer(&self) -> u32 {
@@ -219,9 +241,17 @@ impl Spu {
 }
 
 /// Bump allocation in a local store (shared by Rust and Python programs).
-pub fn ls_bump(next: &Cell<u32>, top: u32, size: u32, align: u32) -> Result<u32, (MfcErrorKind, String)> {
+pub fn ls_bump(
+    next: &Cell<u32>,
+    top: u32,
+    size: u32,
+    align: u32,
+) -> Result<u32, (MfcErrorKind, String)> {
     if align == 0 || !align.is_power_of_two() {
-        return Err((MfcErrorKind::LsOverflow, format!("ls_alloc alignment {align} is not a power of two")));
+        return Err((
+            MfcErrorKind::LsOverflow,
+            format!("ls_alloc alignment {align} is not a power of two"),
+        ));
     }
     let start = next.get().div_ceil(align) * align;
     let end = start as u64 + size as u64;

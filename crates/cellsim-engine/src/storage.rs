@@ -33,7 +33,10 @@ impl Storage {
         let layout = Layout::from_size_align(len.max(1), 16).expect("storage layout");
         // SAFETY: layout has non-zero size.
         let ptr = unsafe { alloc_zeroed(layout) };
-        assert!(!ptr.is_null(), "out of memory allocating {len} bytes of simulated storage");
+        assert!(
+            !ptr.is_null(),
+            "out of memory allocating {len} bytes of simulated storage"
+        );
         Arc::new(Storage { ptr, len })
     }
 
@@ -60,7 +63,10 @@ impl Storage {
     /// Copies `data` into the store at `offset`.
     #[inline]
     pub fn write(&self, offset: usize, data: &[u8]) {
-        assert!(offset + data.len() <= self.len, "storage write out of range");
+        assert!(
+            offset + data.len() <= self.len,
+            "storage write out of range"
+        );
         // SAFETY: range checked above; no overlapping reference exists.
         unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.ptr.add(offset), data.len()) }
     }
@@ -69,7 +75,10 @@ impl Storage {
     /// (the two may be the same store; ranges may overlap).
     #[inline]
     pub fn copy(src: &Storage, src_off: usize, dst: &Storage, dst_off: usize, len: usize) {
-        assert!(src_off + len <= src.len && dst_off + len <= dst.len, "storage copy out of range");
+        assert!(
+            src_off + len <= src.len && dst_off + len <= dst.len,
+            "storage copy out of range"
+        );
         // SAFETY: ranges checked; `copy` tolerates overlap.
         unsafe { std::ptr::copy(src.ptr.add(src_off), dst.ptr.add(dst_off), len) }
     }

@@ -44,7 +44,11 @@ impl Element {
             "MIC" => Some(Element::Mic),
             "IOIF0" => Some(Element::Ioif(0)),
             "IOIF1" => Some(Element::Ioif(1)),
-            s => s.strip_prefix("SPE").and_then(|n| n.parse::<u8>().ok()).filter(|&n| n < 8).map(Element::Spe),
+            s => s
+                .strip_prefix("SPE")
+                .and_then(|n| n.parse::<u8>().ok())
+                .filter(|&n| n < 8)
+                .map(Element::Spe),
         }
     }
 
@@ -93,7 +97,12 @@ impl Topology {
                 Element::Ioif(_) => {}
             }
         }
-        Topology { elements, spe_ramp, mic, ppe }
+        Topology {
+            elements,
+            spe_ramp,
+            mic,
+            ppe,
+        }
     }
 
     /// The element on a ramp.
@@ -122,7 +131,12 @@ impl Topology {
 
     /// The ramp of an element.
     pub fn ramp_of(&self, e: Element) -> Ramp {
-        Ramp(self.elements.iter().position(|&x| x == e).expect("every element is on a ramp") as u8)
+        Ramp(
+            self.elements
+                .iter()
+                .position(|&x| x == e)
+                .expect("every element is on a ramp") as u8,
+        )
     }
 
     /// Hops and direction of the shortest path from `src` to `dst`. At exactly
@@ -159,8 +173,14 @@ mod tests {
 
     #[test]
     fn routes_take_the_short_way() {
-        assert_eq!(Topology::route(Ramp(0), Ramp(3)), (3, Some(Direction::Clockwise)));
-        assert_eq!(Topology::route(Ramp(1), Ramp(10)), (3, Some(Direction::CounterClockwise)));
+        assert_eq!(
+            Topology::route(Ramp(0), Ramp(3)),
+            (3, Some(Direction::Clockwise))
+        );
+        assert_eq!(
+            Topology::route(Ramp(1), Ramp(10)),
+            (3, Some(Direction::CounterClockwise))
+        );
         assert_eq!(Topology::route(Ramp(2), Ramp(8)), (6, None));
         for a in 0..12u8 {
             for b in 0..12u8 {

@@ -67,7 +67,11 @@ impl DataArbiter {
     /// transfer: `Ok(t)` when granted, with the cycle the sender's port frees
     /// again; `Err(t)` with the earliest cycle it could start. Returns the
     /// earliest cycle worth arbitrating again, if anything is left waiting.
-    pub fn arbitrate(&mut self, now: Cycle, mut try_start: impl FnMut(OpId) -> Result<Cycle, Cycle>) -> Option<Cycle> {
+    pub fn arbitrate(
+        &mut self,
+        now: Cycle,
+        mut try_start: impl FnMut(OpId) -> Result<Cycle, Cycle>,
+    ) -> Option<Cycle> {
         let mut retry = Cycle::MAX;
         self.rounds += 1;
         let p = self.priority.idx();
@@ -179,7 +183,14 @@ mod tests {
         a.request(Ramp(1), 1);
         a.request(Ramp(1), 2);
         let mut got = Vec::new();
-        a.arbitrate(0, |op| if op == 1 { Err(9) } else { got.push(op); Ok(16) });
+        a.arbitrate(0, |op| {
+            if op == 1 {
+                Err(9)
+            } else {
+                got.push(op);
+                Ok(16)
+            }
+        });
         assert_eq!(got, vec![2]);
     }
 }

@@ -39,7 +39,8 @@ impl OccupancyLog {
     ) {
         for k in 0..g.hops {
             let from = g.start + k as Cycle * hop;
-            self.segments.push((g.ring, ring.segment(src, k) as u8, from, from + duration));
+            self.segments
+                .push((g.ring, ring.segment(src, k) as u8, from, from + duration));
         }
         self.sends.push((src.0, g.start, g.start + duration));
         let at = g.start + g.hops as Cycle * hop;
@@ -72,7 +73,12 @@ impl OccupancyLog {
             }
         }
         // Concurrent transfers per ring: sweep start/end events.
-        let rings = self.transfers.iter().map(|t| t.0).max().map_or(0, |m| m as usize + 1);
+        let rings = self
+            .transfers
+            .iter()
+            .map(|t| t.0)
+            .max()
+            .map_or(0, |m| m as usize + 1);
         for r in 0..rings {
             let mut ev: Vec<(Cycle, i32)> = Vec::new();
             for &(ring, s, e) in &self.transfers {
@@ -93,14 +99,18 @@ impl OccupancyLog {
         let mut last: Option<Cycle> = None;
         for &(t, bytes) in &self.commands {
             if bytes > 128 {
-                return Err(format!("command of {bytes} bytes at cycle {t}: a command moves at most 128 B"));
+                return Err(format!(
+                    "command of {bytes} bytes at cycle {t}: a command moves at most 128 B"
+                ));
             }
             if t % BUS_RATIO != 0 {
                 return Err(format!("command accepted off a bus edge at cycle {t}"));
             }
             if let Some(p) = last {
                 if t < p + BUS_RATIO {
-                    return Err(format!("two commands accepted within one bus cycle ({p} and {t})"));
+                    return Err(format!(
+                        "two commands accepted within one bus cycle ({p} and {t})"
+                    ));
                 }
             }
             last = Some(t);

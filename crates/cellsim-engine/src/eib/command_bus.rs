@@ -28,7 +28,12 @@ pub struct Biu {
 impl Biu {
     /// An empty BIU.
     pub fn new(depth: u32, max_outstanding: u32) -> Biu {
-        Biu { queue: VecDeque::with_capacity(depth as usize), outstanding: 0, depth, max_outstanding }
+        Biu {
+            queue: VecDeque::with_capacity(depth as usize),
+            outstanding: 0,
+            depth,
+            max_outstanding,
+        }
     }
 
     /// Room for another unrolled request.
@@ -94,7 +99,11 @@ mod tests {
         assert_eq!(cb.select(0, &bius, 2), Some(Ramp(2)));
         bius[2].queue.pop_front();
         assert_eq!(cb.select(0, &bius, 2), None, "one per bus cycle");
-        assert_eq!(cb.select(2, &bius, 2), Some(Ramp(7)), "round robin moves on");
+        assert_eq!(
+            cb.select(2, &bius, 2),
+            Some(Ramp(7)),
+            "round robin moves on"
+        );
     }
 
     #[test]

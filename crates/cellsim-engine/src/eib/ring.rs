@@ -26,7 +26,13 @@ pub struct Ring {
 impl Ring {
     /// An idle ring.
     pub fn new(dir: Direction, max_transfers: usize, start_interval: Cycle) -> Ring {
-        Ring { dir, seg_free: [0; RAMPS], slots: vec![0; max_transfers], next_start: 0, start_interval }
+        Ring {
+            dir,
+            seg_free: [0; RAMPS],
+            slots: vec![0; max_transfers],
+            next_start: 0,
+            start_interval,
+        }
     }
 
     /// Index of the `k`-th segment on the path leaving `src`.
@@ -67,13 +73,24 @@ impl Ring {
     /// Reserves the path for a transfer starting `now` whose beats take
     /// `duration` cycles at each segment. Returns when the ring slot frees.
     #[inline]
-    pub fn occupy(&mut self, now: Cycle, src: Ramp, hops: u32, hop: Cycle, duration: Cycle) -> Cycle {
+    pub fn occupy(
+        &mut self,
+        now: Cycle,
+        src: Ramp,
+        hops: u32,
+        hop: Cycle,
+        duration: Cycle,
+    ) -> Cycle {
         for k in 0..hops {
             let s = self.segment(src, k);
             self.seg_free[s] = now + k as Cycle * hop + duration;
         }
         let end = now + hops.saturating_sub(1) as Cycle * hop + duration;
-        let slot = self.slots.iter_mut().find(|e| **e <= now).expect("earliest_start checked a free slot");
+        let slot = self
+            .slots
+            .iter_mut()
+            .find(|e| **e <= now)
+            .expect("earliest_start checked a free slot");
         *slot = end;
         self.next_start = now + self.start_interval;
         end
@@ -88,8 +105,14 @@ mod tests {
     fn segments_follow_the_direction() {
         let cw = Ring::new(Direction::Clockwise, 3, 6);
         let ccw = Ring::new(Direction::CounterClockwise, 3, 6);
-        assert_eq!((0..3).map(|k| cw.segment(Ramp(10), k)).collect::<Vec<_>>(), vec![10, 11, 0]);
-        assert_eq!((0..3).map(|k| ccw.segment(Ramp(1), k)).collect::<Vec<_>>(), vec![1, 0, 11]);
+        assert_eq!(
+            (0..3).map(|k| cw.segment(Ramp(10), k)).collect::<Vec<_>>(),
+            vec![10, 11, 0]
+        );
+        assert_eq!(
+            (0..3).map(|k| ccw.segment(Ramp(1), k)).collect::<Vec<_>>(),
+            vec![1, 0, 11]
+        );
     }
 
     #[test]
@@ -115,7 +138,7 @@ mod tests {
     fn staggered_segments_let_a_follower_start_early() {
         let mut r = Ring::new(Direction::Clockwise, 3, 2);
         r.occupy(0, Ramp(0), 3, 2, 16); // segment 1 busy until 18, segment 2 until 20
-        // A transfer entering at ramp 1 needs segment 1 from its start.
+                                        // A transfer entering at ramp 1 needs segment 1 from its start.
         assert_eq!(r.earliest_start(2, Ramp(1), 1, 2), 18);
     }
 }

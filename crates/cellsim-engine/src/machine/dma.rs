@@ -162,7 +162,9 @@ impl Machine {
         }
         match (kind, remote) {
             (OpKind::Read, Space::Memory(_)) => self.schedule(now + t.mic_snoop, Event::Snoop(id)),
-            (OpKind::Read, Space::Ls { .. }) => self.schedule(respond_at + t.ls_access, Event::DataReady(id)),
+            (OpKind::Read, Space::Ls { .. }) => {
+                self.schedule(respond_at + t.ls_access, Event::DataReady(id))
+            }
             _ => self.schedule(respond_at, Event::DataReady(id)),
         }
         // The BIU has room again: a DMAC that stopped for it goes on in this
@@ -187,7 +189,10 @@ impl Machine {
     /// requester's window has room.
     pub(super) fn snoop(&mut self, id: OpId) {
         let op = self.ops[id];
-        if let Some(ready) = self.mic.snoop_read(self.now, op.requester.idx(), id, op.size) {
+        if let Some(ready) = self
+            .mic
+            .snoop_read(self.now, op.requester.idx(), id, op.size)
+        {
             self.schedule(ready.max(op.respond_at), Event::DataReady(id));
         }
     }
@@ -208,7 +213,14 @@ impl Machine {
         let now = self.now;
         let mic_ramp = self.topo.mic();
         let t = self.timing;
-        let Machine { arbiter, eib, mic, ops, calendar, .. } = self;
+        let Machine {
+            arbiter,
+            eib,
+            mic,
+            ops,
+            calendar,
+            ..
+        } = self;
         let retry = arbiter.arbitrate(now, |id| {
             let op = ops[id];
             let (src, dst) = (op.data_src(), op.data_dst());
@@ -227,7 +239,8 @@ impl Machine {
                 (OpKind::Write, Space::Ls { .. }) => g.arrive + t.ls_access + t.put_ack,
             };
             if src == mic_ramp && matches!(op.remote, Space::Memory(_)) {
-                if let Some((next, ready)) = mic.read_sent(now, op.requester.idx(), |i| ops[i].size) {
+                if let Some((next, ready)) = mic.read_sent(now, op.requester.idx(), |i| ops[i].size)
+                {
                     calendar.schedule(ready.max(ops[next].respond_at), Event::DataReady(next));
                 }
             }
@@ -242,7 +255,9 @@ impl Machine {
     }
 
     fn move_bytes(&mut self, op: &BusOp) {
-        let Owner::Mfc { spe, .. } = op.owner else { return };
+        let Owner::Mfc { spe, .. } = op.owner else {
+            return;
+        };
         let ls = &self.spes[spe as usize].ls;
         let n = op.size as usize;
         let (remote, off): (&Storage, usize) = match op.remote {
@@ -302,7 +317,10 @@ impl Machine {
     fn retire_barriers(&mut self, p: u8) {
         let completion = self.timing.completion;
         let q = &self.spes[p as usize].mfc.queue;
-        let ready: Vec<u8> = q.completable_barriers().filter(|&s| !q.get(s).retiring).collect();
+        let ready: Vec<u8> = q
+            .completable_barriers()
+            .filter(|&s| !q.get(s).retiring)
+            .collect();
         for slot in ready {
             self.spes[p as usize].mfc.queue.get_mut(slot).retiring = true;
             self.schedule(self.now + completion, Event::Retire(p, slot));
@@ -313,7 +331,10 @@ impl Machine {
 fn offset_space(s: Space, off: u32) -> Space {
     match s {
         Space::Memory(a) => Space::Memory(a + off as u64),
-        Space::Ls { spe, offset } => Space::Ls { spe, offset: offset + off },
+        Space::Ls { spe, offset } => Space::Ls {
+            spe,
+            offset: offset + off,
+        },
         Space::None => Space::None,
     }
 }

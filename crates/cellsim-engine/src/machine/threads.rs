@@ -93,7 +93,10 @@ pub(crate) struct Thread {
 
 impl Thread {
     pub(crate) fn native(logical: u32, physical: u8, fut: ProgramFuture, port: Rc<Port>) -> Thread {
-        Thread::new(Some(SpeSlot { logical, physical }), Body::Native { fut, port })
+        Thread::new(
+            Some(SpeSlot { logical, physical }),
+            Body::Native { fut, port },
+        )
     }
 
     pub(crate) fn external(logical: u32, physical: u8) -> Thread {
@@ -132,7 +135,12 @@ impl Thread {
     }
 
     pub(crate) fn info(&self, id: ThreadId) -> ThreadInfo {
-        ThreadInfo { id, spe: self.spe.map(|s| s.logical), physical: self.spe.map(|s| s.physical), state: self.state }
+        ThreadInfo {
+            id,
+            spe: self.spe.map(|s| s.logical),
+            physical: self.spe.map(|s| s.physical),
+            state: self.state,
+        }
     }
 
     fn who(&self) -> String {
@@ -148,7 +156,9 @@ impl Machine {
     pub(super) fn poll_native(&mut self, tid: ThreadId) -> Result<(), SimError> {
         let th = &mut self.threads[tid];
         let reply = th.take_reply();
-        let Body::Native { fut, port } = &mut th.body else { unreachable!("poll_native on an external thread") };
+        let Body::Native { fut, port } = &mut th.body else {
+            unreachable!("poll_native on an external thread")
+        };
         port.reply.set(reply);
         let mut cx = Context::from_waker(Waker::noop());
         let polled = catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx)));
@@ -159,7 +169,10 @@ impl Machine {
                     .map(|s| s.to_string())
                     .or_else(|| panic.downcast_ref::<String>().cloned())
                     .unwrap_or_else(|| "panic".into());
-                return Err(SimError::Usage(format!("the native program on {} panicked: {msg}", th.who())));
+                return Err(SimError::Usage(format!(
+                    "the native program on {} panicked: {msg}",
+                    th.who()
+                )));
             }
             Ok(Poll::Ready(code)) => Request::Exit(code),
             Ok(Poll::Pending) => port.request.take().ok_or_else(|| {
@@ -176,7 +189,10 @@ impl Machine {
     pub(super) fn submit_request(&mut self, tid: ThreadId, req: Request) -> Result<(), SimError> {
         let now = self.now;
         let channel = self.timing.channel;
-        let th = self.threads.get_mut(tid).ok_or_else(|| SimError::Usage(format!("no thread {tid}")))?;
+        let th = self
+            .threads
+            .get_mut(tid)
+            .ok_or_else(|| SimError::Usage(format!("no thread {tid}")))?;
         if th.is_finished() {
             return Err(SimError::Usage(format!("{} has already exited", th.who())));
         }
@@ -227,7 +243,10 @@ impl Machine {
         } else {
             let th = &mut self.threads[tid];
             th.tag_wait = Some(mode);
-            th.state = ThreadState::Blocked { request: Request::ReadTagStatus(mode), since: now };
+            th.state = ThreadState::Blocked {
+                request: Request::ReadTagStatus(mode),
+                since: now,
+            };
         }
         Ok(())
     }
@@ -235,7 +254,9 @@ impl Machine {
     /// The SPU thread of `spe` may be waiting on its tag groups: wake it if
     /// its condition now holds.
     pub(super) fn check_tag_waiter(&mut self, p: u8) {
-        let Some(tid) = self.spes[p as usize].thread else { return };
+        let Some(tid) = self.spes[p as usize].thread else {
+            return;
+        };
         let th = &self.threads[tid];
         let Some(mode) = th.tag_wait else { return };
         let tags = &self.spes[p as usize].mfc.tags;
@@ -250,13 +271,18 @@ impl Machine {
     }
 
     fn spu_of(&self, tid: ThreadId) -> Result<u8, SimError> {
-        self.threads[tid]
-            .spe
-            .map(|s| s.physical)
-            .ok_or_else(|| SimError::Usage("only SPU programs have an MFC command queue and tag groups".into()))
+        self.threads[tid].spe.map(|s| s.physical).ok_or_else(|| {
+            SimError::Usage("only SPU programs have an MFC command queue and tag groups".into())
+        })
     }
 
-    pub(super) fn mfc_error(&self, tid: ThreadId, kind: MfcErrorKind, command: String, message: String) -> SimError {
+    pub(super) fn mfc_error(
+        &self,
+        tid: ThreadId,
+        kind: MfcErrorKind,
+        command: String,
+        message: String,
+    ) -> SimError {
         SimError::Mfc(MfcError {
             kind,
             spe: self.threads[tid].spe.map(|s| s.logical),
@@ -282,13 +308,21 @@ impl Machine {
         let unit = &mut self.spes[p as usize];
         unit.mfc.tags.add(cmd.tag);
         let th = &mut self.threads[tid];
-        th.pending = Some(Pending { cmd, target, remote, issued_at: now });
+        th.pending = Some(Pending {
+            cmd,
+            target,
+            remote,
+            issued_at: now,
+        });
         if unit.mfc.queue.free() > 0 {
             unit.mfc.queue.reserve();
             let issue = self.timing.issue;
             self.schedule(now + issue, Event::Enqueue(tid));
         } else {
-            th.state = ThreadState::Blocked { request: Request::Mfc(cmd), since: now };
+            th.state = ThreadState::Blocked {
+                request: Request::Mfc(cmd),
+                since: now,
+            };
         }
         Ok(())
     }
@@ -325,9 +359,17 @@ impl Machine {
     /// A queue entry freed on SPE `p`: a thread stalled on a full queue
     /// finishes its command write.
     pub(super) fn check_queue_waiter(&mut self, p: u8) {
-        let Some(tid) = self.spes[p as usize].thread else { return };
+        let Some(tid) = self.spes[p as usize].thread else {
+            return;
+        };
         let th = &mut self.threads[tid];
-        if !matches!(th.state, ThreadState::Blocked { request: Request::Mfc(_), .. }) {
+        if !matches!(
+            th.state,
+            ThreadState::Blocked {
+                request: Request::Mfc(_),
+                ..
+            }
+        ) {
             return;
         }
         th.state = ThreadState::Active;
@@ -341,10 +383,16 @@ impl Machine {
         self.threads
             .iter()
             .filter_map(|t| match t.state {
-                ThreadState::Blocked { request, since } => {
-                    Some(Blocked { who: t.who(), waits_on: request.describe(t.tag_mask), since })
-                }
-                ThreadState::Active => Some(Blocked { who: t.who(), waits_on: "(running)".into(), since: self.now }),
+                ThreadState::Blocked { request, since } => Some(Blocked {
+                    who: t.who(),
+                    waits_on: request.describe(t.tag_mask),
+                    since,
+                }),
+                ThreadState::Active => Some(Blocked {
+                    who: t.who(),
+                    waits_on: "(running)".into(),
+                    since: self.now,
+                }),
                 ThreadState::Finished { .. } => None,
             })
             .collect()

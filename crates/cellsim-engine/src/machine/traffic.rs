@@ -15,7 +15,9 @@ impl Machine {
     /// Starts uniform random traffic at `rate` transfers per ramp per bus cycle.
     pub fn start_synthetic(&mut self, rate: f64) -> Result<(), SimError> {
         if !(rate > 0.0 && rate <= 1.0) {
-            return Err(SimError::Usage(format!("injection rate {rate} must be in (0, 1] transfers per ramp per bus cycle")));
+            return Err(SimError::Usage(format!(
+                "injection rate {rate} must be in (0, 1] transfers per ramp per bus cycle"
+            )));
         }
         self.synthetic_rate = rate;
         for r in 0..RAMPS as u8 {

@@ -143,7 +143,10 @@ impl MfcCommand {
     /// Checks the architecture's rules that do not depend on the address map.
     pub fn check(&self, ls_bytes: u32) -> Result<(), (MfcErrorKind, String)> {
         if self.tag > 31 {
-            return Err((MfcErrorKind::Tag, format!("tag {} is above 31 (tag groups are 0-31)", self.tag)));
+            return Err((
+                MfcErrorKind::Tag,
+                format!("tag {} is above 31 (tag groups are 0-31)", self.tag),
+            ));
         }
         if self.op == Opcode::Barrier {
             return Ok(());
@@ -154,7 +157,12 @@ impl MfcCommand {
 
 /// Size, alignment and local-store range rules of one transfer (also used for
 /// each DMA-list element).
-pub fn check_transfer(lsa: u32, ea: u64, size: u32, ls_bytes: u32) -> Result<(), (MfcErrorKind, String)> {
+pub fn check_transfer(
+    lsa: u32,
+    ea: u64,
+    size: u32,
+    ls_bytes: u32,
+) -> Result<(), (MfcErrorKind, String)> {
     let small = matches!(size, 1 | 2 | 4 | 8);
     if !small && (size % 16 != 0 || size > MAX_TRANSFER) {
         return Err((
@@ -183,7 +191,9 @@ pub fn check_transfer(lsa: u32, ea: u64, size: u32, ls_bytes: u32) -> Result<(),
     } else if lsa % 16 != 0 || ea % 16 != 0 {
         return Err((
             MfcErrorKind::Alignment,
-            format!("ls 0x{lsa:x} and ea 0x{ea:x} must be 16-byte aligned for a {size}-byte transfer"),
+            format!(
+                "ls 0x{lsa:x} and ea 0x{ea:x} must be 16-byte aligned for a {size}-byte transfer"
+            ),
         ));
     }
     if lsa as u64 + size as u64 > ls_bytes as u64 {
@@ -204,7 +214,13 @@ mod tests {
     use super::*;
 
     fn cmd(lsa: u32, ea: u64, size: u32, tag: u32) -> MfcCommand {
-        MfcCommand { op: Opcode::Get, lsa, ea, size, tag }
+        MfcCommand {
+            op: Opcode::Get,
+            lsa,
+            ea,
+            size,
+            tag,
+        }
     }
 
     #[test]
@@ -213,22 +229,42 @@ mod tests {
             assert!(cmd(0, 0, s, 0).check(262144).is_ok(), "size {s}");
         }
         for s in [3u32, 12, 24, 17, 16400] {
-            assert_eq!(cmd(0, 0, s, 0).check(262144).unwrap_err().0, MfcErrorKind::Size, "size {s}");
+            assert_eq!(
+                cmd(0, 0, s, 0).check(262144).unwrap_err().0,
+                MfcErrorKind::Size,
+                "size {s}"
+            );
         }
     }
 
     #[test]
     fn alignment() {
-        assert_eq!(cmd(4, 4, 8, 0).check(262144).unwrap_err().0, MfcErrorKind::Alignment);
-        assert_eq!(cmd(8, 0x10, 8, 0).check(262144).unwrap_err().0, MfcErrorKind::Alignment, "low bits differ");
+        assert_eq!(
+            cmd(4, 4, 8, 0).check(262144).unwrap_err().0,
+            MfcErrorKind::Alignment
+        );
+        assert_eq!(
+            cmd(8, 0x10, 8, 0).check(262144).unwrap_err().0,
+            MfcErrorKind::Alignment,
+            "low bits differ"
+        );
         assert!(cmd(8, 0x1008, 8, 0).check(262144).is_ok());
-        assert_eq!(cmd(16, 8, 32, 0).check(262144).unwrap_err().0, MfcErrorKind::Alignment);
+        assert_eq!(
+            cmd(16, 8, 32, 0).check(262144).unwrap_err().0,
+            MfcErrorKind::Alignment
+        );
     }
 
     #[test]
     fn tags_and_ls_range() {
-        assert_eq!(cmd(0, 0, 16, 32).check(262144).unwrap_err().0, MfcErrorKind::Tag);
-        assert_eq!(cmd(262144 - 16, 0, 32, 0).check(262144).unwrap_err().0, MfcErrorKind::LsRange);
+        assert_eq!(
+            cmd(0, 0, 16, 32).check(262144).unwrap_err().0,
+            MfcErrorKind::Tag
+        );
+        assert_eq!(
+            cmd(262144 - 16, 0, 32, 0).check(262144).unwrap_err().0,
+            MfcErrorKind::LsRange
+        );
     }
 
     #[test]

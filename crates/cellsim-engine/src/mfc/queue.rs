@@ -98,7 +98,11 @@ impl CommandQueue {
         if e.cmd.op == Opcode::Barrier || e.cmd.op.ordering() != Ordering::None {
             self.ordered += 1;
         }
-        let i = self.slots.iter().position(Option::is_none).expect("a reserved entry is free");
+        let i = self
+            .slots
+            .iter()
+            .position(Option::is_none)
+            .expect("a reserved entry is free");
         if e.cmd.op != Opcode::Barrier {
             self.to_unroll.push(i as u8);
         }
@@ -108,7 +112,9 @@ impl CommandQueue {
 
     /// Removes a retired command.
     pub fn remove(&mut self, slot: u8) -> Entry {
-        let e = self.slots[slot as usize].take().expect("retiring an empty slot");
+        let e = self.slots[slot as usize]
+            .take()
+            .expect("retiring an empty slot");
         self.used -= 1;
         if e.cmd.op == Opcode::Barrier || e.cmd.op.ordering() != Ordering::None {
             self.ordered -= 1;
@@ -138,7 +144,10 @@ impl CommandQueue {
 
     /// Live entries with their slots.
     pub fn entries(&self) -> impl Iterator<Item = (u8, &Entry)> {
-        self.slots.iter().enumerate().filter_map(|(i, e)| e.as_ref().map(|e| (i as u8, e)))
+        self.slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, e)| e.as_ref().map(|e| (i as u8, e)))
     }
 
     /// Whether the ordering rules let `e` start (or, for `mfc_barrier`, complete).
@@ -167,7 +176,10 @@ impl CommandQueue {
                 continue;
             }
             let barrier_between = self.slots.iter().flatten().any(|b| {
-                b.cmd.tag == tag && b.cmd.op.ordering() == Ordering::Barrier && o.seq < b.seq && b.seq < e.seq
+                b.cmd.tag == tag
+                    && b.cmd.op.ordering() == Ordering::Barrier
+                    && o.seq < b.seq
+                    && b.seq < e.seq
             });
             if barrier_between {
                 return false;
@@ -202,7 +214,9 @@ impl CommandQueue {
     /// Slots of `mfc_barrier` entries whose earlier commands are all done.
     pub fn completable_barriers(&self) -> impl Iterator<Item = u8> + '_ {
         self.entries()
-            .take_while(|_| self.ordered > 0).filter(|(_, e)| e.cmd.op == Opcode::Barrier && self.may_start(e)).map(|(i, _)| i)
+            .take_while(|_| self.ordered > 0)
+            .filter(|(_, e)| e.cmd.op == Opcode::Barrier && self.may_start(e))
+            .map(|(i, _)| i)
     }
 }
 
@@ -212,7 +226,13 @@ mod tests {
 
     fn entry(op: Opcode, tag: u32) -> Entry {
         Entry {
-            cmd: MfcCommand { op, lsa: 0, ea: 0, size: 128, tag },
+            cmd: MfcCommand {
+                op,
+                lsa: 0,
+                ea: 0,
+                size: 128,
+                tag,
+            },
             seq: 0,
             ready_at: 0,
             target: Ramp(11),
@@ -245,14 +265,24 @@ mod tests {
 
     #[test]
     fn a_fence_waits_for_its_own_tag_only() {
-        let (q, s) = queue(&[(Opcode::Get, 1), (Opcode::Get, 2), (Opcode::PutF, 2), (Opcode::PutF, 3)]);
+        let (q, s) = queue(&[
+            (Opcode::Get, 1),
+            (Opcode::Get, 2),
+            (Opcode::PutF, 2),
+            (Opcode::PutF, 3),
+        ]);
         assert!(!q.may_start(q.get(s[2])), "fenced behind the tag-2 get");
         assert!(q.may_start(q.get(s[3])), "tag 3 has nothing earlier");
     }
 
     #[test]
     fn a_barrier_holds_later_commands_of_its_tag() {
-        let (q, s) = queue(&[(Opcode::Get, 1), (Opcode::PutB, 1), (Opcode::Put, 1), (Opcode::Put, 2)]);
+        let (q, s) = queue(&[
+            (Opcode::Get, 1),
+            (Opcode::PutB, 1),
+            (Opcode::Put, 1),
+            (Opcode::Put, 2),
+        ]);
         assert!(!q.may_start(q.get(s[1])));
         assert!(!q.may_start(q.get(s[2])), "behind the barrier");
         assert!(q.may_start(q.get(s[3])), "other tag overtakes");

@@ -1,0 +1,368 @@
+//! `Engine`: one simulated machine, driven from Python.
+//!
+//! Python programs are external threads of the engine. Each SPU call is one
+//! method here that submits the call as a `Request` and runs the machine
+//! until some external program must run again; it returns `(thread, reply)`
+//! for that program (`thread == -1`: the run finished; `-2`: the run failed,
+//! `take_error()` raises why). The greenlet driver in `cellsim.machine`
+//! switches to that thread. Errors in the call itself (a bad DMA) are raised
+//! at once, in the calling program.
+
+use crate::buffer::StorageView;
+use crate::errors::{config_to_py, to_py};
+use cellsim_engine::machine::ThreadState;
+use cellsim_engine::memory_map::MemoryMap;
+use cellsim_engine::{
+    kernels, Machine, MachineConfig, MfcCommand, MfcErrorKind, Opcode, Request, SimError, Step,
+    TagUpdate,
+};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+/// A simulated Cell machine (the engine behind `cellsim.Machine`).
+#[pyclass(module = "cellsim._engine", name = "Engine", unsendable)]
+pub struct PyEngine {
+    m: Machine,
+    error: Option<SimError>,
+}
+
+const FINISHED: i64 = -1;
+const FAILED: i64 = -2;
+
+impl PyEngine {
+    /// Submits `req` for `tid` and runs to the next external resume.
+    fn step(&mut self, py: Python<'_>, tid: usize, req: Request) -> PyResult<(i64, u64)> {
+        if let Err(e) = self.m.submit(tid, req) {
+            return Err(to_py(py, e));
+        }
+        Ok(self.advance())
+    }
+
+    fn advance(&mut self) -> (i64, u64) {
+        match self.m.advance() {
+            Ok(Step::Resume { thread, reply }) => (thread as i64, reply),
+            Ok(Step::Finished) => (FINISHED, 0),
+            Err(e) => {
+                self.error = Some(e);
+                (FAILED, 0)
+            }
+        }
+    }
+}
+
+fn tag_update(mode: u32) -> PyResult<TagUpdate> {
+    match mode {
+        0 => Ok(TagUpdate::Immediate),
+        1 => Ok(TagUpdate::Any),
+        2 => Ok(TagUpdate::All),
+        _ => Err(PyValueError::new_err(format!(
+            "tag update mode {mode} is not 0 (immediate), 1 (any) or 2 (all)"
+        ))),
+    }
+}
+
+#[pymethods]
+impl PyEngine {
+    /// Builds machine `machine` (a preset name or a TOML path) with `seed` and
+    /// `section.key=value` overrides.
+    #[new]
+    #[pyo3(signature = (machine, seed=0, overrides=Vec::new()))]
+    fn new(py: Python<'_>, machine: &str, seed: u64, overrides: Vec<String>) -> PyResult<Self> {
+        let cfg = MachineConfig::load(machine, &overrides).map_err(|e| config_to_py(py, e))?;
+        Ok(PyEngine {
+            m: Machine::new(cfg, seed),
+            error: None,
+        })
+    }
+
+    /// Facts about the machine as a dict.
+    fn describe<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let c = self.m.config();
+        let t = self.m.timing();
+        let d = PyDict::new(py);
+        d.set_item("name", &c.name)?;
+        d.set_item("description", &c.description)?;
+        d.set_item("core_hz", t.clock.hz)?;
+        d.set_item("timebase_hz", c.timebase_mhz * 1e6)?;
+        d.set_item("memory_bytes", c.memory_bytes())?;
+        d.set_item("ls_bytes", t.ls_bytes)?;
+        d.set_item("ls_reserved_bytes", c.spu.ls_reserved_bytes)?;
+        d.set_item("spes", self.m.spe_count())?;
+        d.set_item("ramps", c.ramps.clone())?;
+        d.set_item("queue_depth", c.mfc.queue_depth)?;
+        Ok(d)
+    }
+
+    /// Current simulated cycle.
+    #[getter]
+    fn now(&self) -> u64 {
+        self.m.now()
+    }
+
+    /// Current simulated time in ns.
+    #[getter]
+    fn now_ns(&self) -> f64 {
+        self.m.now_ns()
+    }
+
+    /// Physical SPE of each logical SPE.
+    #[getter]
+    fn placement(&self) -> Vec<u32> {
+        self.m.placement()
+    }
+
+    /// Sets the logical-to-physical placement (before programs start).
+    fn set_placement(&mut self, py: Python<'_>, physical: Vec<u32>) -> PyResult<()> {
+        self.m.set_placement(&physical).map_err(|e| to_py(py, e))
+    }
+
+    /// Stops runs after `cycles` simulated cycles.
+    fn set_time_limit(&mut self, cycles: u64) {
+        self.m.set_time_limit(cycles);
+    }
+
+    /// Allocates main memory; returns the effective address.
+    #[pyo3(signature = (size, align=128))]
+    fn alloc(&mut self, py: Python<'_>, size: u64, align: u64) -> PyResult<u64> {
+        self.m.alloc(size, align).map_err(|e| to_py(py, e))
+    }
+
+    /// A writable view of main memory from `ea`, `size` bytes.
+    fn memory(&self, ea: u64, size: u64) -> PyResult<StorageView> {
+        let mem = self.m.memory();
+        if ea.checked_add(size).is_none_or(|e| e > mem.len() as u64) {
+            return Err(PyValueError::new_err(format!(
+                "memory range 0x{ea:x}..+{size} is outside main memory ({} bytes)",
+                mem.len()
+            )));
+        }
+        Ok(StorageView::new(mem.clone(), ea as usize, size as usize))
+    }
+
+    /// A writable view of logical SPE `spe`'s whole local store.
+    fn local_store(&self, py: Python<'_>, spe: u32) -> PyResult<StorageView> {
+        let ls = self.m.local_store(spe).map_err(|e| to_py(py, e))?;
+        Ok(StorageView::new(ls.clone(), 0, ls.len()))
+    }
+
+    /// Starts an external (Python) program on logical SPE `spe`; returns its thread id.
+    fn spawn_external(&mut self, py: Python<'_>, spe: u32) -> PyResult<usize> {
+        self.m.spawn_external(spe).map_err(|e| to_py(py, e))
+    }
+
+    /// Starts native kernel `name` on logical SPE `spe` with numeric parameters.
+    fn spawn_kernel(
+        &mut self,
+        py: Python<'_>,
+        spe: u32,
+        name: &str,
+        params: Vec<(String, f64)>,
+    ) -> PyResult<usize> {
+        kernels::spawn(&mut self.m, spe, name, &params).map_err(|e| to_py(py, e))
+    }
+
+    /// Runs until an external program must run: `(thread, reply)`.
+    fn start(&mut self) -> (i64, u64) {
+        self.advance()
+    }
+
+    /// Raises the error that ended the run (after a call returned thread -2).
+    fn take_error(&mut self, py: Python<'_>) -> PyResult<()> {
+        match self.error.take() {
+            Some(e) => Err(to_py(py, e)),
+            None => Ok(()),
+        }
+    }
+
+    /// Issues MFC command `opcode` (e.g. 0x40 for a get).
+    fn mfc(
+        &mut self,
+        py: Python<'_>,
+        tid: usize,
+        opcode: u32,
+        lsa: u32,
+        ea: u64,
+        size: u32,
+        tag: u32,
+    ) -> PyResult<(i64, u64)> {
+        let Some(op) = Opcode::from_code(opcode) else {
+            let e = cellsim_engine::MfcError {
+                kind: MfcErrorKind::Opcode,
+                spe: None,
+                cycle: self.m.now(),
+                command: format!("opcode 0x{opcode:x}"),
+                message: format!("opcode 0x{opcode:x} is not an MFC command this model implements"),
+            };
+            return Err(to_py(py, SimError::Mfc(e)));
+        };
+        self.step(
+            py,
+            tid,
+            Request::Mfc(MfcCommand {
+                op,
+                lsa,
+                ea,
+                size,
+                tag,
+            }),
+        )
+    }
+
+    /// Spends `cycles` cycles computing.
+    fn compute(&mut self, py: Python<'_>, tid: usize, cycles: u64) -> PyResult<(i64, u64)> {
+        self.step(py, tid, Request::Compute(cycles))
+    }
+
+    /// `mfc_write_tag_mask`.
+    fn write_tag_mask(&mut self, py: Python<'_>, tid: usize, mask: u32) -> PyResult<(i64, u64)> {
+        self.step(py, tid, Request::WriteTagMask(mask))
+    }
+
+    /// `mfc_read_tag_status_*` with mode 0 (immediate), 1 (any), 2 (all).
+    fn read_tag_status(&mut self, py: Python<'_>, tid: usize, mode: u32) -> PyResult<(i64, u64)> {
+        let mode = tag_update(mode)?;
+        self.step(py, tid, Request::ReadTagStatus(mode))
+    }
+
+    /// `spu_read_decrementer`.
+    fn read_decrementer(&mut self, py: Python<'_>, tid: usize) -> PyResult<(i64, u64)> {
+        self.step(py, tid, Request::ReadDecrementer)
+    }
+
+    /// `spu_write_decrementer`.
+    fn write_decrementer(
+        &mut self,
+        py: Python<'_>,
+        tid: usize,
+        value: u32,
+    ) -> PyResult<(i64, u64)> {
+        self.step(py, tid, Request::WriteDecrementer(value))
+    }
+
+    /// The program ends with `code`.
+    fn exit(&mut self, py: Python<'_>, tid: usize, code: u32) -> PyResult<(i64, u64)> {
+        self.step(py, tid, Request::Exit(code))
+    }
+
+    /// Every thread: `(id, spe, physical, state, exit_code, end_cycle)`.
+    fn threads(
+        &self,
+    ) -> Vec<(
+        usize,
+        Option<u32>,
+        Option<u8>,
+        &'static str,
+        Option<u32>,
+        Option<u64>,
+    )> {
+        self.m
+            .threads()
+            .into_iter()
+            .map(|t| {
+                let (state, code, at) = match t.state {
+                    ThreadState::Active => ("active", None, None),
+                    ThreadState::Blocked { .. } => ("blocked", None, None),
+                    ThreadState::Finished { code, at } => ("finished", Some(code), Some(at)),
+                };
+                (t.id, t.spe, t.physical, state, code, at)
+            })
+            .collect()
+    }
+
+    /// Counters of the run so far.
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        let c = self.m.counters();
+        let eib = &self.m.eib().stats;
+        let mic = &self.m.mic().stats;
+        let (rounds, attempts) = self.m.arbiter_stats();
+        d.set_item("cycles", self.m.now())?;
+        d.set_item("ns", self.m.now_ns())?;
+        d.set_item("events", c.events)?;
+        d.set_item("dma_commands", c.dma_commands)?;
+        d.set_item("get_bytes", c.get_bytes)?;
+        d.set_item("put_bytes", c.put_bytes)?;
+        d.set_item("bus_requests", c.bus_requests)?;
+        d.set_item("bus_completed", c.bus_completed)?;
+        d.set_item("transfers", eib.transfers)?;
+        d.set_item("transfer_bytes", eib.bytes)?;
+        d.set_item("ramp_sent", eib.sent.to_vec())?;
+        d.set_item("ramp_received", eib.received.to_vec())?;
+        d.set_item(
+            "segment_busy",
+            eib.segment_busy
+                .iter()
+                .map(|r| r.to_vec())
+                .collect::<Vec<_>>(),
+        )?;
+        d.set_item("mic_reads", mic.reads)?;
+        d.set_item("mic_writes", mic.writes)?;
+        d.set_item("arbiter_rounds", rounds)?;
+        d.set_item("arbiter_attempts", attempts)?;
+        Ok(d)
+    }
+
+    /// Starts synthetic uniform traffic (`rate` transfers per ramp per bus cycle).
+    fn start_synthetic(&mut self, py: Python<'_>, rate: f64) -> PyResult<()> {
+        self.m.start_synthetic(rate).map_err(|e| to_py(py, e))
+    }
+
+    /// Runs `cycles` more cycles (synthetic traffic only).
+    fn run_for(&mut self, py: Python<'_>, cycles: u64) -> PyResult<()> {
+        self.m.run_for(cycles).map_err(|e| to_py(py, e))
+    }
+
+    /// Records every EIB reservation for `verify()`.
+    fn enable_checks(&mut self) {
+        self.m.enable_checks();
+    }
+
+    /// Checks the EIB invariants over the run; raises `InvariantError` on a violation.
+    fn verify(&self, py: Python<'_>) -> PyResult<()> {
+        self.m.verify().map_err(|msg| {
+            let r = py
+                .import("cellsim.exceptions")
+                .and_then(|m| m.getattr("InvariantError"))
+                .and_then(|c| c.call1((msg,)));
+            match r {
+                Ok(obj) => PyErr::from_value(obj),
+                Err(e) => e,
+            }
+        })
+    }
+}
+
+/// Names of the machines shipped with the engine.
+#[pyfunction]
+pub fn machine_names() -> Vec<&'static str> {
+    MachineConfig::preset_names()
+}
+
+/// The TOML text of a shipped machine.
+#[pyfunction]
+pub fn machine_toml(name: &str) -> PyResult<&'static str> {
+    MachineConfig::preset_text(name)
+        .ok_or_else(|| PyValueError::new_err(format!("unknown machine '{name}'")))
+}
+
+/// The MFC error catalogue: `(kind, rule)` for every kind.
+#[pyfunction]
+pub fn error_catalogue() -> Vec<(&'static str, &'static str)> {
+    MfcErrorKind::ALL
+        .iter()
+        .map(|k| (k.name(), k.rule()))
+        .collect()
+}
+
+/// Effective address of logical SPE `spe`'s local store.
+#[pyfunction]
+pub fn ls_ea(spe: u32) -> u64 {
+    MemoryMap::ls_ea(spe)
+}
+
+/// Effective address of logical SPE `spe`'s problem-state area.
+#[pyfunction]
+pub fn ps_ea(spe: u32) -> u64 {
+    MemoryMap::ps_ea(spe)
+}

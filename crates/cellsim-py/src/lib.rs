@@ -1,0 +1,27 @@
+//! `cellsim._engine`: the Python face of `cellsim-engine`.
+//!
+//! Only conversions live here: [`engine::PyEngine`] wraps a `Machine`,
+//! [`buffer::StorageView`] exposes simulated memory as a writable buffer
+//! (numpy views without copies), and [`errors`] turns engine errors into the
+//! exception classes of `cellsim.exceptions`. No timing logic.
+
+mod buffer;
+mod engine;
+mod errors;
+
+use pyo3::prelude::*;
+
+/// The native module.
+#[pymodule]
+fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<engine::PyEngine>()?;
+    m.add_class::<buffer::StorageView>()?;
+    m.add_function(wrap_pyfunction!(engine::machine_names, m)?)?;
+    m.add_function(wrap_pyfunction!(engine::machine_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(engine::error_catalogue, m)?)?;
+    m.add_function(wrap_pyfunction!(engine::ls_ea, m)?)?;
+    m.add_function(wrap_pyfunction!(engine::ps_ea, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("KERNELS", cellsim_engine::kernels::NAMES.to_vec())?;
+    Ok(())
+}

@@ -1,0 +1,103 @@
+"""The exceptions cellsim raises.
+
+Every error a user can cause is a :class:`CellsimError`; the CLI prints its
+message on one line and exits non-zero. Classes that are also a builtin error
+(``ConfigError`` is a ``ValueError``) can be caught either way.
+
+==================  ==========================================================
+class               raised when
+==================  ==========================================================
+ConfigError         a machine file or override is invalid (``.key`` names it)
+MfcError            the MFC rejects a command (``.kind``: ``size``,
+                    ``alignment``, ``ls_range``, ``tag``, ``unmapped``, ...)
+DeadlockError       every program is blocked and nothing is in flight
+                    (``.blocked``: who waits on what, since when)
+RunawayError        the run passed its simulated-time limit
+UsageError          the API was used wrongly (bad SPE number, bad argument)
+NotInProgramError   an SPU call was made outside a running SPE program
+InvariantError      an EIB invariant check failed (a simulator bug)
+==================  ==========================================================
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CellsimError",
+    "ConfigError",
+    "DeadlockError",
+    "InvariantError",
+    "MfcError",
+    "NotInProgramError",
+    "RunawayError",
+    "UsageError",
+]
+
+
+class CellsimError(Exception):
+    """Base class of every error cellsim raises on purpose."""
+
+
+class ConfigError(CellsimError, ValueError):
+    """A machine configuration is invalid. ``key`` names the parameter, if one is at fault."""
+
+    def __init__(self, message: str, *, key: str | None = None) -> None:
+        super().__init__(message)
+        self.key = key
+
+
+class MfcError(CellsimError):
+    """The MFC rejected a command; the SPE program stops at the call.
+
+    Attributes:
+        kind: stable name of the broken rule (see ``cellsim.error_catalogue()``).
+        spe: logical SPE of the issuing program.
+        cycle: simulated cycle of the issue.
+        command: the call as the SDK spells it.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: str = "",
+        spe: int | None = None,
+        cycle: int = 0,
+        command: str = "",
+    ) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.spe = spe
+        self.cycle = cycle
+        self.command = command
+
+
+class DeadlockError(CellsimError):
+    """Every program is blocked and nothing is in flight.
+
+    ``blocked`` lists ``(program, call, since_cycle)`` for each blocked program.
+    """
+
+    def __init__(self, message: str, *, blocked: list[tuple[str, str, int]] | None = None, cycle: int = 0) -> None:
+        super().__init__(message)
+        self.blocked = blocked or []
+        self.cycle = cycle
+
+
+class RunawayError(CellsimError):
+    """The run passed its simulated-time limit (``Machine(time_limit_ns=...)``)."""
+
+    def __init__(self, message: str, *, limit_cycles: int = 0) -> None:
+        super().__init__(message)
+        self.limit_cycles = limit_cycles
+
+
+class UsageError(CellsimError, ValueError):
+    """The API was used wrongly: the message says how."""
+
+
+class NotInProgramError(CellsimError, RuntimeError):
+    """An SPU call (``mfc_get``, ...) was made outside a running SPE program."""
+
+
+class InvariantError(CellsimError, AssertionError):
+    """An invariant of the EIB model was violated: a bug in cellsim, please report it."""

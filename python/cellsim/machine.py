@@ -1,0 +1,340 @@
+"""A simulated Cell machine and the driver that runs Python programs on it.
+
+An SPE program is a plain function that blocks in simulated time: each SPU
+call (``mfc_get``, ``mfc_read_tag_status_all``, ``compute``...) goes to the
+Rust engine, which runs the chip until some program must continue. Programs
+are greenlets; the engine says which one runs next, and the calling program
+switches straight to it (or simply continues when it is itself). No
+``async``/``await`` in user code, so C programs port line by line.
+
+>>> from cellsim import Machine
+>>> from cellsim.spu import ls_alloc, mfc_get, mfc_write_tag_mask, mfc_read_tag_status_all
+>>> m = Machine("qs20", seed=1)
+>>> src = m.alloc(128)
+>>> src.array()[:] = 7
+>>> def spe_main(speid, argp, envp):
+...     buf = ls_alloc(128, align=128)
+...     mfc_get(buf, argp, 128, tag=0)
+...     mfc_write_tag_mask(1 << 0)
+...     mfc_read_tag_status_all()
+...     return int(buf.array()[5])
+>>> m.load(0, spe_main, argp=src)
+>>> result = m.run()
+>>> result.programs[0].exit_code
+7
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from greenlet import GreenletExit, greenlet
+
+from . import _engine
+from .exceptions import UsageError
+
+__all__ = ["EaBuffer", "LsBuffer", "Machine", "ProgramResult", "RunResult"]
+
+_FINISHED = -1
+_FAILED = -2
+
+
+class EaBuffer(int):
+    """An effective address in main memory that knows its size.
+
+    It is an ``int`` (pass it as ``ea`` or ``argp``); ``array(dtype)`` gives a
+    writable numpy view of the bytes. Shared data is big-endian on the Cell:
+    use dtypes such as ``">u4"`` or ``">f8"`` for values the SPEs read.
+    """
+
+    size: int
+    _view: np.ndarray
+
+    def __new__(cls, ea: int, size: int, view: np.ndarray) -> EaBuffer:
+        obj = super().__new__(cls, ea)
+        obj.size = size
+        obj._view = view
+        return obj
+
+    def array(self, dtype: Any = np.uint8) -> np.ndarray:
+        """A writable numpy view of the buffer as ``dtype``."""
+        return self._view.view(dtype)
+
+    def __repr__(self) -> str:
+        return f"EaBuffer(0x{int(self):x}, size={self.size})"
+
+
+class LsBuffer(int):
+    """A local-store address that knows its size; ``array(dtype)`` views the bytes."""
+
+    size: int
+    _view: np.ndarray
+
+    def __new__(cls, lsa: int, size: int, view: np.ndarray) -> LsBuffer:
+        obj = super().__new__(cls, lsa)
+        obj.size = size
+        obj._view = view
+        return obj
+
+    def array(self, dtype: Any = np.uint8) -> np.ndarray:
+        """A writable numpy view of the buffer as ``dtype``."""
+        return self._view.view(dtype)
+
+    def __repr__(self) -> str:
+        return f"LsBuffer(0x{int(self):x}, size={self.size})"
+
+
+@dataclass(frozen=True)
+class ProgramResult:
+    """How one program ended."""
+
+    thread: int
+    spe: int | None
+    physical: int | None
+    exit_code: int | None
+    end_cycle: int | None
+    end_ns: float | None
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """The outcome of :meth:`Machine.run`."""
+
+    cycles: int
+    ns: float
+    programs: list[ProgramResult]
+    stats: dict[str, Any] = field(repr=False)
+
+
+class Program(greenlet):
+    """One Python program on one SPE (internal: the SPU calls use it)."""
+
+    def __init__(self, machine: Machine, tid: int, spe: int, fn: Callable[..., Any], args: tuple[Any, ...]):
+        super().__init__(run=self._main)
+        self.machine = machine
+        self.tid = tid
+        self.spe = spe
+        self.fn = fn
+        self.args = args
+        self.engine = machine._engine
+        info = machine.info
+        self.ls_top = info["ls_bytes"]
+        self.ls_next = info["ls_reserved_bytes"]
+        self.ls = machine.local_store(spe)
+
+    def _main(self, _reply: int) -> tuple[Any, ...]:
+        try:
+            code = self.fn(*self.args)
+        except GreenletExit:
+            raise
+        except BaseException as exc:  # the driver re-raises it with the traceback
+            return ("raise", self.tid, exc)
+        if code is None:
+            code = 0
+        if not isinstance(code, (int, np.integer)) or not 0 <= int(code) < 2**32:
+            exc = UsageError(f"the SPE program on SPE {self.spe} returned {code!r}; return an int 0..2**32-1 or None")
+            return ("raise", self.tid, exc)
+        nxt, reply = self.engine.exit(self.tid, int(code))
+        return ("next", nxt, reply)
+
+    def call(self, method: Callable[..., tuple[int, int]], *args: Any) -> int:
+        """Submits one SPU call and blocks (in simulated time) until it is done."""
+        nxt, reply = method(self.tid, *args)
+        if nxt == self.tid:
+            return reply
+        if nxt >= 0:
+            return self.machine._programs[nxt].switch(reply)
+        return self.machine._driver.switch(("next", nxt, reply))
+
+
+class Machine:
+    """A simulated Cell machine.
+
+    Args:
+        machine: a shipped machine (``qs20``, ``ps3``, ``qs22``; see
+            :func:`cellsim.machines`) or the path of a machine TOML file.
+        seed: drives every random choice (SPE placement, random traffic).
+        overrides: machine parameters to change, ``{"eib.arbiter_window": 2}``
+            or ``["eib.arbiter_window=2"]``.
+        placement: physical SPE for each logical SPE, overriding the
+            machine's placement policy.
+        time_limit_ns: stop runs longer than this with ``RunawayError``
+            (default 10 simulated seconds).
+    """
+
+    def __init__(
+        self,
+        machine: str = "qs20",
+        *,
+        seed: int = 0,
+        overrides: Mapping[str, Any] | Iterable[str] = (),
+        placement: Iterable[int] | None = None,
+        time_limit_ns: float | None = None,
+    ) -> None:
+        if isinstance(overrides, Mapping):
+            ov = [f"{k}={_toml_value(v)}" for k, v in overrides.items()]
+        else:
+            ov = list(overrides)
+        self._engine = _engine.Engine(machine, seed, ov)
+        self.info: dict[str, Any] = dict(self._engine.describe())
+        self.name: str = self.info["name"]
+        self.core_hz: float = self.info["core_hz"]
+        self.seed = seed
+        if placement is not None:
+            self._engine.set_placement([int(p) for p in placement])
+        if time_limit_ns is not None:
+            self._engine.set_time_limit(round(time_limit_ns * self.core_hz / 1e9))
+        self._programs: dict[int, Program] = {}
+        self._driver: greenlet | None = None
+        self._ls_views: dict[int, np.ndarray] = {}
+        self._ran = False
+
+    # -- the chip -------------------------------------------------------------------
+
+    @property
+    def spe_count(self) -> int:
+        """Logical SPEs available to programs."""
+        return int(self.info["spes"])
+
+    @property
+    def placement(self) -> list[int]:
+        """Physical SPE of each logical SPE."""
+        return list(self._engine.placement)
+
+    @property
+    def cycles(self) -> int:
+        """Current simulated time in SPU cycles."""
+        return int(self._engine.now)
+
+    @property
+    def now_ns(self) -> float:
+        """Current simulated time in ns."""
+        return float(self._engine.now_ns)
+
+    def cycles_to_ns(self, cycles: float) -> float:
+        """Converts SPU cycles to nanoseconds on this machine."""
+        return cycles * 1e9 / self.core_hz
+
+    def ns_to_cycles(self, ns: float) -> int:
+        """Converts nanoseconds to SPU cycles on this machine."""
+        return round(ns * self.core_hz / 1e9)
+
+    def alloc(self, size: int, align: int = 128) -> EaBuffer:
+        """Allocates ``size`` bytes of main memory (``malloc_align``); zero-filled."""
+        ea = self._engine.alloc(int(size), int(align))
+        return EaBuffer(ea, int(size), self.memory(ea, size))
+
+    def memory(self, ea: int, size: int) -> np.ndarray:
+        """A writable ``uint8`` view of main memory ``[ea, ea + size)``."""
+        return np.frombuffer(self._engine.memory(int(ea), int(size)), dtype=np.uint8)
+
+    def local_store(self, spe: int) -> np.ndarray:
+        """A writable ``uint8`` view of logical SPE ``spe``'s local store."""
+        if spe not in self._ls_views:
+            self._ls_views[spe] = np.frombuffer(self._engine.local_store(int(spe)), dtype=np.uint8)
+        return self._ls_views[spe]
+
+    @staticmethod
+    def ls_ea(spe: int) -> int:
+        """The effective address at which logical SPE ``spe``'s local store is mapped."""
+        return int(_engine.ls_ea(spe))
+
+    # -- programs -------------------------------------------------------------------
+
+    def load(self, spe: int, program: Callable[..., Any], *, argp: int = 0, envp: int = 0) -> None:
+        """Loads a Python SPE program on logical SPE ``spe``; it runs as
+        ``program(speid, argp, envp)`` when :meth:`run` is called, like an SPE
+        ``main``. Its return value (an int, or None for 0) is the exit value."""
+        if not callable(program):
+            raise UsageError(f"program must be a function, not {type(program).__name__}")
+        tid = self._engine.spawn_external(int(spe))
+        self._programs[tid] = Program(self, tid, int(spe), program, (int(spe), argp, envp))
+
+    def load_kernel(self, spe: int, name: str, **params: float) -> int:
+        """Loads native (Rust) kernel ``name`` on logical SPE ``spe``; see
+        :mod:`cellsim.kernels`. Returns its thread id."""
+        return int(self._engine.spawn_kernel(int(spe), name, [(k, float(v)) for k, v in params.items()]))
+
+    def run(self) -> RunResult:
+        """Runs every loaded program to the end and returns how they ended.
+
+        Raises the first exception a program raised (its traceback shows the
+        program's line), ``DeadlockError`` if every program blocks, or
+        ``RunawayError`` if the time limit passes.
+        """
+        if self._ran:
+            raise UsageError("this machine has already run; create a new Machine for a new run")
+        self._ran = True
+        self._driver = greenlet.getcurrent()
+        for p in self._programs.values():
+            p.parent = self._driver
+        nxt, reply = self._engine.start()
+        try:
+            while True:
+                if nxt == _FINISHED:
+                    break
+                if nxt == _FAILED:
+                    self._engine.take_error()
+                    break
+                out = self._programs[nxt].switch(reply)
+                if out[0] == "raise":
+                    _, tid, exc = out
+                    _note(exc, f"raised by the SPE program on SPE {self._programs[tid].spe}")
+                    raise exc
+                _, nxt, reply = out
+        finally:
+            self._stop_programs()
+        return self._result()
+
+    def _stop_programs(self) -> None:
+        for p in self._programs.values():
+            if p and not p.dead:
+                p.throw(GreenletExit)
+
+    def _result(self) -> RunResult:
+        programs = [
+            ProgramResult(
+                thread=tid,
+                spe=spe,
+                physical=phys,
+                exit_code=code,
+                end_cycle=at,
+                end_ns=None if at is None else self.cycles_to_ns(at),
+            )
+            for (tid, spe, phys, _state, code, at) in self._engine.threads()
+        ]
+        return RunResult(cycles=self.cycles, ns=self.now_ns, programs=programs, stats=self.stats())
+
+    def stats(self) -> dict[str, Any]:
+        """Counters of the run so far (transfers, bytes per ramp, segment busy time, ...)."""
+        return dict(self._engine.stats())
+
+    def enable_checks(self) -> None:
+        """Records every EIB reservation so :meth:`verify` can check the invariants."""
+        self._engine.enable_checks()
+
+    def verify(self) -> None:
+        """Checks the EIB invariants over the run; raises ``InvariantError`` on a violation."""
+        self._engine.verify()
+
+    def __repr__(self) -> str:
+        return f"Machine({self.name!r}, seed={self.seed}, cycle={self.cycles})"
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, str):
+        return f'"{v}"'
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    return str(v)
+
+
+def _note(exc: BaseException, note: str) -> None:
+    if sys.version_info >= (3, 11):
+        exc.add_note(note)
