@@ -1,0 +1,234 @@
+"""Helpers shared by the experiments: one DMA benchmark point, the
+published-vs-simulated comparison rows, and plot styling."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from .. import published as pub
+from ..exceptions import UsageError
+from ..kernels import load_dma_bench
+from ..machine import Machine
+
+__all__ = [
+    "LS_OFFSET",
+    "OPS",
+    "SIZES",
+    "STYLE",
+    "TARGETS",
+    "ProgressFn",
+    "check_choices",
+    "check_sizes",
+    "compare_row",
+    "dma_point",
+    "draw_published",
+    "label",
+]
+
+ProgressFn = Callable[[int, int], None]
+"""``progress(done, total)``: called after each measured point."""
+
+OPS: tuple[str, ...] = ("get", "put")
+TARGETS: tuple[str, ...] = ("memory", "ls")
+SIZES: tuple[int, ...] = tuple(8 << i for i in range(12))  # 8 B .. 16 KB
+
+LS_OFFSET = 0x10000
+"""Offset of the target buffer in the partner SPE's local store (past the
+reserved bottom of the LS, 128-byte aligned)."""
+
+MAX_DMA = 16384
+
+# one colour per curve, as in seed 000's Figure 4
+STYLE: dict[tuple[str, str], dict[str, Any]] = {
+    ("get", "memory"): {"color": "tab:blue", "marker": "o"},
+    ("put", "memory"): {"color": "tab:orange", "marker": "s"},
+    ("get", "ls"): {"color": "tab:green", "marker": "^"},
+    ("put", "ls"): {"color": "tab:red", "marker": "v"},
+}
+
+
+def label(op: str, target: str) -> str:
+    """``get from memory``, ``put to LS``..."""
+    where = "memory" if target == "memory" else "LS"
+    return f"{op} {'from' if op == 'get' else 'to'} {where}"
+
+
+def check_choices(name: str, values: Iterable[str], allowed: Sequence[str]) -> tuple[str, ...]:
+    """Validates a multiple-choice option; empty means all of ``allowed``."""
+    vals = tuple(values) or tuple(allowed)
+    for v in vals:
+        if v not in allowed:
+            raise UsageError(f"{name} {v!r} is not one of {', '.join(allowed)}")
+    return vals
+
+
+def check_sizes(sizes: Iterable[int]) -> tuple[int, ...]:
+    """Validates DMA sizes: 1, 2, 4, 8 bytes or a multiple of 16 up to 16 KB."""
+    out = tuple(int(s) for s in sizes)
+    if not out:
+        raise UsageError("no DMA sizes given")
+    for s in out:
+        if not (s in (1, 2, 4, 8) or (s % 16 == 0 and 0 < s <= MAX_DMA)):
+            raise UsageError(f"DMA size {s} is not 1, 2, 4, 8 or a multiple of 16 up to {MAX_DMA}")
+    return out
+
+
+def dma_point(
+    machine: str, seed: int, native: bool, *, op: str, target: str, size: int, batch: int, count: int
+) -> dict[str, Any]:
+    """Runs seed 000's DMA benchmark once on a fresh machine and returns the point.
+
+    Logical SPE 0 issues ``count`` DMAs of ``size`` bytes, waiting after every
+    ``batch`` of them (0: only at the end), to a main-memory buffer or to
+    logical SPE 1's local store. ``latency_ns`` is the elapsed decrementer time
+    divided by ``count`` (the time per DMA), ``bandwidth_gbs`` is ``size`` over it.
+    """
+    if count <= 0:
+        raise UsageError(f"count must be positive, not {count}")
+    m = Machine(machine, seed=seed)
+    ea = Machine.ls_ea(1) + LS_OFFSET if target == "ls" else int(m.alloc(MAX_DMA))
+    load_dma_bench(m, 0, put=op == "put", ea=ea, size=size, batch=batch, count=count, native=native)
+    result = m.run()
+    ticks = result.programs[0].exit_code
+    if ticks is None or ticks <= 0:
+        raise UsageError(
+            f"the DMA benchmark ({op} {target} {size} B x {count}) measured {ticks} decrementer ticks; "
+            "use a larger count"
+        )
+    tick_ns = 1e9 / float(m.info["timebase_hz"])
+    time_ns = ticks * tick_ns / count
+    return {
+        "machine": m.name,
+        "seed": seed,
+        "op": op,
+        "target": target,
+        "size": size,
+        "batch": batch,
+        "count": count,
+        "ticks": int(ticks),
+        "latency_ns": time_ns,
+        "bandwidth_gbs": size / time_ns,
+    }
+
+
+def compare_row(entry: pub.Published, point: str, simulated: float, note: str = "") -> dict[str, Any]:
+    """One row of a published-vs-simulated comparison.
+
+    ``error_pct`` is the signed error relative to the published value (for a
+    bound: how far above it; for a range: how far outside it, 0 inside);
+    ``within`` says whether it agrees: within the tolerance for values and
+    ranges, at or under the bound for upper bounds. Held-out results have
+    neither.
+    """
+    tol = pub.TOLERANCE_PCT
+    error: float | None = None
+    within: bool | None = None
+    value: float | list[float] | None = None
+    if not entry.held_out and entry.value is not None:
+        if entry.kind == "range":
+            lo, hi = entry.value  # type: ignore[misc]
+            value = [float(lo), float(hi)]
+            if simulated < lo:
+                error = 100.0 * (simulated - lo) / lo
+            elif simulated > hi:
+                error = 100.0 * (simulated - hi) / hi
+            else:
+                error = 0.0
+            within = abs(error) <= tol
+        else:
+            v = float(entry.value)  # type: ignore[arg-type]
+            value = v
+            error = 100.0 * (simulated - v) / v
+            within = simulated <= v if entry.kind == "upper_bound" else abs(error) <= tol
+    return {
+        "id": entry.id,
+        "paper": entry.paper,
+        "figure": entry.figure,
+        "description": entry.description,
+        "point": point,
+        "kind": entry.kind,
+        "published": value,
+        "published_text": entry.text(),
+        "simulated": float(simulated),
+        "unit": entry.unit,
+        "error_pct": error,
+        "within": within,
+        "held_out": entry.held_out,
+        "note": note,
+    }
+
+
+def simple_compare(records: Sequence[Mapping[str, Any]], experiment: str) -> list[dict[str, Any]]:
+    """Compares every record that a published entry of ``experiment`` selects
+    (entries on ``latency_ns`` or ``bandwidth_gbs``), one row per record."""
+    rows = []
+    for entry in pub.entries(experiment=experiment):
+        if entry.quantity not in ("latency_ns", "bandwidth_gbs"):
+            continue
+        for r in records:
+            if pub.matches(entry.where, r):
+                point = f"{r['op']} {r['target']} {r['size']} B"
+                if "batch" in entry.where:
+                    point += f", {_batch_name(int(r['batch']))}"
+                rows.append(compare_row(entry, point, float(r[entry.quantity])))
+    return rows
+
+
+def _batch_name(batch: int) -> str:
+    return "nonblocking" if batch == 0 else "blocking" if batch == 1 else f"batch {batch}"
+
+
+def draw_published(ax: Any, entry: pub.Published, color: str = "black") -> None:
+    """Draws a published value or bound on a size-axis plot: a marker for one
+    size, a dashed segment over a size range (triangles for an upper bound)."""
+    if entry.held_out or entry.value is None or entry.kind == "range":
+        return
+    sizes = entry.where.get("size")
+    xs = list(sizes) if isinstance(sizes, tuple) else [sizes]
+    y = float(entry.value)  # type: ignore[arg-type]
+    lab = f"published {entry.figure}: {entry.description}, {entry.text()}"
+    if len(xs) == 1:
+        ax.plot(
+            xs,
+            [y],
+            linestyle="none",
+            marker="*",
+            markersize=15,
+            markerfacecolor="none",
+            markeredgecolor=color,
+            markeredgewidth=1.5,
+            label=lab,
+            zorder=5,
+        )
+    else:
+        marker = "v" if entry.kind == "upper_bound" else "D"
+        ax.plot(
+            [min(xs), max(xs)],
+            [y, y],
+            linestyle="--",
+            color=color,
+            linewidth=1.5,
+            marker=marker,
+            markersize=7,
+            markerfacecolor="none",
+            label=lab,
+            zorder=5,
+        )
+
+
+def size_axis(ax: Any) -> None:
+    """A log2 DMA-size x axis labelled 8, 32, ..., 4K, 16K."""
+    ax.set_xscale("log", base=2)
+    ticks = [8 << (2 * i) for i in range(7) if 8 << (2 * i) <= MAX_DMA]
+    ax.set_xticks(ticks, [f"{t // 1024}K" if t >= 1024 else str(t) for t in ticks])
+    ax.set_xlabel("DMA size (bytes)")
+
+
+def figure_legend(fig: Any, axes: Iterable[Any], ncol: int = 3) -> None:
+    """One legend for the whole figure, under the panels, without duplicates."""
+    seen: dict[str, Any] = {}
+    for ax in axes:
+        for handle, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+            seen.setdefault(lab, handle)
+    fig.legend(list(seen.values()), list(seen), loc="outside lower center", ncol=ncol, fontsize=8)
