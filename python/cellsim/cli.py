@@ -1,0 +1,465 @@
+"""The ``cellsim`` command line.
+
+::
+
+    cellsim run dma-latency [--machine M] [--seed N] [--json PATH|-] [--plot PATH] [--csv PATH] [--python]
+    cellsim reproduce [--out DIR] [--machine M] [--seed N] [--python]
+    cellsim machines
+    cellsim machine show NAME
+    cellsim errors
+    cellsim bench ...
+
+Errors that a user can cause (a ``CellsimError``, a bad command line) print
+one line ``error: ...`` on stderr and exit with status 1.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+import cellsim
+
+from .exceptions import CellsimError, UsageError
+from .experiments import Experiment, Option, all_experiments
+from .published import TOLERANCE_PCT
+from .report import format_error, format_published, format_simulated, verdict
+
+__all__ = ["cli", "main"]
+
+_PROGRESS_DELAY_S = 0.5
+
+
+def _console(stderr: bool = False) -> Console:
+    """A rich console; wide when the output is not a terminal (pipes, tests)."""
+    c = Console(stderr=stderr)
+    if not c.is_terminal and "COLUMNS" not in os.environ:
+        c = Console(stderr=stderr, width=160)
+    return c
+
+
+def _one_line(msg: object) -> str:
+    return " ".join(str(msg).split())
+
+
+class _Progress:
+    """A progress callback that shows a rich bar on stderr, but only on a
+    terminal and once the run has lasted more than a moment."""
+
+    def __init__(self, description: str) -> None:
+        self.console = Console(stderr=True)
+        self.description = description
+        self.t0 = time.monotonic()
+        self.bar: Progress | None = None
+        self.tasks: dict[str, Any] = {}
+
+    def __enter__(self) -> _Progress:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+    def __call__(self, done: int, total: int, name: str | None = None) -> None:
+        if self.bar is None:
+            if not self.console.is_terminal or time.monotonic() - self.t0 < _PROGRESS_DELAY_S:
+                return
+            self.bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=self.console,
+                transient=True,
+            )
+            self.bar.start()
+        key = name or self.description
+        if key not in self.tasks:
+            self.tasks[key] = self.bar.add_task(key, total=total)
+        self.bar.update(self.tasks[key], completed=done, total=total)
+
+
+# -- tables ----------------------------------------------------------------------------
+
+
+def _records_table(exp: Experiment, records: Sequence[dict[str, Any]]) -> Table:
+    """The measured points; with several batch sizes, bandwidth by batch (one column each)."""
+    batches = sorted({r["batch"] for r in records if "batch" in r}, key=lambda b: 1 << 30 if b == 0 else b)
+    if len(batches) > 1:
+        t = Table(title=f"{exp.name}: bandwidth (GB/s) by batch size, {records[0]['machine']}")
+        for col in ("target", "op", "size (B)"):
+            t.add_column(col, justify="right" if col == "size (B)" else "left")
+        for b in batches:
+            t.add_column("nonblocking" if b == 0 else "blocking" if b == 1 else f"batch {b}", justify="right")
+        bw = {(r["target"], r["op"], r["size"], r["batch"]): r["bandwidth_gbs"] for r in records}
+        keys = sorted(
+            {(r["target"], r["op"], r["size"]) for r in records}, key=lambda k: (k[0] != "memory", k)
+        )
+        for tgt, op, size in keys:
+            cells = [f"{bw[(tgt, op, size, b)]:.2f}" if (tgt, op, size, b) in bw else "" for b in batches]
+            t.add_row(tgt, op, str(size), *cells)
+        return t
+    t = Table(title=f"{exp.name}: {exp.title}, {records[0]['machine'] if records else ''}")
+    cols = [("target", "target"), ("op", "op"), ("size", "size (B)")]
+    if batches:
+        cols.append(("batch", "batch"))
+    cols += [("count", "DMAs"), ("latency_ns", "time per DMA (ns)"), ("bandwidth_gbs", "bandwidth (GB/s)")]
+    for key, head in cols:
+        t.add_column(head, justify="left" if key in ("target", "op") else "right")
+    for r in records:
+        t.add_row(*(f"{r[k]:.2f}" if isinstance(r[k], float) else str(r[k]) for k, _ in cols))
+    return t
+
+
+def _comparison_table(title: str, rows: Sequence[dict[str, Any]]) -> Table:
+    t = Table(title=title)
+    for head, just in (
+        ("published result", "left"),
+        ("figure", "left"),
+        ("point", "left"),
+        ("published", "right"),
+        ("simulated", "right"),
+        ("error", "right"),
+        (f"within {TOLERANCE_PCT:g}%", "left"),
+    ):
+        t.add_column(head, justify=just)  # type: ignore[arg-type]
+    for row in rows:
+        v = verdict(row)
+        style = "bold red" if v in ("NO", "VIOLATED") else None
+        t.add_row(
+            row["id"],
+            row["figure"],
+            row["point"],
+            format_published(row),
+            format_simulated(row),
+            format_error(row),
+            v,
+            style=style,
+        )
+    return t
+
+
+def _summary(rows: Sequence[dict[str, Any]]) -> str:
+    judged = [r for r in rows if r["within"] is not None]
+    ok = sum(1 for r in judged if r["within"])
+    return f"{ok} of {len(judged)} published values reproduced (within {TOLERANCE_PCT:g}%, or bound holds)"
+
+
+# -- the command groups -----------------------------------------------------------------
+
+
+class CellsimGroup(click.Group):
+    """The top-level group: turns user errors into one ``error:`` line and exit status 1."""
+
+    def main(  # type: ignore[override]
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        code = 0
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            if isinstance(rv, int):
+                code = rv
+        except click.exceptions.NoArgsIsHelpError as e:
+            click.echo(e.ctx.get_help() if e.ctx else "")
+        except click.ClickException as e:
+            click.echo(f"error: {_one_line(e.format_message())}", err=True)
+            code = 1
+        except click.Abort:
+            click.echo("error: aborted", err=True)
+            code = 1
+        except CellsimError as e:
+            click.echo(f"error: {_one_line(e)}", err=True)
+            code = 1
+        except BrokenPipeError:
+            # stdout closed early (`cellsim run ... --json - | head`): not worth a traceback
+            sys.stderr.close()
+            code = 1
+        except OSError as e:  # an output file that cannot be written
+            click.echo(f"error: {_one_line(e)}", err=True)
+            code = 1
+        if standalone_mode:
+            sys.exit(code)
+        return code
+
+
+@click.group(cls=CellsimGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(cellsim.__version__, prog_name="cellsim")
+def cli() -> None:
+    """cellsim: a cycle-level simulator of the Cell Broadband Engine's communication system.
+
+    Run the experiments that reproduce the published measurements, compare them with
+    the published values, and inspect the simulated machines.
+    """
+
+
+class _RunGroup(click.Group):
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and self.get_command(ctx, name) is None:
+            known = ", ".join(self.list_commands(ctx))
+            raise click.UsageError(f"unknown experiment {name!r}: known experiments are {known}", ctx)
+        return super().resolve_command(ctx, args)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(self.commands)  # registration order, the papers' order
+
+
+@cli.group(cls=_RunGroup)
+def run() -> None:
+    """Run one experiment, print its points and compare them with the published values."""
+
+
+def _parse_ints(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[int, ...]:
+    if value is None or value == "":
+        return ()
+    try:
+        return tuple(int(v, 0) for v in value.replace(" ", "").split(",") if v)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a comma-separated list of integers") from None
+
+
+def _option_param(opt: Option) -> click.Option:
+    if opt.type == "choice":
+        return click.Option(
+            [opt.cli_flag, opt.name], type=click.Choice(list(opt.choices)), multiple=True, help=opt.help
+        )
+    if opt.type == "ints":
+        return click.Option(
+            [opt.cli_flag, opt.name], type=str, callback=_parse_ints, help=opt.help, metavar="N,N,..."
+        )
+    return click.Option([opt.cli_flag, opt.name], type=click.IntRange(min=1), default=None, help=opt.help)
+
+
+def _common_params() -> list[click.Parameter]:
+    return [
+        click.Option(
+            ["--machine", "-m"],
+            default="qs20",
+            show_default=True,
+            help="machine name (see `cellsim machines`) or machine TOML file",
+        ),
+        click.Option(["--seed", "-s"], type=int, default=0, show_default=True, help="seed of the machines"),
+        click.Option(
+            ["--json", "json_path"],
+            metavar="PATH|-",
+            help="write the points as a JSON array to PATH ('-': stdout, and nothing else on stdout)",
+        ),
+        click.Option(
+            ["--plot", "plot_path"], type=click.Path(dir_okay=False), help="write the figure (PNG, SVG, PDF)"
+        ),
+        click.Option(["--csv", "csv_path"], type=click.Path(dir_okay=False), help="write the points as CSV"),
+        click.Option(
+            ["--python", "python_programs"],
+            is_flag=True,
+            help="run the Python benchmark programs instead of the native kernels (slower, same timing)",
+        ),
+    ]
+
+
+def _check_machine(machine: str) -> None:
+    """Fails early, with the engine's message, on an unknown machine or a bad file."""
+    cellsim.Machine(machine)
+
+
+def _make_run_command(exp: Experiment) -> click.Command:
+    def callback(
+        machine: str,
+        seed: int,
+        json_path: str | None,
+        plot_path: str | None,
+        csv_path: str | None,
+        python_programs: bool,
+        **options: Any,
+    ) -> None:
+        _check_machine(machine)
+        opts = {k: v for k, v in options.items() if v not in (None, ())}
+        with _Progress(exp.name) as progress:
+            records = exp.run(
+                machine=machine, seed=seed, native=not python_programs, progress=progress, **opts
+            )
+        err = _console(stderr=True)
+        if json_path == "-":
+            sys.stdout.write(json.dumps(records, indent=1) + "\n")
+            sys.stdout.flush()
+        elif json_path:
+            Path(json_path).write_text(json.dumps(records, indent=1) + "\n")
+            err.print(f"wrote {json_path}")
+        if csv_path:
+            import pandas as pd
+
+            pd.DataFrame.from_records(records).to_csv(csv_path, index=False)
+            err.print(f"wrote {csv_path}")
+        if plot_path:
+            exp.plot(records, plot_path)
+            err.print(f"wrote {plot_path}")
+        if json_path != "-":
+            out = _console()
+            out.print(_records_table(exp, records))
+            rows = exp.compare(records)
+            if rows:
+                out.print(_comparison_table(f"{exp.name}: published (seed {exp.paper}) vs simulated", rows))
+                out.print(_summary(rows))
+
+    return click.Command(
+        exp.name,
+        callback=callback,
+        params=[*_common_params(), *(_option_param(o) for o in exp.options)],
+        help=f"{exp.title} (seed {exp.paper}, {exp.figure}).\n\n{exp.description}",
+        short_help=f"{exp.title} (seed {exp.paper}, {exp.figure})",
+    )
+
+
+for _exp in all_experiments():
+    run.add_command(_make_run_command(_exp))
+
+
+@cli.command()
+@click.option(
+    "--out",
+    "-o",
+    type=click.Path(file_okay=False),
+    default="cellsim-results",
+    show_default=True,
+    help="directory for the results",
+)
+@click.option("--machine", "-m", default="qs20", show_default=True, help="machine name or TOML file")
+@click.option("--seed", "-s", type=int, default=0, show_default=True, help="seed of the machines")
+@click.option("--python", "python_programs", is_flag=True, help="run the Python benchmark programs")
+def reproduce(out: str, machine: str, seed: int, python_programs: bool) -> None:
+    """Run every experiment and write DIR/<name>.json, .parquet, .png and DIR/report.html."""
+    from .report import reproduce as _reproduce
+
+    _check_machine(machine)
+    with _Progress("reproduce") as progress:
+        results = _reproduce(
+            out,
+            machine=machine,
+            seed=seed,
+            native=not python_programs,
+            progress=lambda name, done, total: progress(done, total, name),
+        )
+    con = _console()
+    every = []
+    for r in results:
+        if r.comparison:
+            con.print(
+                _comparison_table(
+                    f"{r.experiment.name}: published (seed {r.experiment.paper}) vs simulated", r.comparison
+                )
+            )
+        every += r.comparison
+    con.print(_summary(every))
+    con.print(f"results in {Path(out).resolve()}/:")
+    for r in results:
+        con.print(
+            "  "
+            + ", ".join(p.name for p in r.files.values())
+            + f"  ({len(r.records)} points, {r.seconds:.1f} s)"
+        )
+    con.print(f"  report.html: {(Path(out) / 'report.html').resolve()}")
+
+
+@cli.command()
+def machines() -> None:
+    """List the machines shipped with cellsim."""
+    t = Table(title="machines")
+    for col in ("name", "description", "SPEs", "core clock"):
+        t.add_column(col)
+    for name in cellsim.machines():
+        info = cellsim.Machine(name).info
+        t.add_row(name, str(info.get("description", "")), str(info["spes"]), f"{info['core_hz'] / 1e9:g} GHz")
+    _console().print(t)
+
+
+@cli.group()
+def machine() -> None:
+    """Inspect a machine."""
+
+
+@machine.command("show")
+@click.argument("name")
+def machine_show(name: str) -> None:
+    """Print the TOML file of machine NAME (a template for new machines)."""
+    known = cellsim.machines()
+    if name not in known:
+        raise UsageError(f"unknown machine {name!r}: known machines are {', '.join(known)}")
+    click.echo(cellsim.machine_toml(name), nl=False)
+
+
+@cli.command()
+def errors() -> None:
+    """List the MFC errors a program can cause, with the rule each one stands for."""
+    t = Table(title="MFC error catalogue (MfcError.kind)")
+    t.add_column("kind", style="bold")
+    t.add_column("rule")
+    for kind, rule in cellsim.error_catalogue():
+        t.add_row(kind, rule)
+    _console().print(t)
+
+
+# -- cellsim bench: extension point -------------------------------------------------------
+# `cellsim bench` belongs to the simulator's own benchmarks, in cellsim/bench.py
+# (not written here). That module, if present, must define
+#     register(group: click.Group) -> None
+# which adds its commands (e.g. `speed`) to the group. It is imported only when
+# `cellsim bench` is used, so a broken or slow bench module never affects the
+# other commands.
+
+
+class _LazyBenchGroup(click.Group):
+    _loaded = False
+
+    def _load(self) -> None:
+        if self._loaded:
+            return
+        self._loaded = True
+        if importlib.util.find_spec("cellsim.bench") is not None:
+            register: Callable[[click.Group], None] = importlib.import_module("cellsim.bench").register
+            register(self)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        self._load()
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        self._load()
+        return super().get_command(ctx, cmd_name)
+
+
+@cli.group(cls=_LazyBenchGroup)
+def bench() -> None:
+    """Benchmarks of the simulator itself (provided by cellsim.bench)."""
+
+
+# -----------------------------------------------------------------------------------------
+
+
+def main() -> None:
+    """Entry point of the ``cellsim`` command."""
+    cli.main(prog_name="cellsim")
+
+
+if __name__ == "__main__":
+    main()
