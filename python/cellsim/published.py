@@ -59,7 +59,8 @@ class Published:
         unit: unit of ``value``.
         kind: ``value`` | ``upper_bound`` | ``range``.
         held_out: the seed hides this result; it is never fitted to.
-        quote: the sentence of the paper it comes from.
+        quote: the sentence of the paper it comes from (``[page break]`` where a
+            figure interrupts it in the text).
     """
 
     id: str
@@ -129,7 +130,7 @@ _Q_F5 = (
 _Q_BATCH = (
     "even a limited amount of batching is very effective for intermediate DMA sizes, between 256 bytes "
     "and 4 Kbytes, with a factor of two or even three of bandwidth increase compared with the blocking "
-    "case (for example, 256-byte DMAs in Figure 5h)"
+    "case (for [page break] example, 256-byte DMAs in Figure 5h)"
 )
 
 PUBLISHED: tuple[Published, ...] = (
@@ -142,7 +143,7 @@ PUBLISHED: tuple[Published, ...] = (
         experiment="dma-latency",
         where={"op": "put", "target": "ls", "size": 128},
         quantity="latency_ns",
-        value=90.61,
+        value=90.6,
         unit="ns",
         kind="value",
         quote=_Q_TABLE1,

@@ -95,7 +95,7 @@ def run(
     points = [(t, o, b, s) for t in targets_ for o in ops_ for b in batches_ for s in sizes_]
     records = []
     for i, (target, op, batch, size) in enumerate(points):
-        n = count or default_count(size)
+        n = default_count(size) if count is None else count
         records.append(
             dma_point(machine, seed, native, op=op, target=target, size=size, batch=batch, count=n)
         )

@@ -86,7 +86,7 @@ def run(
             target=target,
             size=size,
             batch=1,
-            count=count or default_count(size),
+            count=default_count(size) if count is None else count,
         )
         del r["batch"]
         records.append(r)
