@@ -1,0 +1,168 @@
+"""The ``cellsim`` command line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import cellsim
+import pandas as pd
+import pytest
+from cellsim.cli import cli
+from click.testing import CliRunner, Result
+
+SMALL = ["--op", "put", "--target", "ls", "--sizes", "128,256"]
+
+
+def invoke(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def assert_one_line_error(result: Result) -> None:
+    assert result.exit_code == 1
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: ")
+    assert "Traceback" not in result.output
+    assert result.stdout == ""
+
+
+def test_json_to_stdout_is_only_json() -> None:
+    r = invoke("run", "dma-latency", *SMALL, "--json", "-")
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    assert [(d["op"], d["target"], d["size"]) for d in data] == [("put", "ls", 128), ("put", "ls", 256)]
+    assert {"latency_ns", "bandwidth_gbs"} <= set(data[0])
+
+
+def test_run_prints_points_and_comparison() -> None:
+    r = invoke("run", "dma-latency", *SMALL)
+    assert r.exit_code == 0, r.output
+    assert "time per DMA" in r.stdout
+    assert "000-t1-spe-put-latency" in r.stdout and "90.6 ns" in r.stdout
+    assert "published values reproduced" in r.stdout
+
+
+def test_run_batch_pivot_table() -> None:
+    r = invoke("run", "dma-batch", *SMALL, "--batches", "1,4,0", "--count", "64")
+    assert r.exit_code == 0, r.output
+    assert "nonblocking" in r.stdout and "batch 4" in r.stdout
+
+
+def test_python_programs_give_the_same_json() -> None:
+    native = invoke("run", "dma-latency", *SMALL, "--count", "64", "--json", "-")
+    python = invoke("run", "dma-latency", *SMALL, "--count", "64", "--json", "-", "--python")
+    assert native.exit_code == python.exit_code == 0
+    assert json.loads(native.stdout) == json.loads(python.stdout)
+
+
+def test_output_files(tmp_path: Path) -> None:
+    j, p, c = tmp_path / "x.json", tmp_path / "x.png", tmp_path / "x.csv"
+    r = invoke("run", "dma-latency", *SMALL, "--json", str(j), "--plot", str(p), "--csv", str(c))
+    assert r.exit_code == 0, r.output
+    assert len(json.loads(j.read_text())) == 2
+    assert p.read_bytes()[:4] == b"\x89PNG"
+    assert list(pd.read_csv(c)["size"]) == [128, 256]
+    assert "000-t1-spe-put-latency" in r.stdout  # the tables are still printed
+
+
+def test_seed_and_machine_options() -> None:
+    r = invoke("run", "dma-latency", *SMALL, "--seed", "7", "--machine", "qs22", "--json", "-")
+    assert r.exit_code == 0, r.output
+    assert {(d["seed"], d["machine"]) for d in json.loads(r.stdout)} == {(7, "qs22")}
+
+
+def test_experiment_help_lists_its_options() -> None:
+    for name, flags in {"dma-latency": ["--op", "--target", "--sizes"], "dma-batch": ["--batches"]}.items():
+        r = invoke("run", name, "--help")
+        assert r.exit_code == 0
+        for flag in ["--machine", "--seed", "--json", "--plot", "--csv", "--python", *flags]:
+            assert flag in r.stdout
+    r = invoke("run", "--help")
+    assert "dma-latency" in r.stdout and "dma-batch" in r.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["run", "nope"],
+        ["run", "dma-latency", "--machine", "nope"],
+        ["run", "dma-latency", "--sizes", "24"],
+        ["run", "dma-latency", "--sizes", "x"],
+        ["run", "dma-latency", "--op", "copy"],
+        ["run", "dma-latency", "--count", "0"],
+        ["reproduce", "--machine", "nope"],
+        ["machine", "show", "nope"],
+        ["frobnicate"],
+    ],
+)
+def test_errors_are_one_line(args: list[str]) -> None:
+    assert_one_line_error(invoke(*args))
+
+
+def test_unknown_experiment_names_the_known_ones() -> None:
+    r = invoke("run", "nope")
+    assert "dma-latency" in r.stderr and "dma-batch" in r.stderr
+
+
+def test_machines_and_machine_show() -> None:
+    r = invoke("machines")
+    assert r.exit_code == 0
+    for name in cellsim.machines():
+        assert name in r.stdout
+    r = invoke("machine", "show", "qs20")
+    assert r.exit_code == 0
+    assert r.stdout == cellsim.machine_toml("qs20")
+
+
+def test_errors_catalogue() -> None:
+    r = invoke("errors")
+    assert r.exit_code == 0
+    for kind, _rule in cellsim.error_catalogue():
+        assert kind in r.stdout
+
+
+def test_bench_group_exists() -> None:
+    r = invoke("bench", "--help")
+    assert r.exit_code == 0
+    assert "Benchmarks of the simulator" in r.stdout
+
+
+def test_no_arguments_prints_help() -> None:
+    r = invoke()
+    assert r.exit_code == 0
+    assert "reproduce" in r.stdout and "machines" in r.stdout
+
+
+def test_reproduce_writes_every_file(tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    r = invoke("reproduce", "--out", str(out))
+    assert r.exit_code == 0, r.output
+    for name in ("dma-latency", "dma-batch"):
+        records = json.loads((out / f"{name}.json").read_text())
+        assert records and all("bandwidth_gbs" in x for x in records)
+        df = pd.read_parquet(out / f"{name}.parquet")
+        assert len(df) == len(records)
+        assert (out / f"{name}.png").read_bytes()[:4] == b"\x89PNG"
+    html = (out / "report.html").read_text()
+    assert html.count("data:image/png;base64,") == 2
+    assert "000-t1-spe-put-latency" in html and "000-f5b-mem-put-nonblocking" in html
+    assert "<img" in html and "src='http" not in html  # self-contained
+    assert "report.html" in r.stdout and "published values reproduced" in r.stdout
+
+
+def test_entry_point_errors_without_traceback() -> None:
+    p = subprocess.run(
+        [sys.executable, "-m", "cellsim.cli", "run", "nope"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert p.returncode == 1
+    assert p.stdout == ""
+    assert p.stderr.strip().splitlines() == [
+        "error: unknown experiment 'nope': known experiments are dma-latency, dma-batch"
+    ]

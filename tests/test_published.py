@@ -1,0 +1,136 @@
+"""The registry of published values: well formed, and only what the text says."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from cellsim import experiments
+from cellsim.experiments._common import compare_row
+from cellsim.published import PUBLISHED, TOLERANCE_PCT, Published, entries, get, matches
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+
+
+def test_ids_are_unique_and_well_formed() -> None:
+    ids = [e.id for e in PUBLISHED]
+    assert len(ids) == len(set(ids))
+    for e in PUBLISHED:
+        assert e.id.startswith(e.paper + "-")
+        assert e.kind in ("value", "upper_bound", "range")
+        assert e.unit and e.description and e.figure
+
+
+def test_every_entry_belongs_to_a_registered_experiment() -> None:
+    names = set(experiments.names())
+    fields = {"dma-latency": {"op", "target", "size"}, "dma-batch": {"op", "target", "size", "batch"}}
+    for e in PUBLISHED:
+        assert e.experiment in names
+        assert set(e.where) <= fields[e.experiment], e.id
+        assert e.quantity in ("latency_ns", "bandwidth_gbs", "batch_speedup")
+
+
+def test_held_out_results_have_no_value() -> None:
+    for e in PUBLISHED:
+        if e.held_out:
+            assert e.value is None
+        else:
+            assert e.value is not None
+    with pytest.raises(ValueError, match="held-out"):
+        Published(
+            "x", "000", "Fig 6b", "d", "dma-latency", {}, "latency_ns", 1.0, "ns", "value", held_out=True
+        )
+    with pytest.raises(ValueError, match="range"):
+        Published("x", "000", "Fig 5", "d", "dma-batch", {}, "batch_speedup", 2.0, "x", "range")
+
+
+def test_seed_000_values_are_the_published_ones() -> None:
+    values = {e.id: e.value for e in entries(paper="000")}
+    assert values == {
+        "000-t1-spe-put-latency": 90.6,
+        "000-f4a-mem-put-91ns": 91.0,
+        "000-f4a-ls-get-91ns": 91.0,
+        "000-f4a-ls-put-91ns": 91.0,
+        "000-f4a-mem-get-under-100ns": 100.0,
+        "000-f4b-ls-get-16k": 22.5,
+        "000-f4b-ls-put-16k": 22.5,
+        "000-f4b-mem-put-16k": 22.5,
+        "000-f4b-mem-get-16k": 15.0,
+        "000-f5b-mem-put-nonblocking": 25.6,
+        "000-f5f-ls-put-nonblocking": 25.6,
+        "000-f5-batching-256": (2.0, 3.0),
+    }
+    assert get("000-f4a-mem-get-under-100ns").kind == "upper_bound"
+    assert get("000-f5-batching-256").text() == "2-3 x"
+    assert get("000-f4a-mem-get-under-100ns").text() == "< 100 ns"
+    with pytest.raises(KeyError):
+        get("nope")
+
+
+def test_filters() -> None:
+    assert {e.experiment for e in entries(experiment="dma-batch")} == {"dma-batch"}
+    assert entries(held_out=True) == []  # none listed yet
+    assert len(entries(held_out=False)) == len(PUBLISHED)
+
+
+def test_matches() -> None:
+    where = {"op": "put", "size": (8, 16)}
+    assert matches(where, {"op": "put", "size": 16, "target": "ls"})
+    assert not matches(where, {"op": "put", "size": 32})
+    assert not matches(where, {"op": "get", "size": 8})
+
+
+@pytest.mark.skipif(not (SHARED / "seeds").is_dir(), reason="the seed papers are not next to the repository")
+def test_quotes_are_in_the_paper() -> None:
+    """Every quoted sentence (except the Table 1 transcription) is in seed 000's text."""
+    (paper,) = (SHARED / "seeds").glob("000_*.txt")
+    text = " ".join(paper.read_text().split())
+    for e in entries(paper="000"):
+        if e.figure == "Table 1":
+            assert "Total 290 90.61" in text
+            continue
+        for piece in re.split(r"\s*\[page break\]\s*", e.quote):
+            assert " ".join(piece.split()) in text, e.id
+
+
+@pytest.mark.skipif(
+    not (SHARED / "spec").is_dir(), reason="the calibration spec is not next to the repository"
+)
+def test_values_appear_in_calibration_md() -> None:
+    text = (SHARED / "spec" / "calibration.md").read_text()
+    for e in entries(held_out=False):
+        nums = e.value if isinstance(e.value, tuple) else (e.value,)
+        for v in nums:
+            assert re.search(rf"(?<![\d.]){v:g}(?![\d])", text), (e.id, v)
+
+
+def _entry(kind: str, value: object, held_out: bool = False) -> Published:
+    return Published("t", "000", "Fig", "d", "dma-latency", {}, "latency_ns", value, "ns", kind, held_out)  # type: ignore[arg-type]
+
+
+def test_compare_row_value() -> None:
+    row = compare_row(_entry("value", 100.0), "p", 109.0)
+    assert row["error_pct"] == pytest.approx(9.0) and row["within"] is True
+    assert compare_row(_entry("value", 100.0), "p", 100 - TOLERANCE_PCT - 1)["within"] is False
+
+
+def test_compare_row_upper_bound() -> None:
+    assert compare_row(_entry("upper_bound", 100.0), "p", 99.0)["within"] is True
+    row = compare_row(_entry("upper_bound", 100.0), "p", 101.0)
+    assert row["within"] is False and row["error_pct"] == pytest.approx(1.0)
+
+
+def test_compare_row_range() -> None:
+    e = _entry("range", (2.0, 3.0))
+    assert compare_row(e, "p", 2.5)["error_pct"] == 0.0
+    assert compare_row(e, "p", 1.9)["within"] is True  # 5% under the range
+    row = compare_row(e, "p", 6.0)
+    assert row["within"] is False and row["error_pct"] == pytest.approx(100.0)
+    assert row["published"] == [2.0, 3.0]
+
+
+def test_compare_row_held_out() -> None:
+    row = compare_row(_entry("value", None, held_out=True), "p", 12.0)
+    assert row["published"] is None and row["error_pct"] is None and row["within"] is None
+    assert row["simulated"] == 12.0 and row["published_text"] == "held out"
