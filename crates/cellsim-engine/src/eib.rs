@@ -58,6 +58,8 @@ pub struct EibStats {
 #[derive(Debug)]
 pub struct Eib {
     rings: Vec<Ring>,
+    /// `routes[src][dst]`: hops, and a bitmask of the rings going the short way.
+    routes: [[(u8, u8); RAMPS]; RAMPS],
     send_free: [Cycle; RAMPS],
     recv_free: [Cycle; RAMPS],
     hop: Cycle,
@@ -87,7 +89,20 @@ impl Eib {
                 t.ring_start_interval,
             ));
         }
+        let mut routes = [[(0u8, 0u8); RAMPS]; RAMPS];
+        for (a, row) in routes.iter_mut().enumerate() {
+            for (b, route) in row.iter_mut().enumerate() {
+                let (hops, dir) = Topology::route(Ramp(a as u8), Ramp(b as u8));
+                let mask = rings
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, r)| dir.is_none_or(|d| d == r.dir))
+                    .fold(0u8, |m, (i, _)| m | 1 << i);
+                *route = (hops as u8, mask);
+            }
+        }
         Eib {
+            routes,
             stats: EibStats {
                 segment_busy: vec![[0; RAMPS]; rings.len()],
                 ..Default::default()
@@ -129,7 +144,8 @@ impl Eib {
         dst: Ramp,
         bytes: u32,
     ) -> Result<Grant, Cycle> {
-        let (hops, dir) = Topology::route(src, dst);
+        let (hops, mut candidates) = self.routes[src.idx()][dst.idx()];
+        let hops = hops as u32;
         let hop_delay = hops as Cycle * self.hop;
         let port_ready =
             self.send_free[src.idx()].max(self.recv_free[dst.idx()].saturating_sub(hop_delay));
@@ -139,11 +155,10 @@ impl Eib {
         }
         let mut ring_ready = Cycle::MAX;
         let mut chosen = None;
-        for (i, ring) in self.rings.iter().enumerate() {
-            if dir.is_some_and(|d| d != ring.dir) {
-                continue;
-            }
-            let t = ring.earliest_start(now, src, hops, self.hop);
+        while candidates != 0 {
+            let i = candidates.trailing_zeros() as usize;
+            candidates &= candidates - 1;
+            let t = self.rings[i].earliest_start(now, src, hops, self.hop);
             if t <= now {
                 chosen = Some(i);
                 ring_ready = now;

@@ -74,13 +74,25 @@ impl DataArbiter {
     ) -> Option<Cycle> {
         let mut retry = Cycle::MAX;
         self.rounds += 1;
+        // Elements whose window might start now; the others only bound the retry.
+        let mut ready = 0u16;
+        for r in 0..RAMPS {
+            if self.waiting & (1 << r) != 0 {
+                let nb = self.not_before[r];
+                if nb <= now {
+                    ready |= 1 << r;
+                } else {
+                    retry = retry.min(nb);
+                }
+            }
+        }
         let p = self.priority.idx();
-        if self.waiting & (1 << p) != 0 {
-            self.serve(p, now, &mut try_start, &mut retry);
+        if ready & (1 << p) != 0 {
+            self.serve(p, &mut try_start, &mut retry);
         }
         // Round-robin over the others: elements after the last one granted
         // first, then those before it.
-        let others = self.waiting & !(1 << p);
+        let others = ready & !(1 << p);
         let start = (self.rr + 1) % RAMPS;
         let first = others & (!0u16 << start);
         let second = others & !(!0u16 << start);
@@ -89,7 +101,7 @@ impl DataArbiter {
             while bits != 0 {
                 let r = bits.trailing_zeros() as usize;
                 bits &= bits - 1;
-                if self.serve(r, now, &mut try_start, &mut retry) && granted_rr.is_none() {
+                if self.serve(r, &mut try_start, &mut retry) && granted_rr.is_none() {
                     granted_rr = Some(r);
                 }
             }
@@ -102,17 +114,13 @@ impl DataArbiter {
 
     /// Tries the first `window` transfers of element `r`; grants at most one
     /// (the element's send port then is busy). Returns whether one was granted.
+    #[inline]
     fn serve(
         &mut self,
         r: usize,
-        now: Cycle,
         try_start: &mut impl FnMut(OpId) -> Result<Cycle, Cycle>,
         retry: &mut Cycle,
     ) -> bool {
-        if self.not_before[r] > now {
-            *retry = (*retry).min(self.not_before[r]);
-            return false;
-        }
         let n = self.queues[r].len().min(self.window);
         let mut earliest = Cycle::MAX;
         for i in 0..n {
@@ -120,7 +128,11 @@ impl DataArbiter {
             self.attempts += 1;
             match try_start(op) {
                 Ok(port_free) => {
-                    self.queues[r].remove(i);
+                    if i == 0 {
+                        self.queues[r].pop_front();
+                    } else {
+                        self.queues[r].remove(i);
+                    }
                     self.pending -= 1;
                     if self.queues[r].is_empty() {
                         self.waiting &= !(1 << r);

@@ -16,6 +16,8 @@ use crate::topology::{Direction, Ramp, RAMPS};
 pub struct Ring {
     /// Direction of travel.
     pub dir: Direction,
+    /// `path[src][k]`: the k-th segment on the way from ramp `src` (k < 6).
+    path: [[u8; 6]; RAMPS],
     seg_free: [Cycle; RAMPS],
     /// End cycles of the transfers in flight (one slot per concurrent transfer).
     slots: Vec<Cycle>,
@@ -26,8 +28,18 @@ pub struct Ring {
 impl Ring {
     /// An idle ring.
     pub fn new(dir: Direction, max_transfers: usize, start_interval: Cycle) -> Ring {
+        let mut path = [[0u8; 6]; RAMPS];
+        for (src, p) in path.iter_mut().enumerate() {
+            for (k, seg) in p.iter_mut().enumerate() {
+                *seg = match dir {
+                    Direction::Clockwise => (src + k) % RAMPS,
+                    Direction::CounterClockwise => (src + RAMPS - k) % RAMPS,
+                } as u8;
+            }
+        }
         Ring {
             dir,
+            path,
             seg_free: [0; RAMPS],
             slots: vec![0; max_transfers],
             next_start: 0,
@@ -38,16 +50,7 @@ impl Ring {
     /// Index of the `k`-th segment on the path leaving `src`.
     #[inline]
     pub fn segment(&self, src: Ramp, k: u32) -> usize {
-        // k <= 6 and src < 12, so one conditional subtraction replaces `%`.
-        let s = match self.dir {
-            Direction::Clockwise => src.idx() + k as usize,
-            Direction::CounterClockwise => src.idx() + RAMPS - k as usize,
-        };
-        if s >= RAMPS {
-            s - RAMPS
-        } else {
-            s
-        }
+        self.path[src.idx()][k as usize] as usize
     }
 
     /// Earliest cycle (not before `now`) at which a transfer leaving `src` over
@@ -55,9 +58,11 @@ impl Ring {
     #[inline]
     pub fn earliest_start(&self, now: Cycle, src: Ramp, hops: u32, hop: Cycle) -> Cycle {
         let mut t = now.max(self.next_start);
-        for k in 0..hops {
-            let free = self.seg_free[self.segment(src, k)];
-            t = t.max(free.saturating_sub(k as Cycle * hop));
+        let path = &self.path[src.idx()];
+        let mut lag = 0;
+        for &seg in &path[..hops as usize] {
+            t = t.max(self.seg_free[seg as usize].saturating_sub(lag));
+            lag += hop;
         }
         // A free transfer slot: the earliest-ending transfer must be over.
         let mut min_end = Cycle::MAX;
@@ -81,9 +86,11 @@ impl Ring {
         hop: Cycle,
         duration: Cycle,
     ) -> Cycle {
-        for k in 0..hops {
-            let s = self.segment(src, k);
-            self.seg_free[s] = now + k as Cycle * hop + duration;
+        let path = &self.path[src.idx()];
+        let mut at = now + duration;
+        for &seg in &path[..hops as usize] {
+            self.seg_free[seg as usize] = at;
+            at += hop;
         }
         let end = now + hops.saturating_sub(1) as Cycle * hop + duration;
         let slot = self

@@ -131,9 +131,16 @@ impl Machine {
         unit.mfc.dmac_free = now + unroll;
         let id = self.ops.insert(op);
         self.counters.bus_requests += 1;
-        self.bius[ramp.idx()].queue.push_back(id);
+        let biu = &mut self.bius[ramp.idx()];
+        biu.queue.push_back(id);
+        let biu_full = !biu.has_room();
         self.wake_command_bus(now);
-        self.wake_dmac(p, now + unroll);
+        if biu_full {
+            // The command bus will restart the DMAC when it takes a request.
+            self.spes[p as usize].dmac_blocked = true;
+        } else {
+            self.wake_dmac(p, now + unroll);
+        }
     }
 
     /// The address concentrator accepts at most one command this bus cycle.

@@ -1,0 +1,56 @@
+"""Machines, memory, placement."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import cellsim
+from cellsim import Machine
+
+
+def test_shipped_machines_load() -> None:
+    for name in cellsim.machines():
+        m = Machine(name)
+        assert m.spe_count in (6, 8)
+        assert m.info["ls_bytes"] == 256 * 1024
+    assert Machine("ps3").spe_count == 6
+    assert "core_ghz" in cellsim.machine_toml("qs20")
+
+
+def test_machine_from_a_file(tmp_path) -> None:
+    f = tmp_path / "slowbus.toml"
+    f.write_text(
+        'base = "qs20"\nname = "slowbus"\ndescription = "longer command phase"\n[eib]\ncommand_phase_bus_cycles = 80\n'
+    )
+    m = Machine(str(f))
+    assert m.name == "slowbus"
+
+
+def test_alloc_aligns_and_views_are_live(m: Machine) -> None:
+    a = m.alloc(100, align=4096)
+    assert int(a) % 4096 == 0
+    b = m.alloc(16)
+    assert int(b) >= int(a) + 100
+    a.array()[:4] = [1, 2, 3, 4]
+    assert list(m.memory(int(a), 4)) == [1, 2, 3, 4]
+    v = a.array(">u4")
+    assert v[0] == 0x01020304, "big-endian view"
+
+
+def test_placement_policies() -> None:
+    assert Machine("qs20", overrides={"placement": "identity"}).placement == list(range(8))
+    assert Machine("qs20", placement=[7, 6, 5, 4, 3, 2, 1, 0]).placement == [7, 6, 5, 4, 3, 2, 1, 0]
+    r1, r2 = Machine("qs20", seed=11).placement, Machine("qs20", seed=11).placement
+    assert r1 == r2 and sorted(r1) == list(range(8))
+
+
+def test_error_catalogue_lists_every_kind() -> None:
+    kinds = dict(cellsim.error_catalogue())
+    for k in ("size", "alignment", "ls_range", "tag", "unmapped", "ls_overflow"):
+        assert k in kinds
+
+
+def test_local_store_view_is_shared_with_programs(m: Machine) -> None:
+    ls = m.local_store(2)
+    ls[0x8000:0x8010] = np.arange(16, dtype=np.uint8)
+    assert m.local_store(2)[0x8005] == 5
