@@ -166,3 +166,34 @@ def test_entry_point_errors_without_traceback() -> None:
     assert p.stderr.strip().splitlines() == [
         "error: unknown experiment 'nope': known experiments are dma-latency, dma-batch"
     ]
+
+
+def test_report_shows_held_out_results_as_simulated_only(tmp_path: Path) -> None:
+    from cellsim.experiments import get
+    from cellsim.experiments._common import compare_row
+    from cellsim.published import Published
+    from cellsim.report import ExperimentResult, write_html
+
+    hidden = Published(
+        "000-f6b-x",
+        "000",
+        "Fig 6b",
+        "a held-out result",
+        "dma-latency",
+        {},
+        "bandwidth_gbs",
+        None,
+        "GB/s",
+        "value",
+        held_out=True,
+    )
+    row = compare_row(hidden, "all SPEs", 123.456)
+    write_html(
+        tmp_path / "r.html",
+        [ExperimentResult(get("dma-latency"), [], [row], 0.0)],
+        machine="qs20",
+        seed=0,
+        native=True,
+    )
+    html = (tmp_path / "r.html").read_text()
+    assert "123.46 GB/s" in html and "held out" in html and "heldout" in html

@@ -191,8 +191,9 @@ class CellsimGroup(click.Group):
             click.echo(f"error: {_one_line(e)}", err=True)
             code = 1
         except BrokenPipeError:
-            # stdout closed early (`cellsim run ... --json - | head`): not worth a traceback
-            sys.stderr.close()
+            # stdout closed early (`cellsim run ... --json - | head`): not worth a
+            # traceback; point stdout at /dev/null so the flush at exit is quiet
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             code = 1
         except OSError as e:  # an output file that cannot be written
             click.echo(f"error: {_one_line(e)}", err=True)

@@ -23,7 +23,10 @@ __all__ = [
     "compare_row",
     "dma_point",
     "draw_published",
+    "figure_legend",
     "label",
+    "simple_compare",
+    "size_axis",
 ]
 
 ProgressFn = Callable[[int, int], None]
@@ -184,8 +187,10 @@ def draw_published(ax: Any, entry: pub.Published, color: str = "black") -> None:
     size, a dashed segment over a size range (triangles for an upper bound)."""
     if entry.held_out or entry.value is None or entry.kind == "range":
         return
-    sizes = entry.where.get("size")
-    xs = list(sizes) if isinstance(sizes, tuple) else [sizes]
+    sizes: Any = entry.where.get("size")
+    if sizes is None:  # not a function of the DMA size: nothing to draw on this axis
+        return
+    xs: list[int] = list(sizes) if isinstance(sizes, tuple) else [int(sizes)]
     y = float(entry.value)  # type: ignore[arg-type]
     lab = f"published {entry.figure}: {entry.description}, {entry.text()}"
     if len(xs) == 1:
