@@ -60,6 +60,8 @@ pub struct MfcParams {
     pub completion_cycles: u64,
     /// Bus cycles between two bus requests unrolled by the DMAC.
     pub unroll_bus_cycles: u64,
+    /// SPU cycles between the starts of two commands (the DMAC's per-command set-up).
+    pub command_cycles: u64,
 }
 
 /// Bus interface unit parameters (per element).
@@ -167,6 +169,8 @@ pub struct Timing {
     pub completion: Cycle,
     /// Between two unrolled requests, cycles.
     pub unroll: Cycle,
+    /// Between two command starts, cycles.
+    pub command: Cycle,
     /// Command phase, cycles.
     pub command_phase: Cycle,
     /// Per segment, cycles.
@@ -447,6 +451,7 @@ impl MachineConfig {
             list_element: self.mfc.list_element_cycles,
             completion: self.mfc.completion_cycles,
             unroll: bus(self.mfc.unroll_bus_cycles),
+            command: self.mfc.command_cycles,
             command_phase: bus(self.eib.command_phase_bus_cycles),
             hop: bus(self.eib.hop_bus_cycles),
             beat: bus(1),

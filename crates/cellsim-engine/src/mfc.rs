@@ -29,6 +29,8 @@ pub struct Mfc {
     pub dmac_wake: Option<Cycle>,
     /// The last bus request unrolled belonged to a get.
     pub last_was_get: bool,
+    /// The DMAC may start a new command at this cycle.
+    pub next_command: Cycle,
 }
 
 impl Mfc {
@@ -40,6 +42,7 @@ impl Mfc {
             dmac_free: 0,
             dmac_wake: None,
             last_was_get: false,
+            next_command: 0,
         }
     }
 }

@@ -85,14 +85,24 @@ impl Machine {
             unit.dmac_blocked = true;
             return;
         }
-        let (pick, later) = unit.mfc.queue.pick(now, !unit.mfc.last_was_get);
+        let new_allowed = now >= unit.mfc.next_command;
+        let (pick, later) = unit
+            .mfc
+            .queue
+            .pick(now, !unit.mfc.last_was_get, new_allowed);
         let Some(slot) = pick else {
-            if let Some(t) = later {
+            let setup_over = (!new_allowed).then_some(unit.mfc.next_command);
+            if let Some(t) = later.into_iter().chain(setup_over).min() {
                 self.wake_dmac(p, t);
             }
             return;
         };
         let e = unit.mfc.queue.get_mut(slot);
+        if !e.started {
+            // Selecting and translating a new command occupies the DMAC's
+            // command set-up for `command` cycles (bounds the command rate).
+            unit.mfc.next_command = now + self.timing.command;
+        }
         e.started = true;
         if e.cmd.size == 0 {
             // A zero-length transfer moves nothing and completes at once.

@@ -190,9 +190,16 @@ impl CommandQueue {
 
     /// The next command the DMAC should unroll at `now`: ready, allowed by the
     /// ordering rules, not fully unrolled; the oldest of the preferred
-    /// direction (the DMAC alternates gets and puts) or else the oldest.
-    /// Also returns the earliest `ready_at` of commands not ready yet.
-    pub fn pick(&self, now: Cycle, prefer_get: bool) -> (Option<u8>, Option<Cycle>) {
+    /// direction (the DMAC alternates gets and puts) or else the oldest. A
+    /// command not started yet qualifies only if `new_allowed` (the DMAC's
+    /// per-command set-up is over). Also returns the earliest `ready_at` of
+    /// commands not ready yet.
+    pub fn pick(
+        &self,
+        now: Cycle,
+        prefer_get: bool,
+        new_allowed: bool,
+    ) -> (Option<u8>, Option<Cycle>) {
         let mut fallback = None;
         for &slot in &self.to_unroll {
             let e = self.get(slot);
@@ -200,7 +207,7 @@ impl CommandQueue {
                 // Entries behind this one were enqueued later: not ready either.
                 return (fallback, Some(e.ready_at));
             }
-            if !self.may_start(e) {
+            if (!e.started && !new_allowed) || !self.may_start(e) {
                 continue;
             }
             if e.cmd.op.is_get() == prefer_get {
@@ -303,7 +310,12 @@ mod tests {
     #[test]
     fn pick_alternates_directions_and_prefers_the_oldest() {
         let (q, s) = queue(&[(Opcode::Get, 1), (Opcode::Put, 1), (Opcode::Get, 1)]);
-        assert_eq!(q.pick(0, false).0, Some(s[1]));
-        assert_eq!(q.pick(0, true).0, Some(s[0]));
+        assert_eq!(q.pick(0, false, true).0, Some(s[1]));
+        assert_eq!(q.pick(0, true, true).0, Some(s[0]));
+        assert_eq!(
+            q.pick(0, true, false).0,
+            None,
+            "no new command during set-up"
+        );
     }
 }
