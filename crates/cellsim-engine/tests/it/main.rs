@@ -1,0 +1,21 @@
+//! Integration and property tests of the cellsim engine: one binary, one
+//! module per behaviour. Run with `cargo test -p cellsim-engine --test it`.
+//!
+//! - `timing`: datasheet-style latency and bandwidth probes;
+//! - `errors`: bad inputs and the errors they raise;
+//! - `deadlock`, `runaway`: runs that cannot end;
+//! - `determinism`: same seed, same run;
+//! - `ordering`: barrier and fence semantics seen in the data;
+//! - `invariants`: property tests over random DMA mixes.
+//!
+//! `mix` and `util` are shared helpers.
+
+mod deadlock;
+mod determinism;
+mod errors;
+mod invariants;
+mod mix;
+mod ordering;
+mod runaway;
+mod timing;
+mod util;
