@@ -73,7 +73,8 @@ def main() -> None:
 
     assert np.array_equal(out.array(">f4"), data.array(">f4") ** 2), "wrong results"
     moved = 2 * FLOATS * 4
-    print(f"{SPES} SPEs squared {FLOATS:,} floats ({moved / 2**20:.0f} MB moved) in {r.ns / 1000:.1f} us simulated")
+    mb = moved / 2**20
+    print(f"{SPES} SPEs squared {FLOATS:,} floats ({mb:.0f} MB moved) in {r.ns / 1000:.1f} us simulated")
     print(f"memory bandwidth used: {moved / r.ns:.1f} GB/s (the XDR peak is 25.6 GB/s)")
     for p in r.programs:
         print(f"  SPE {p.spe} (physical {p.physical}) finished at {p.end_ns / 1000:.1f} us")

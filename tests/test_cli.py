@@ -7,11 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import cellsim
 import pandas as pd
 import pytest
-from cellsim.cli import cli
 from click.testing import CliRunner, Result
+
+import cellsim
+from cellsim.cli import cli
 
 SMALL = ["--op", "put", "--target", "ls", "--sizes", "128,256"]
 

@@ -20,7 +20,8 @@ def test_shipped_machines_load() -> None:
 def test_machine_from_a_file(tmp_path) -> None:
     f = tmp_path / "slowbus.toml"
     f.write_text(
-        'base = "qs20"\nname = "slowbus"\ndescription = "longer command phase"\n[eib]\ncommand_phase_bus_cycles = 80\n'
+        'base = "qs20"\nname = "slowbus"\ndescription = "longer command phase"\n'
+        "[eib]\ncommand_phase_bus_cycles = 80\n"
     )
     m = Machine(str(f))
     assert m.name == "slowbus"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from functools import partial
 
 import numpy as np
@@ -90,7 +91,7 @@ def test_random_mixes_move_bytes_exactly_and_keep_the_invariants(plans: list, se
 def test_the_plan_layout_never_overlaps() -> None:
     """A sanity check of the layout above: memory slots and LS slots are disjoint."""
     mem = sorted(slot(s, i) for s in range(8) for i in range(6))
-    assert all(a + 4096 <= b for a, b in zip(mem, mem[1:]))
+    assert all(a + 4096 <= b for a, b in itertools.pairwise(mem))
     own = [0x8000 + i * 4096 for i in range(6)]
     remote = [0x20000 + i * 4096 for i in range(6)]
     assert max(own) + 4096 <= min(remote) and max(remote) + 4096 <= 256 * 1024

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from cellsim import experiments
 from cellsim.experiments._common import compare_row
 from cellsim.published import PUBLISHED, TOLERANCE_PCT, Published, entries, get, matches

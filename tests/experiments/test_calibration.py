@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from cellsim.experiments import dma_batch, dma_latency
 from cellsim.published import TOLERANCE_PCT, get
 

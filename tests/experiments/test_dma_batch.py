@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 import pytest
+
 from cellsim import UsageError
 from cellsim.experiments import dma_batch, get
 

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 import pytest
+
 from cellsim import CellsimError, UsageError
 from cellsim.experiments import dma_latency, get
 from cellsim.published import entries

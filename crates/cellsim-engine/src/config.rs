@@ -330,7 +330,7 @@ impl MachineConfig {
             );
         }
         if self.spu.ls_reserved_bytes >= self.spu.ls_kb * 1024
-            || self.spu.ls_reserved_bytes % 16 != 0
+            || !self.spu.ls_reserved_bytes.is_multiple_of(16)
         {
             return bad(
                 "spu.ls_reserved_bytes",

@@ -196,7 +196,7 @@ impl Eib {
             s.segment_busy[g.ring as usize][ring.segment(src, k)] += duration;
         }
         if let Some(log) = self.log.as_mut() {
-            log.record(ring, g, src, dst, self.hop, duration, end);
+            log.record(ring, g, src, dst, self.hop, end);
         }
     }
 

@@ -133,6 +133,9 @@ pub struct Machine {
     /// Physical SPE of each logical SPE.
     placement: Vec<u8>,
     pub(crate) ops: Slab<BusOp>,
+    /// The bytes of each bus request between leaving the sender and landing
+    /// (indexed like `ops`).
+    pub(crate) staging: Vec<[u8; 128]>,
     pub(crate) threads: Vec<Thread>,
     pub(crate) ready: VecDeque<ThreadId>,
     pub(crate) rng: Rng,
@@ -187,6 +190,7 @@ impl Machine {
             spes,
             placement,
             ops: Slab::new(),
+            staging: Vec::new(),
             threads: Vec::new(),
             ready: VecDeque::new(),
             rng,
@@ -541,6 +545,17 @@ impl Machine {
             Event::Retire(p, slot) => self.retire(p, slot),
             Event::Inject(r) => self.inject(Ramp(r)),
         }
+    }
+
+    /// Stores a new bus request (and makes room for its staged bytes).
+    #[inline]
+    pub(crate) fn new_op(&mut self, op: BusOp) -> OpId {
+        let id = self.ops.insert(op);
+        if self.staging.len() <= id as usize {
+            self.staging.resize(id as usize + 1, [0; 128]);
+        }
+        self.counters.bus_requests += 1;
+        id
     }
 
     #[inline]

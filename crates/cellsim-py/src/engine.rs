@@ -27,6 +27,16 @@ pub struct PyEngine {
     error: Option<SimError>,
 }
 
+/// `(id, spe, physical, state, exit_code, end_cycle)` of one thread.
+type ThreadRow = (
+    usize,
+    Option<u32>,
+    Option<u8>,
+    &'static str,
+    Option<u32>,
+    Option<u64>,
+);
+
 const FINISHED: i64 = -1;
 const FAILED: i64 = -2;
 
@@ -176,6 +186,7 @@ impl PyEngine {
     }
 
     /// Issues MFC command `opcode` (e.g. 0x40 for a get).
+    #[allow(clippy::too_many_arguments)] // mirrors the SDK call's arguments
     fn mfc(
         &mut self,
         py: Python<'_>,
@@ -246,16 +257,7 @@ impl PyEngine {
     }
 
     /// Every thread: `(id, spe, physical, state, exit_code, end_cycle)`.
-    fn threads(
-        &self,
-    ) -> Vec<(
-        usize,
-        Option<u32>,
-        Option<u8>,
-        &'static str,
-        Option<u32>,
-        Option<u64>,
-    )> {
+    fn threads(&self) -> Vec<ThreadRow> {
         self.m
             .threads()
             .into_iter()
@@ -341,9 +343,17 @@ pub fn machine_names() -> Vec<&'static str> {
 
 /// The TOML text of a shipped machine.
 #[pyfunction]
-pub fn machine_toml(name: &str) -> PyResult<&'static str> {
-    MachineConfig::preset_text(name)
-        .ok_or_else(|| PyValueError::new_err(format!("unknown machine '{name}'")))
+pub fn machine_toml(py: Python<'_>, name: &str) -> PyResult<&'static str> {
+    MachineConfig::preset_text(name).ok_or_else(|| {
+        let known = MachineConfig::preset_names().join(", ");
+        config_to_py(
+            py,
+            cellsim_engine::ConfigError::UnknownMachine {
+                name: name.to_string(),
+                known,
+            },
+        )
+    })
 }
 
 /// The MFC error catalogue: `(kind, rule)` for every kind.

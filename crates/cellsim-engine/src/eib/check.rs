@@ -34,9 +34,9 @@ impl OccupancyLog {
         src: Ramp,
         dst: Ramp,
         hop: Cycle,
-        duration: Cycle,
         end: Cycle,
     ) {
+        let duration = g.beats_time;
         for k in 0..g.hops {
             let from = g.start + k as Cycle * hop;
             self.segments

@@ -18,12 +18,15 @@
 //! 6. **Retire**: when every bus request of a command is complete, the tag
 //!    group is updated `completion` cycles later and the queue entry frees.
 
-use super::{Event, Machine};
+use super::{Event, Machine, SpeUnit};
 use crate::bus::{BusOp, OpId, OpKind, Owner, Space};
 use crate::mfc::command::Opcode;
 use crate::mfc::queue::Entry;
 use crate::storage::Storage;
 use crate::time::{bus_edge, Cycle};
+
+/// A byte position: a store and an offset in it.
+type Place<'a> = (&'a Storage, usize);
 
 /// Largest bus request.
 const LINE: u64 = 128;
@@ -139,8 +142,7 @@ impl Machine {
         unit.mfc.last_was_get = is_get;
         let unroll = self.timing.unroll;
         unit.mfc.dmac_free = now + unroll;
-        let id = self.ops.insert(op);
-        self.counters.bus_requests += 1;
+        let id = self.new_op(op);
         let biu = &mut self.bius[ramp.idx()];
         biu.queue.push_back(id);
         let biu_full = !biu.has_room();
@@ -173,6 +175,12 @@ impl Machine {
         let t = self.timing;
         let op = &mut self.ops[id];
         op.respond_at = now + t.command_phase;
+        // The command bus orders every access (seed 000: it is the coherence
+        // point): the request sees the sender's bytes as they are now, and
+        // they land at the receiver when the request completes.
+        if let Some(((src, off), _)) = Self::data_ends(op, &self.memory, &self.spes) {
+            src.read(off, &mut self.staging[id as usize][..op.size as usize]);
+        }
         let (kind, remote, size, respond_at) = (op.kind, op.remote, op.size, op.respond_at);
         if let Some(log) = self.eib.log.as_mut() {
             log.commands.push((now, size));
@@ -216,8 +224,8 @@ impl Machine {
 
     /// Data is at the sender and the command phase is over: ask for a ring.
     pub(super) fn data_ready(&mut self, id: OpId) {
-        let src = self.ops[id].data_src();
-        self.arbiter.request(src, id);
+        let op = &self.ops[id];
+        self.arbiter.request(op.data_src(), op.data_dst(), id);
         self.wake_arbiter(self.now);
     }
 
@@ -271,27 +279,26 @@ impl Machine {
         }
     }
 
-    fn move_bytes(&mut self, op: &BusOp) {
+    /// The two ends of a bus request's data, as (store, offset) pairs:
+    /// `(sender, receiver)`. `None` for synthetic traffic.
+    fn data_ends<'a>(
+        op: &BusOp,
+        memory: &'a Storage,
+        spes: &'a [SpeUnit],
+    ) -> Option<(Place<'a>, Place<'a>)> {
         let Owner::Mfc { spe, .. } = op.owner else {
-            return;
+            return None;
         };
-        let ls = &self.spes[spe as usize].ls;
-        let n = op.size as usize;
-        let (remote, off): (&Storage, usize) = match op.remote {
-            Space::Memory(a) => (&self.memory, a as usize),
-            Space::Ls { spe: q, offset } => (&self.spes[q as usize].ls, offset as usize),
-            Space::None => return,
+        let local = (&*spes[spe as usize].ls, op.lsa as usize);
+        let remote = match op.remote {
+            Space::Memory(a) => (memory, a as usize),
+            Space::Ls { spe: q, offset } => (&*spes[q as usize].ls, offset as usize),
+            Space::None => return None,
         };
-        match op.kind {
-            OpKind::Read => {
-                Storage::copy(remote, off, ls, op.lsa as usize, n);
-                self.counters.get_bytes += n as u64;
-            }
-            OpKind::Write => {
-                Storage::copy(ls, op.lsa as usize, remote, off, n);
-                self.counters.put_bytes += n as u64;
-            }
-        }
+        Some(match op.kind {
+            OpKind::Read => (remote, local),
+            OpKind::Write => (local, remote),
+        })
     }
 
     /// The requester hears that a bus request is complete; the bytes are in
@@ -299,7 +306,15 @@ impl Machine {
     pub(super) fn complete(&mut self, id: OpId) {
         let now = self.now;
         let op = self.ops[id];
-        self.move_bytes(&op);
+        // The bytes staged when the command bus accepted the request are in
+        // place at the receiver from now on.
+        if let Some((_, (dst, off))) = Self::data_ends(&op, &self.memory, &self.spes) {
+            dst.write(off, &self.staging[id as usize][..op.size as usize]);
+            match op.kind {
+                OpKind::Read => self.counters.get_bytes += op.size as u64,
+                OpKind::Write => self.counters.put_bytes += op.size as u64,
+            }
+        }
         self.ops.remove(id);
         self.counters.bus_completed += 1;
         let biu = &mut self.bius[op.requester.idx()];

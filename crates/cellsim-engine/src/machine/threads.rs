@@ -348,7 +348,7 @@ impl Machine {
                 format!(
                     "ea range 0x{:x}..0x{:x} is not mapped: main memory is 0..0x{:x}, local stores start at 0x{:x}",
                     cmd.ea,
-                    cmd.ea + cmd.size as u64,
+                    cmd.ea.wrapping_add(cmd.size as u64),
                     self.map.memory_bytes,
                     crate::memory_map::LS_MAP_BASE
                 ),

@@ -44,8 +44,7 @@ impl Machine {
             queued_at: now,
             respond_at: Cycle::MAX,
         };
-        let id = self.ops.insert(op);
-        self.counters.bus_requests += 1;
+        let id = self.new_op(op);
         // The source queue is unbounded, as in BookSim: a busy ramp queues.
         self.bius[src.idx()].queue.push_back(id);
         self.wake_command_bus(now);

@@ -164,7 +164,7 @@ pub fn check_transfer(
     ls_bytes: u32,
 ) -> Result<(), (MfcErrorKind, String)> {
     let small = matches!(size, 1 | 2 | 4 | 8);
-    if !small && (size % 16 != 0 || size > MAX_TRANSFER) {
+    if !small && (!size.is_multiple_of(16) || size > MAX_TRANSFER) {
         return Err((
             MfcErrorKind::Size,
             format!("size {size} is not 1, 2, 4, 8 or a multiple of 16 up to {MAX_TRANSFER}"),
@@ -172,7 +172,7 @@ pub fn check_transfer(
     }
     if small {
         let s = size as u64;
-        if lsa as u64 % s != 0 || ea % s != 0 {
+        if !(lsa as u64).is_multiple_of(s) || !ea.is_multiple_of(s) {
             return Err((
                 MfcErrorKind::Alignment,
                 format!(
@@ -188,7 +188,7 @@ pub fn check_transfer(
                 ),
             ));
         }
-    } else if lsa % 16 != 0 || ea % 16 != 0 {
+    } else if !lsa.is_multiple_of(16) || !ea.is_multiple_of(16) {
         return Err((
             MfcErrorKind::Alignment,
             format!(

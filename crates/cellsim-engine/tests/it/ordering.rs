@@ -343,7 +343,7 @@ fn putf_flag_after_data_is_seen_only_with_the_data() {
 /// accepted before a put's must return the old bytes, whatever the later
 /// completion times.
 #[test]
-#[ignore = "engine bug: bytes are copied at completion, so a get ordered before a put on the command bus can return the put's data"]
+
 fn get_ordered_before_put_returns_old_data() {
     for (delay, to_ls) in [(2u64, false), (4, false), (8, false), (2, true), (10, true)] {
         let mut m = qs20(&["placement=identity"], 1);

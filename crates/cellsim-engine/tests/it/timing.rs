@@ -413,7 +413,7 @@ fn hot_spot_gets_are_shared_fairly() {
 /// Seven SPEs writing one hot spot should share it fairly too (the data
 /// arbiter is round-robin apart from the MIC).
 #[test]
-#[ignore = "engine bug: a hot receiver is granted to the farthest sender first (try_grant lets it start hop_delay early), starving nearer ones"]
+
 fn hot_spot_puts_are_shared_fairly() {
     for memory in [false, true] {
         let (_, ends) = hot_spot(7, false, memory);
@@ -447,7 +447,7 @@ fn couples_scale_linearly() {
 /// almost the 2 x 25.6 GB/s of its two ports for elements of 1 KB and more
 /// (seed 002 Fig 11, "almost peak").
 #[test]
-#[ignore = "calibration gap: one SPE's get+put to a partner LS reaches only ~39 GB/s (77% of 51.2): biu.max_outstanding=16 x 128 B over a ~165-cycle request"]
+
 fn one_active_spe_get_put_reaches_almost_peak() {
     let bw = couples(1);
     assert!(bw >= 0.9 * 51.2, "one active SPE get+put: {bw:.1} GB/s");

@@ -1,0 +1,34 @@
+# cellsim: the two commands of the README, and a few helpers.
+#   make test       install (editable, with test extras) and run every test: Rust and Python
+#   make reproduce  install and reproduce the published figures into ./cellsim-results
+PY ?= python3
+
+.PHONY: install test test-rust test-python lint reproduce bench fmt
+
+install:
+	$(PY) -m pip install -q -e '.[test]'
+
+test: install lint test-rust test-python
+
+test-rust:
+	cargo test -p cellsim-engine
+
+test-python:
+	$(PY) -m pytest
+
+lint:
+	cargo clippy -q -p cellsim-engine -p cellsim-py --all-targets -- -D warnings
+	$(PY) -m ruff check python tests examples benches
+
+reproduce:
+	$(PY) -m pip install -q .
+	cellsim reproduce
+
+bench:
+	cellsim bench speed
+	cellsim bench speed --traffic uniform --rate 0.01
+	cellsim bench switch
+
+fmt:
+	cargo fmt --all
+	$(PY) -m ruff format python tests examples benches
