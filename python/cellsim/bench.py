@@ -35,7 +35,13 @@ def speed(machine: str = "qs20", pairs: int = 400, seed: int = 1, python: bool =
     for s in range(n):
         p = s ^ 1
         load_stream(
-            m, s, get_ea=m.ls_ea(p) + 0x20000, put_ea=m.ls_ea(p) + 0x30000, size=16384, pairs=pairs, native=not python
+            m,
+            s,
+            get_ea=m.ls_ea(p) + 0x20000,
+            put_ea=m.ls_ea(p) + 0x30000,
+            size=16384,
+            pairs=pairs,
+            native=not python,
         )
     t0 = time.perf_counter()
     r = m.run()
@@ -126,18 +132,43 @@ def register(group: Any) -> None:
             click.echo(f"{k:>22}: {v:,.3f}" if isinstance(v, float) else f"{k:>22}: {v}", file=sys.stdout)
 
     @group.command("speed")
-    @click.option("--traffic", type=click.Choice(["saturation", "uniform"]), default="saturation", show_default=True,
-                  help="saturation: 8 SPEs streaming 16 KB DMAs; uniform: synthetic traffic on the rings.")
-    @click.option("--rate", type=float, default=0.01, show_default=True,
-                  help="uniform: transfers per ramp per bus cycle (0.01 = 0.08 flits/node/cycle).")
-    @click.option("--cycles", "bus_cycles", type=int, default=1_500_000, show_default=True,
-                  help="uniform: bus cycles to simulate (BookSim/CAMINOS peers run 1.5 M).")
-    @click.option("--pairs", type=int, default=400, show_default=True, help="saturation: get+put pairs per SPE.")
+    @click.option(
+        "--traffic",
+        type=click.Choice(["saturation", "uniform"]),
+        default="saturation",
+        show_default=True,
+        help="saturation: 8 SPEs streaming 16 KB DMAs; uniform: synthetic traffic on the rings.",
+    )
+    @click.option(
+        "--rate",
+        type=float,
+        default=0.01,
+        show_default=True,
+        help="uniform: transfers per ramp per bus cycle (0.01 = 0.08 flits/node/cycle).",
+    )
+    @click.option(
+        "--cycles",
+        "bus_cycles",
+        type=int,
+        default=1_500_000,
+        show_default=True,
+        help="uniform: bus cycles to simulate (BookSim/CAMINOS peers run 1.5 M).",
+    )
+    @click.option(
+        "--pairs", type=int, default=400, show_default=True, help="saturation: get+put pairs per SPE."
+    )
     @click.option("--machine", default="qs20", show_default=True)
     @click.option("--python", is_flag=True, help="saturation: run the Python twins of the kernels.")
     @click.option("--json", "json_path", metavar="PATH|-", help="Write the record as JSON ('-' for stdout).")
-    def speed_cmd(traffic: str, rate: float, bus_cycles: int, pairs: int, machine: str, python: bool,
-                  json_path: str | None) -> None:
+    def speed_cmd(
+        traffic: str,
+        rate: float,
+        bus_cycles: int,
+        pairs: int,
+        machine: str,
+        python: bool,
+        json_path: str | None,
+    ) -> None:
         """Simulated bus transfers and bus cycles per wall-clock second."""
         if traffic == "uniform":
             emit(uniform(rate, machine=machine, bus_cycles=bus_cycles), json_path)

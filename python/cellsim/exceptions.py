@@ -77,7 +77,9 @@ class DeadlockError(CellsimError):
     ``blocked`` lists ``(program, call, since_cycle)`` for each blocked program.
     """
 
-    def __init__(self, message: str, *, blocked: list[tuple[str, str, int]] | None = None, cycle: int = 0) -> None:
+    def __init__(
+        self, message: str, *, blocked: list[tuple[str, str, int]] | None = None, cycle: int = 0
+    ) -> None:
         super().__init__(message)
         self.blocked = blocked or []
         self.cycle = cycle

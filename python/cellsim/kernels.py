@@ -12,8 +12,9 @@ exit value.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
-from typing import Any, Callable
+from typing import Any
 
 from .machine import Machine
 from .spu import (
@@ -29,7 +30,9 @@ from .spu import (
 __all__ = ["dma_bench", "load_dma_bench", "load_stream", "stream"]
 
 
-def dma_bench(speid: int, argp: int, envp: int, *, put: bool, ea: int, size: int, batch: int, count: int) -> int:
+def dma_bench(
+    speid: int, argp: int, envp: int, *, put: bool, ea: int, size: int, batch: int, count: int
+) -> int:
     """Seed 000's basic DMA benchmark: ``count`` DMAs of ``size`` bytes to or
     from one buffer at ``ea``, waiting for completion after every ``batch``
     of them (0: only at the end). Returns elapsed decrementer ticks."""
@@ -74,6 +77,8 @@ def load_dma_bench(
     _load(m, spe, native, "dma_bench", dma_bench, put=put, ea=ea, size=size, batch=batch, count=count)
 
 
-def load_stream(m: Machine, spe: int, *, get_ea: int, put_ea: int, size: int, pairs: int, native: bool = True) -> None:
+def load_stream(
+    m: Machine, spe: int, *, get_ea: int, put_ea: int, size: int, pairs: int, native: bool = True
+) -> None:
     """Loads :func:`stream` (native or Python) on logical SPE ``spe``."""
     _load(m, spe, native, "stream", stream, get_ea=get_ea, put_ea=put_ea, size=size, pairs=pairs)

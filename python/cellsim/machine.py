@@ -136,7 +136,9 @@ class Program(greenlet):
         if code is None:
             code = 0
         if not isinstance(code, (int, np.integer)) or not 0 <= int(code) < 2**32:
-            exc = UsageError(f"the SPE program on SPE {self.spe} returned {code!r}; return an int 0..2**32-1 or None")
+            exc = UsageError(
+                f"the SPE program on SPE {self.spe} returned {code!r}; return an int 0..2**32-1 or None"
+            )
             return ("raise", self.tid, exc)
         nxt, reply = self.engine.exit(self.tid, int(code))
         return ("next", nxt, reply)

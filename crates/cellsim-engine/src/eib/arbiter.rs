@@ -102,8 +102,9 @@ impl DataArbiter {
             let r = bits.trailing_zeros() as usize;
             bits &= bits - 1;
             if r != self.priority.idx() {
-                for &(_, d) in self.queues[r].iter().take(self.window) {
-                    self.wants[d as usize] |= 1 << r;
+                let q = &self.queues[r];
+                for i in 0..q.len().min(self.window) {
+                    self.wants[q[i].1 as usize] |= 1 << r;
                 }
             }
             let nb = self.not_before[r];

@@ -1,0 +1,74 @@
+"""cellsim's engine speed beside BookSim2 and CAMINOS on the EIB's 12-node ring.
+
+Runs, interleaved and ROUNDS times, the peers' speed scripts (from
+``../shared/peers`` or ``$PEERS_DIR``) and ``cellsim bench speed --traffic
+uniform`` at the same load, then prints simulated cycles per wall-clock second
+for each and cellsim's ratio to each peer. Loads are the peers' units, flits
+per node per cycle with 8-flit packets: 0.08 = 0.01 transfers per ramp per bus
+cycle. The peers' first run builds them (about a minute for BookSim, three
+for CAMINOS).
+
+    python benches/peers.py [--rounds 3] [--loads 0.08 0.24] [--skip caminos]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+PEERS = Path(os.environ.get("PEERS_DIR", HERE.parent.parent / "shared" / "peers"))
+
+
+def peer(name: str, load: float) -> float | None:
+    script = PEERS / f"{name}_speed.sh"
+    out = subprocess.run(["bash", str(script), str(load)], capture_output=True, text=True, check=False).stdout
+    m = re.search(r"cycles_per_s=(\d+)", out)
+    return float(m.group(1)) if m else None
+
+
+def cellsim(load: float) -> float:
+    rate = load / 8
+    cmd = [sys.executable, "-m", "cellsim.cli", "bench", "speed", "--traffic", "uniform", "--rate", str(rate)]
+    out = subprocess.run([*cmd, "--json", "-"], capture_output=True, text=True, check=True).stdout
+    return float(json.loads(out)["bus_cycles_per_s"])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--loads", type=float, nargs="+", default=[0.08, 0.24])
+    ap.add_argument("--skip", nargs="*", default=[], choices=["booksim", "caminos"])
+    args = ap.parse_args()
+    peers = [p for p in ("booksim", "caminos") if p not in args.skip]
+    if peers and not PEERS.is_dir():
+        sys.exit(f"peer scripts not found in {PEERS} (set PEERS_DIR)")
+    results: dict[tuple[str, float], list[float]] = {}
+    for r in range(args.rounds):
+        for load in args.loads:
+            for name in ["cellsim", *peers]:
+                v = cellsim(load) if name == "cellsim" else peer(name, load)
+                if v is not None:
+                    results.setdefault((name, load), []).append(v)
+                print(f"round {r + 1} load {load} {name}: {v}", file=sys.stderr)
+    print(f"{'simulator':>10} {'load':>5} {'median cycles/s':>16} {'min':>12} {'max':>12}  cellsim / this")
+    for load in args.loads:
+        ours = statistics.median(results.get(("cellsim", load), [float("nan")]))
+        for name in ["cellsim", *peers]:
+            v = results.get((name, load), [])
+            if not v:
+                continue
+            med = statistics.median(v)
+            print(
+                f"{name:>10} {load:>5} {med:>16,.0f} {min(v):>12,.0f} {max(v):>12,.0f}  {ours / med:>8.1f}x"
+            )
+
+
+if __name__ == "__main__":
+    main()
