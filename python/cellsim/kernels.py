@@ -27,7 +27,27 @@ from .spu import (
     spu_write_decrementer,
 )
 
-__all__ = ["dma_bench", "load_dma_bench", "load_stream", "stream"]
+__all__ = ["Kernel", "dma_bench", "load_dma_bench", "load_stream", "stream"]
+
+
+class Kernel:
+    """A native (Rust) SPE program with its parameters, for
+    ``spe_program_load(ctx, Kernel("dma_bench", put=0, ea=..., ...))`` or
+    ``Machine.start_spe``. The names are in ``cellsim._engine.KERNELS``."""
+
+    def __init__(self, name: str, **params: float) -> None:
+        from . import _engine
+
+        if name not in _engine.KERNELS:
+            from .exceptions import UsageError
+
+            raise UsageError(f"unknown kernel {name!r}: known kernels are {', '.join(_engine.KERNELS)}")
+        self.name = name
+        self.params = params
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v}" for k, v in self.params.items())
+        return f"Kernel({self.name!r}, {args})"
 
 
 def dma_bench(

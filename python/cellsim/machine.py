@@ -108,43 +108,63 @@ class RunResult:
     ns: float
     programs: list[ProgramResult]
     stats: dict[str, Any] = field(repr=False)
+    value: Any = None
+    """What the PPE ``main`` returned, if :meth:`Machine.run` was given one."""
 
 
 class Program(greenlet):
-    """One Python program on one SPE (internal: the SPU calls use it)."""
+    """One Python program on an SPE or a PPE thread (internal: the SPU and PPE calls use it)."""
 
-    def __init__(self, machine: Machine, tid: int, spe: int, fn: Callable[..., Any], args: tuple[Any, ...]):
+    def __init__(
+        self,
+        machine: Machine,
+        tid: int,
+        spe: int | None,
+        fn: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any] | None = None,
+    ):
         super().__init__(run=self._main)
+        if machine._driver is not None:
+            self.parent = machine._driver
         self.machine = machine
         self.tid = tid
         self.spe = spe
         self.fn = fn
         self.args = args
+        self.kwargs = kwargs or {}
         self.engine = machine._engine
-        info = machine.info
-        self.ls_top = info["ls_bytes"]
-        self.ls_next = info["ls_reserved_bytes"]
-        self.ls = machine.local_store(spe)
+        if spe is not None:
+            info = machine.info
+            self.ls_top = info["ls_bytes"]
+            self.ls_next = info["ls_reserved_bytes"]
+            self.ls = machine.local_store(spe)
+
+    @property
+    def who(self) -> str:
+        return f"the SPE program on SPE {self.spe}" if self.spe is not None else f"PPE thread {self.tid}"
 
     def _main(self, _reply: int) -> tuple[Any, ...]:
         try:
-            code = self.fn(*self.args)
+            value = self.fn(*self.args, **self.kwargs)
         except GreenletExit:
             raise
         except BaseException as exc:  # the driver re-raises it with the traceback
             return ("raise", self.tid, exc)
-        if code is None:
+        if self.spe is None:
+            # A PPE thread returns any Python value; the engine carries 0.
+            self.machine._results[self.tid] = value
             code = 0
-        if not isinstance(code, (int, np.integer)) or not 0 <= int(code) < 2**32:
-            exc = UsageError(
-                f"the SPE program on SPE {self.spe} returned {code!r}; return an int 0..2**32-1 or None"
-            )
-            return ("raise", self.tid, exc)
+        else:
+            code = 0 if value is None else value
+            if not isinstance(code, (int, np.integer)) or not 0 <= int(code) < 2**32:
+                exc = UsageError(f"{self.who} returned {value!r}; return an int 0..2**32-1 or None")
+                return ("raise", self.tid, exc)
         nxt, reply = self.engine.exit(self.tid, int(code))
         return ("next", nxt, reply)
 
     def call(self, method: Callable[..., tuple[int, int]], *args: Any) -> int:
-        """Submits one SPU call and blocks (in simulated time) until it is done."""
+        """Submits one call and blocks (in simulated time) until it is done."""
         nxt, reply = method(self.tid, *args)
         if nxt == self.tid:
             return reply
@@ -191,8 +211,10 @@ class Machine:
         if time_limit_ns is not None:
             self._engine.set_time_limit(round(time_limit_ns * self.core_hz / 1e9))
         self._programs: dict[int, Program] = {}
+        self._results: dict[int, Any] = {}
         self._driver: greenlet | None = None
         self._ls_views: dict[int, np.ndarray] = {}
+        self._next_context = 0
         self._ran = False
 
     # -- the chip -------------------------------------------------------------------
@@ -253,16 +275,41 @@ class Machine:
         ``main``. Its return value (an int, or None for 0) is the exit value."""
         if not callable(program):
             raise UsageError(f"program must be a function, not {type(program).__name__}")
-        tid = self._engine.spawn_external(int(spe))
-        self._programs[tid] = Program(self, tid, int(spe), program, (int(spe), argp, envp))
+        self.start_spe(int(spe), program, argp=argp, envp=envp, delay=0)
+
+    def start_spe(self, spe: int, program: Any, *, argp: int = 0, envp: int = 0, delay: int = 0) -> int:
+        """Starts ``program`` (a Python function or a :class:`cellsim.kernels.Kernel`)
+        on logical SPE ``spe``, ``delay`` cycles from now; returns its thread id."""
+        from .kernels import Kernel
+
+        if isinstance(program, Kernel):
+            params = [(k, float(v)) for k, v in program.params.items()]
+            return int(self._engine.spawn_kernel_after(spe, program.name, params, int(delay)))
+        if not callable(program):
+            raise UsageError(f"program must be a function or a Kernel, not {type(program).__name__}")
+        tid = int(self._engine.spawn_external_after(spe, int(delay)))
+        self._programs[tid] = Program(self, tid, spe, program, (spe, int(argp), int(envp)))
+        return tid
+
+    def start_ppe_thread(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> int:
+        """Starts a PPE thread running ``fn(*args, **kwargs)``; returns its thread id."""
+        if not callable(fn):
+            raise UsageError(f"a PPE thread runs a function, not {type(fn).__name__}")
+        tid = int(self._engine.spawn_ppe())
+        self._programs[tid] = Program(self, tid, None, fn, args, kwargs)
+        return tid
 
     def load_kernel(self, spe: int, name: str, **params: float) -> int:
         """Loads native (Rust) kernel ``name`` on logical SPE ``spe``; see
         :mod:`cellsim.kernels`. Returns its thread id."""
         return int(self._engine.spawn_kernel(int(spe), name, [(k, float(v)) for k, v in params.items()]))
 
-    def run(self) -> RunResult:
+    def run(self, main: Callable[..., Any] | None = None, *args: Any, **kwargs: Any) -> RunResult:
         """Runs every loaded program to the end and returns how they ended.
+
+        With ``main``, a PPE program ``main(*args, **kwargs)`` runs too (it may
+        start SPE programs with :mod:`cellsim.ppe`); its return value is
+        ``RunResult.value``.
 
         Raises the first exception a program raised (its traceback shows the
         program's line), ``DeadlockError`` if every program blocks, or
@@ -271,6 +318,7 @@ class Machine:
         if self._ran:
             raise UsageError("this machine has already run; create a new Machine for a new run")
         self._ran = True
+        main_tid = self.start_ppe_thread(main, *args, **kwargs) if main is not None else None
         self._driver = greenlet.getcurrent()
         for p in self._programs.values():
             p.parent = self._driver
@@ -285,12 +333,15 @@ class Machine:
                 out = self._programs[nxt].switch(reply)
                 if out[0] == "raise":
                     _, tid, exc = out
-                    _note(exc, f"raised by the SPE program on SPE {self._programs[tid].spe}")
+                    _note(exc, f"raised by {self._programs[tid].who}")
                     raise exc
                 _, nxt, reply = out
         finally:
             self._stop_programs()
-        return self._result()
+        result = self._result()
+        if main_tid is not None:
+            object.__setattr__(result, "value", self._results.get(main_tid))
+        return result
 
     def _stop_programs(self) -> None:
         for p in self._programs.values():

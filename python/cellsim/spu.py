@@ -11,7 +11,19 @@ SDK call                           opcode    simulated cost
 ``mfc_putb`` / ``mfc_putf``        0x21/22   same; barrier / fence on the tag group
 ``mfc_get(ls, ea, size, tag)``     0x40      issue (10 cycles) unless the queue is full
 ``mfc_getb`` / ``mfc_getf``        0x41/42   same; barrier / fence on the tag group
+``mfc_getl/putl(ls, ea, list, n)``  0x44/0x24 a DMA list of ``n`` bytes of 8-byte elements
 ``mfc_barrier(tag)``               0xC0      orders all earlier commands before later ones
+``mfc_sync`` / ``mfc_eieio``         0xCC/C8   like ``mfc_barrier`` here
+``mfc_getllar/putllc/putlluc``     0xD0/B4/B0 the atomic unit: one 128-byte lock line
+``mfc_read_atomic_status()``       ch 27     blocks until the atomic command is done
+``mfc_sndsig(ls, ea, tag)``        0xA0      4-byte write to a signal-notification register
+``spu_read_in_mbox()``             ch 29     blocks while the inbound mailbox is empty
+``spu_write_out_mbox(v)``          ch 28     blocks while the outbound mailbox is full
+``spu_write_out_intr_mbox(v)``     ch 30     blocks while the outbound-interrupt mailbox is full
+``spu_stat_*``                     rchcnt    channel counts, never block
+``spu_read_signal1/2()``           ch 3/4    blocks until a signal arrives; reading clears it
+``mfc_read_list_stall_status()``   ch 25     blocks until a list stalls (stall-and-notify)
+``mfc_write_list_stall_ack(tag)``  ch 26     the stalled list goes on
 ``mfc_write_tag_mask(mask)``       ch 22     one channel write
 ``mfc_read_tag_status_all()``      ch 23/24  blocks until every group in the mask is done
 ``mfc_read_tag_status_any()``      ch 23/24  blocks until some group in the mask is done
@@ -38,26 +50,55 @@ from .exceptions import MfcError, NotInProgramError
 from .machine import LsBuffer, Program
 
 __all__ = [
+    "MFC_GETLLAR_STATUS",
     "MFC_GET_CMD",
+    "MFC_PUTLLC_STATUS",
+    "MFC_PUTLLUC_STATUS",
     "MFC_PUT_CMD",
     "compute",
     "ls_alloc",
     "ls_array",
     "mfc_barrier",
+    "mfc_eieio",
     "mfc_get",
     "mfc_getb",
     "mfc_getf",
+    "mfc_getl",
+    "mfc_getlb",
+    "mfc_getlf",
+    "mfc_getllar",
+    "mfc_list",
     "mfc_put",
     "mfc_putb",
     "mfc_putf",
+    "mfc_putl",
+    "mfc_putlb",
+    "mfc_putlf",
+    "mfc_putllc",
+    "mfc_putlluc",
+    "mfc_read_atomic_status",
+    "mfc_read_list_stall_status",
     "mfc_read_tag_status_all",
     "mfc_read_tag_status_any",
     "mfc_read_tag_status_immediate",
+    "mfc_sndsig",
+    "mfc_sync",
+    "mfc_write_list_stall_ack",
     "mfc_write_tag_mask",
     "spe_id",
     "spu_ls",
     "spu_read_decrementer",
+    "spu_read_in_mbox",
+    "spu_read_signal1",
+    "spu_read_signal2",
+    "spu_stat_in_mbox",
+    "spu_stat_out_intr_mbox",
+    "spu_stat_out_mbox",
+    "spu_stat_signal1",
+    "spu_stat_signal2",
     "spu_write_decrementer",
+    "spu_write_out_intr_mbox",
+    "spu_write_out_mbox",
 ]
 
 MFC_PUT_CMD = 0x20
@@ -66,7 +107,35 @@ MFC_PUTF_CMD = 0x22
 MFC_GET_CMD = 0x40
 MFC_GETB_CMD = 0x41
 MFC_GETF_CMD = 0x42
+MFC_PUTL_CMD = 0x24
+MFC_PUTLB_CMD = 0x25
+MFC_PUTLF_CMD = 0x26
+MFC_GETL_CMD = 0x44
+MFC_GETLB_CMD = 0x45
+MFC_GETLF_CMD = 0x46
+MFC_SNDSIG_CMD = 0xA0
+MFC_SNDSIGB_CMD = 0xA1
+MFC_SNDSIGF_CMD = 0xA2
+MFC_PUTLLUC_CMD = 0xB0
+MFC_PUTLLC_CMD = 0xB4
 MFC_BARRIER_CMD = 0xC0
+MFC_EIEIO_CMD = 0xC8
+MFC_SYNC_CMD = 0xCC
+MFC_GETLLAR_CMD = 0xD0
+
+MFC_PUTLLC_STATUS = 1
+"""Atomic status bit: the putllc failed because the reservation was lost."""
+MFC_PUTLLUC_STATUS = 2
+MFC_GETLLAR_STATUS = 4
+
+SPU_RD_SIG_NOTIFY_1 = 3
+SPU_RD_SIG_NOTIFY_2 = 4
+MFC_RD_LIST_STALL_STAT = 25
+MFC_WR_LIST_STALL_ACK = 26
+MFC_RD_ATOMIC_STAT = 27
+SPU_WR_OUT_MBOX = 28
+SPU_RD_IN_MBOX = 29
+SPU_WR_OUT_INTR_MBOX = 30
 
 MFC_TAG_UPDATE_IMMEDIATE = 0
 MFC_TAG_UPDATE_ANY = 1
@@ -75,7 +144,7 @@ MFC_TAG_UPDATE_ALL = 2
 
 def _program(call: str) -> Program:
     g = getcurrent()
-    if not isinstance(g, Program):
+    if not isinstance(g, Program) or g.spe is None:
         raise NotInProgramError(
             f"{call} must be called from an SPE program run by Machine.run() "
             "(load it with Machine.load(spe, program))"
@@ -121,6 +190,168 @@ def mfc_putf(ls: int, ea: int, size: int, tag: int, tid: int = 0, rid: int = 0) 
 def mfc_barrier(tag: int) -> None:
     """Every command issued before it completes before any issued after it starts."""
     _dma("mfc_barrier", MFC_BARRIER_CMD, 0, 0, 0, tag)
+
+
+def _list_dma(call: str, opcode: int, ls: int, ea: int, lst: int, size: int, tag: int) -> None:
+    p = _program(call)
+    p.call(p.engine.mfc, opcode, int(ls), int(ea), int(size), int(tag), int(lst))
+
+
+def mfc_getl(ls: int, ea: int, lst: int, size: int, tag: int, tid: int = 0, rid: int = 0) -> None:
+    """A DMA list into the local store from ``ls`` on: ``lst`` is the local-store
+    address of the list (8-byte elements, see :func:`mfc_list`), ``size`` its
+    size in bytes; the high word of ``ea`` is used with each element's low word."""
+    _list_dma("mfc_getl", MFC_GETL_CMD, ls, ea, lst, size, tag)
+
+
+def mfc_getlb(ls: int, ea: int, lst: int, size: int, tag: int, tid: int = 0, rid: int = 0) -> None:
+    """``mfc_getl`` with a barrier."""
+    _list_dma("mfc_getlb", MFC_GETLB_CMD, ls, ea, lst, size, tag)
+
+
+def mfc_getlf(ls: int, ea: int, lst: int, size: int, tag: int, tid: int = 0, rid: int = 0) -> None:
+    """``mfc_getl`` with a fence."""
+    _list_dma("mfc_getlf", MFC_GETLF_CMD, ls, ea, lst, size, tag)
+
+
+def mfc_putl(ls: int, ea: int, lst: int, size: int, tag: int, tid: int = 0, rid: int = 0) -> None:
+    """A DMA list out of the local store (see :func:`mfc_getl`)."""
+    _list_dma("mfc_putl", MFC_PUTL_CMD, ls, ea, lst, size, tag)
+
+
+def mfc_putlb(ls: int, ea: int, lst: int, size: int, tag: int, tid: int = 0, rid: int = 0) -> None:
+    """``mfc_putl`` with a barrier."""
+    _list_dma("mfc_putlb", MFC_PUTLB_CMD, ls, ea, lst, size, tag)
+
+
+def mfc_putlf(ls: int, ea: int, lst: int, size: int, tag: int, tid: int = 0, rid: int = 0) -> None:
+    """``mfc_putl`` with a fence."""
+    _list_dma("mfc_putlf", MFC_PUTLF_CMD, ls, ea, lst, size, tag)
+
+
+def mfc_list(lst: int, elements: list[tuple[int, int] | tuple[int, int, bool]]) -> int:
+    """Writes a DMA list at local-store address ``lst``: each element is
+    ``(size, ea_low)`` or ``(size, ea_low, stall_and_notify)``. Returns the
+    list's size in bytes, for ``mfc_getl``/``mfc_putl``."""
+    p = _program("mfc_list")
+    words = np.zeros(len(elements), dtype=">u8")
+    for i, e in enumerate(elements):
+        size, eal = int(e[0]), int(e[1]) & 0xFFFFFFFF
+        stall = bool(e[2]) if len(e) > 2 else False  # type: ignore[misc]
+        words[i] = (int(stall) << 63) | ((size & 0x7FFF) << 32) | eal
+    n = 8 * len(elements)
+    p.ls[int(lst) : int(lst) + n] = words.view(np.uint8)
+    return n
+
+
+def mfc_sync(tag: int) -> None:
+    """Every earlier command completes before any later one starts (``mfcsync``)."""
+    _dma("mfc_sync", MFC_SYNC_CMD, 0, 0, 0, tag)
+
+
+def mfc_eieio(tag: int) -> None:
+    """Orders earlier storage accesses before later ones (``mfceieio``)."""
+    _dma("mfc_eieio", MFC_EIEIO_CMD, 0, 0, 0, tag)
+
+
+def mfc_getllar(ls: int, ea: int, tid: int = 0, rid: int = 0) -> None:
+    """Gets the 128-byte lock line at ``ea`` into ``ls`` and reserves it."""
+    _dma("mfc_getllar", MFC_GETLLAR_CMD, ls, ea, 128, 0)
+
+
+def mfc_putllc(ls: int, ea: int, tid: int = 0, rid: int = 0) -> None:
+    """Puts the lock line back if the reservation still holds (see ``mfc_read_atomic_status``)."""
+    _dma("mfc_putllc", MFC_PUTLLC_CMD, ls, ea, 128, 0)
+
+
+def mfc_putlluc(ls: int, ea: int, tid: int = 0, rid: int = 0) -> None:
+    """Puts the lock line unconditionally."""
+    _dma("mfc_putlluc", MFC_PUTLLUC_CMD, ls, ea, 128, 0)
+
+
+def mfc_read_atomic_status() -> int:
+    """Waits for the atomic command; returns ``MFC_GETLLAR_STATUS``,
+    ``MFC_PUTLLUC_STATUS``, or for a putllc ``MFC_PUTLLC_STATUS`` if it failed (0 if it succeeded)."""
+    p = _program("mfc_read_atomic_status")
+    return p.call(p.engine.read_channel, MFC_RD_ATOMIC_STAT)
+
+
+def mfc_sndsig(ls: int, ea: int, tag: int, tid: int = 0, rid: int = 0) -> None:
+    """Writes the 4-byte word at ``ls`` to the signal-notification register at ``ea``
+    (another SPE's problem-state area: ``spe_ps_area + SIG_NOTIFY_1``)."""
+    _dma("mfc_sndsig", MFC_SNDSIG_CMD, ls, ea, 4, tag)
+
+
+def spu_read_in_mbox() -> int:
+    """Waits for a message in the inbound mailbox and returns it."""
+    p = _program("spu_read_in_mbox")
+    return p.call(p.engine.read_channel, SPU_RD_IN_MBOX)
+
+
+def spu_write_out_mbox(value: int) -> None:
+    """Writes the outbound mailbox; waits while it is full."""
+    p = _program("spu_write_out_mbox")
+    p.call(p.engine.write_channel, SPU_WR_OUT_MBOX, int(value) & 0xFFFFFFFF)
+
+
+def spu_write_out_intr_mbox(value: int) -> None:
+    """Writes the outbound-interrupt mailbox; waits while it is full."""
+    p = _program("spu_write_out_intr_mbox")
+    p.call(p.engine.write_channel, SPU_WR_OUT_INTR_MBOX, int(value) & 0xFFFFFFFF)
+
+
+def spu_stat_in_mbox() -> int:
+    """Messages waiting in the inbound mailbox."""
+    p = _program("spu_stat_in_mbox")
+    return p.call(p.engine.channel_count, SPU_RD_IN_MBOX)
+
+
+def spu_stat_out_mbox() -> int:
+    """Free entries in the outbound mailbox (0 or 1)."""
+    p = _program("spu_stat_out_mbox")
+    return p.call(p.engine.channel_count, SPU_WR_OUT_MBOX)
+
+
+def spu_stat_out_intr_mbox() -> int:
+    """Free entries in the outbound-interrupt mailbox (0 or 1)."""
+    p = _program("spu_stat_out_intr_mbox")
+    return p.call(p.engine.channel_count, SPU_WR_OUT_INTR_MBOX)
+
+
+def spu_read_signal1() -> int:
+    """Waits for signal-notification register 1, returns it and clears it."""
+    p = _program("spu_read_signal1")
+    return p.call(p.engine.read_channel, SPU_RD_SIG_NOTIFY_1)
+
+
+def spu_read_signal2() -> int:
+    """Waits for signal-notification register 2, returns it and clears it."""
+    p = _program("spu_read_signal2")
+    return p.call(p.engine.read_channel, SPU_RD_SIG_NOTIFY_2)
+
+
+def spu_stat_signal1() -> int:
+    """1 if signal register 1 holds a signal."""
+    p = _program("spu_stat_signal1")
+    return p.call(p.engine.channel_count, SPU_RD_SIG_NOTIFY_1)
+
+
+def spu_stat_signal2() -> int:
+    """1 if signal register 2 holds a signal."""
+    p = _program("spu_stat_signal2")
+    return p.call(p.engine.channel_count, SPU_RD_SIG_NOTIFY_2)
+
+
+def mfc_read_list_stall_status() -> int:
+    """Waits until a DMA list stalls on a stall-and-notify element; returns the tag groups."""
+    p = _program("mfc_read_list_stall_status")
+    return p.call(p.engine.read_channel, MFC_RD_LIST_STALL_STAT)
+
+
+def mfc_write_list_stall_ack(tag: int) -> None:
+    """Lets the stalled list of ``tag`` go on."""
+    p = _program("mfc_write_list_stall_ack")
+    p.call(p.engine.write_channel, MFC_WR_LIST_STALL_ACK, int(tag))
 
 
 def mfc_write_tag_mask(mask: int) -> None:

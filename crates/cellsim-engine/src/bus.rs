@@ -29,6 +29,13 @@ pub enum Owner {
         spe: u8,
         /// Slot in that SPE's command queue.
         slot: u8,
+        /// The slot is in the proxy queue (a command the PPE issued).
+        proxy: bool,
+    },
+    /// A PPE load or store through the memory map (non-cacheable).
+    Ppe {
+        /// The PPE thread; a load's value is its reply.
+        thread: u32,
     },
     /// Synthetic traffic (speed benchmark); no data is moved.
     Synthetic,
@@ -45,6 +52,13 @@ pub enum Space {
         spe: u8,
         /// Byte offset.
         offset: u32,
+    },
+    /// A problem-state register of a physical SPE (mailbox, signal).
+    Ps {
+        /// Physical SPE number.
+        spe: u8,
+        /// Register offset in the problem-state area.
+        reg: u32,
     },
     /// No data (synthetic traffic).
     None,
@@ -72,6 +86,10 @@ pub struct BusOp {
     /// When its command phase ends (the combined response); the data may not
     /// move before.
     pub respond_at: Cycle,
+    /// The atomic command this request carries, if any.
+    pub atomic: Option<crate::mfc::command::Atomic>,
+    /// A putllc whose reservation was lost: no data moves.
+    pub failed: bool,
 }
 
 impl BusOp {

@@ -62,6 +62,21 @@ pub struct MfcParams {
     pub unroll_bus_cycles: u64,
     /// SPU cycles between the starts of two commands (the DMAC's per-command set-up).
     pub command_cycles: u64,
+    /// Latency of a problem-state register (mailbox, signal, MFC command
+    /// registers) reached through the memory map, ns.
+    pub mmio_access_ns: f64,
+}
+
+/// PPE parameters (the cache model of issue 7 will replace the flat costs).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PpeParams {
+    /// A cacheable load or store, core cycles.
+    pub access_cycles: u64,
+    /// lwarx / stwcx., core cycles.
+    pub atomic_cycles: u64,
+    /// spe_context_run: from the call to the SPE program's first instruction, ns.
+    pub context_run_ns: f64,
 }
 
 /// Bus interface unit parameters (per element).
@@ -144,6 +159,8 @@ pub struct MachineConfig {
     pub eib: EibParams,
     /// MIC section.
     pub mic: MicParams,
+    /// PPE section.
+    pub ppe: PpeParams,
 }
 
 /// Derived timing in SPU cycles, computed once from a [`MachineConfig`].
@@ -171,6 +188,14 @@ pub struct Timing {
     pub unroll: Cycle,
     /// Between two command starts, cycles.
     pub command: Cycle,
+    /// Problem-state register access, cycles.
+    pub mmio_access: Cycle,
+    /// PPE cacheable access, cycles.
+    pub ppe_access: Cycle,
+    /// PPE lwarx/stwcx, cycles.
+    pub ppe_atomic: Cycle,
+    /// spe_context_run start-up, cycles.
+    pub context_run: Cycle,
     /// Command phase, cycles.
     pub command_phase: Cycle,
     /// Per segment, cycles.
@@ -452,6 +477,10 @@ impl MachineConfig {
             completion: self.mfc.completion_cycles,
             unroll: bus(self.mfc.unroll_bus_cycles),
             command: self.mfc.command_cycles,
+            mmio_access: clock.ns_to_cycles(self.mfc.mmio_access_ns),
+            ppe_access: self.ppe.access_cycles,
+            ppe_atomic: self.ppe.atomic_cycles,
+            context_run: clock.ns_to_cycles(self.ppe.context_run_ns),
             command_phase: bus(self.eib.command_phase_bus_cycles),
             hop: bus(self.eib.hop_bus_cycles),
             beat: bus(1),

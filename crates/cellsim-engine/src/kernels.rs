@@ -101,6 +101,17 @@ pub fn spawn(
     name: &str,
     params: &[(String, f64)],
 ) -> Result<ThreadId, SimError> {
+    spawn_after(m, spe, name, params, 0)
+}
+
+/// Like [`spawn`], the kernel starting `delay` cycles from now.
+pub fn spawn_after(
+    m: &mut Machine,
+    spe: u32,
+    name: &str,
+    params: &[(String, f64)],
+    delay: crate::time::Cycle,
+) -> Result<ThreadId, SimError> {
     let get = |k: &str| -> Result<f64, SimError> {
         params
             .iter()
@@ -121,7 +132,7 @@ pub fn spawn(
                 batch: get("batch")? as u32,
                 count: get("count")? as u32,
             };
-            m.spawn_native(spe, 0, 0, move |spu| dma_bench(spu, p))
+            m.spawn_native_after(spe, 0, 0, delay, move |spu| dma_bench(spu, p))
         }
         "stream" => {
             let p = Stream {
@@ -130,7 +141,7 @@ pub fn spawn(
                 size: get("size")? as u32,
                 pairs: get("pairs")? as u32,
             };
-            m.spawn_native(spe, 0, 0, move |spu| stream(spu, p))
+            m.spawn_native_after(spe, 0, 0, delay, move |spu| stream(spu, p))
         }
         _ => Err(SimError::Usage(format!(
             "unknown kernel '{name}': known kernels are {}",

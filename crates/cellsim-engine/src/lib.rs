@@ -18,6 +18,7 @@
 //! - [`mfc`]: commands, the command queue with barrier/fence rules, tag groups;
 //! - [`eib`]: rings, data arbiter, command bus;
 //! - [`mic`]: the memory controller and DRAM;
+//! - [`mailbox`], [`signal`], [`atomic`]: mailboxes, signal notification, lock-line reservations;
 //! - [`topology`], [`memory_map`], [`storage`]: where things are and the real bytes;
 //! - [`config`]: machine files; [`calendar`], [`time`], [`rng`]: the engine's clockwork;
 //! - [`kernels`]: native benchmark programs used by the experiments;
@@ -46,6 +47,7 @@
 
 #![warn(missing_docs)]
 
+pub mod atomic;
 pub mod bus;
 pub mod calendar;
 pub mod config;
@@ -53,11 +55,13 @@ pub mod eib;
 pub mod error;
 pub mod kernels;
 pub mod machine;
+pub mod mailbox;
 pub mod memory_map;
 pub mod mfc;
 pub mod mic;
 pub mod program;
 pub mod rng;
+pub mod signal;
 pub mod storage;
 pub mod time;
 pub mod topology;

@@ -11,11 +11,13 @@
 //! speed benchmark).
 
 mod dma;
+mod ppe;
 mod threads;
 mod traffic;
 
-pub use threads::{ThreadId, ThreadInfo, ThreadState};
+pub use threads::{SpeSlot, ThreadId, ThreadInfo, ThreadState};
 
+use crate::atomic::Reservations;
 use crate::bus::{BusOp, OpId, Slab};
 use crate::calendar::Calendar;
 use crate::config::{MachineConfig, Placement, Timing};
@@ -23,11 +25,13 @@ use crate::eib::arbiter::DataArbiter;
 use crate::eib::command_bus::{Biu, CommandBus};
 use crate::eib::Eib;
 use crate::error::SimError;
+use crate::mailbox::Mailboxes;
 use crate::memory_map::MemoryMap;
 use crate::mfc::Mfc;
 use crate::mic::Mic;
-use crate::program::{Request, Spu};
+use crate::program::{Ppe, Request, Spu};
 use crate::rng::Rng;
+use crate::signal::{SignalMode, Signals};
 use crate::storage::Storage;
 use crate::time::{bus_edge, Cycle, BUS_RATIO};
 use crate::topology::{Ramp, Topology, RAMPS};
@@ -51,8 +55,8 @@ pub(crate) enum Event {
     DataReady(OpId),
     /// The requester learns its bus request is complete.
     Complete(OpId),
-    /// An MFC command retires: tag group and queue entry are freed.
-    Retire(u8, u8),
+    /// An MFC command retires: physical SPE, slot, in the proxy queue.
+    Retire(u8, u8, bool),
     /// Synthetic traffic: a ramp injects a transfer.
     Inject(u8),
 }
@@ -109,6 +113,10 @@ pub(crate) struct SpeUnit {
     pub(crate) thread: Option<ThreadId>,
     /// The DMAC stopped because the BIU queue was full.
     pub(crate) dmac_blocked: bool,
+    /// Mailboxes.
+    pub(crate) mbox: Mailboxes,
+    /// Signal-notification registers.
+    pub(crate) signals: Signals,
 }
 
 /// A simulated Cell machine.
@@ -142,6 +150,10 @@ pub struct Machine {
     time_limit: Cycle,
     pub(crate) counters: Counters,
     pub(crate) synthetic_rate: f64,
+    /// Lock-line reservations of every SPE and PPE thread.
+    pub(crate) reservations: Reservations,
+    /// A mailbox changed: PPE threads waiting on mailboxes re-check.
+    pub(crate) mbox_changed: bool,
 }
 
 impl std::fmt::Debug for Machine {
@@ -163,12 +175,14 @@ impl Machine {
         let placement = place(&cfg, &mut rng);
         let spes = (0..8u8)
             .map(|p| SpeUnit {
-                mfc: Mfc::new(cfg.mfc.queue_depth),
+                mfc: Mfc::new(cfg.mfc.queue_depth, cfg.mfc.proxy_queue_depth),
                 ls: Storage::new(timing.ls_bytes as usize),
                 ramp: topo.spe(p),
                 logical: placement.iter().position(|&x| x == p).map(|l| l as u32),
                 thread: None,
                 dmac_blocked: false,
+                mbox: Mailboxes::default(),
+                signals: Signals::default(),
             })
             .collect();
         let map = MemoryMap {
@@ -197,6 +211,8 @@ impl Machine {
             time_limit,
             counters: Counters::default(),
             synthetic_rate: 0.0,
+            reservations: Reservations::default(),
+            mbox_changed: false,
             now: 0,
             calendar: Calendar::new(),
             due: Vec::with_capacity(64),
@@ -273,6 +289,23 @@ impl Machine {
                 .map(|l| l as u32);
         }
         Ok(())
+    }
+
+    /// The physical SPEs in memory-affinity order: nearest the memory
+    /// controller first, then along the rings (Linux's affinity chain for a
+    /// QS20: 0, 2, 4, 6, 7, 5, 3, 1). Only SPEs software can use are listed.
+    pub fn affinity_chain(&self) -> Vec<u32> {
+        let mic = self.topo.mic().idx();
+        (1..RAMPS)
+            .filter_map(
+                |k| match self.topo.element(Ramp(((mic + RAMPS - k) % RAMPS) as u8)) {
+                    crate::topology::Element::Spe(n) if self.cfg.spes.contains(&(n as u32)) => {
+                        Some(n as u32)
+                    }
+                    _ => None,
+                },
+            )
+            .collect()
     }
 
     /// Main memory.
@@ -369,6 +402,22 @@ impl Machine {
         F: FnOnce(Spu) -> Fut,
         Fut: Future<Output = u32> + 'static,
     {
+        self.spawn_native_after(spe, argp, envp, 0, program)
+    }
+
+    /// Like [`Machine::spawn_native`], the program starting `delay` cycles from now.
+    pub fn spawn_native_after<F, Fut>(
+        &mut self,
+        spe: u32,
+        argp: u64,
+        envp: u64,
+        delay: Cycle,
+        program: F,
+    ) -> Result<ThreadId, SimError>
+    where
+        F: FnOnce(Spu) -> Fut,
+        Fut: Future<Output = u32> + 'static,
+    {
         let p = self.claim_spe(spe)?;
         let (spu, port) = Spu::new(
             spe,
@@ -378,15 +427,70 @@ impl Machine {
             self.cfg.spu.ls_reserved_bytes,
         );
         let fut = Box::pin(program(spu));
-        Ok(self.add_thread(Thread::native(spe, p, fut, port)))
+        Ok(self.add_thread(
+            Thread::native(
+                Some(SpeSlot {
+                    logical: spe,
+                    physical: p,
+                }),
+                fut,
+                port,
+            ),
+            delay,
+        ))
     }
 
     /// Starts an external program (driven from outside, e.g. Python) on
     /// logical SPE `spe`: [`Machine::advance`] says when it must run, and it
     /// answers with [`Machine::submit`].
     pub fn spawn_external(&mut self, spe: u32) -> Result<ThreadId, SimError> {
+        self.spawn_external_after(spe, 0)
+    }
+
+    /// Like [`Machine::spawn_external`], the program starting `delay` cycles
+    /// from now (the time `spe_context_run` takes to start an SPE).
+    pub fn spawn_external_after(&mut self, spe: u32, delay: Cycle) -> Result<ThreadId, SimError> {
         let p = self.claim_spe(spe)?;
-        Ok(self.add_thread(Thread::external(spe, p)))
+        Ok(self.add_thread(
+            Thread::external(Some(SpeSlot {
+                logical: spe,
+                physical: p,
+            })),
+            delay,
+        ))
+    }
+
+    /// Starts an external PPE thread (a PPE program driven from outside).
+    pub fn spawn_ppe_external(&mut self) -> ThreadId {
+        self.add_thread(Thread::external(None), 0)
+    }
+
+    /// Starts a native PPE program.
+    pub fn spawn_ppe_native<F, Fut>(&mut self, program: F) -> ThreadId
+    where
+        F: FnOnce(Ppe) -> Fut,
+        Fut: Future<Output = u32> + 'static,
+    {
+        let (ppe, port) = Ppe::new(self.memory.clone());
+        let fut = Box::pin(program(ppe));
+        self.add_thread(Thread::native(None, fut, port), 0)
+    }
+
+    /// Sets signal-notification register `which` (1 or 2) of logical SPE `spe`
+    /// to OR mode (`true`) or overwrite mode.
+    pub fn set_signal_mode(&mut self, spe: u32, which: u8, or_mode: bool) -> Result<(), SimError> {
+        let p = self.physical(spe)?;
+        if !(1..=2).contains(&which) {
+            return Err(SimError::Usage(format!(
+                "signal register {which} is not 1 or 2"
+            )));
+        }
+        self.spes[p as usize].signals.mode[which as usize - 1] = if or_mode {
+            SignalMode::Or
+        } else {
+            SignalMode::Overwrite
+        };
+        Ok(())
     }
 
     fn claim_spe(&mut self, spe: u32) -> Result<u8, SimError> {
@@ -402,16 +506,24 @@ impl Machine {
         Ok(p)
     }
 
-    fn add_thread(&mut self, t: Thread) -> ThreadId {
+    fn add_thread(&mut self, t: Thread, delay: Cycle) -> ThreadId {
         let id = self.threads.len();
         let p = t.spe.map(|s| s.physical);
         let mut t = t;
-        t.reset_decrementer(self.now);
+        t.reset_decrementer(self.now + delay);
         self.threads.push(t);
         if let Some(p) = p {
-            self.spes[p as usize].thread = Some(id);
+            let unit = &mut self.spes[p as usize];
+            unit.thread = Some(id);
+            // A new program finds empty mailboxes and no signals.
+            unit.mbox = Mailboxes::default();
+            unit.signals.clear();
         }
-        self.ready.push_back(id);
+        if delay == 0 {
+            self.ready.push_back(id);
+        } else {
+            self.schedule(self.now + delay, Event::Wake(id));
+        }
         id
     }
 
@@ -542,7 +654,7 @@ impl Machine {
             Event::Snoop(op) => self.snoop(op),
             Event::DataReady(op) => self.data_ready(op),
             Event::Complete(op) => self.complete(op),
-            Event::Retire(p, slot) => self.retire(p, slot),
+            Event::Retire(p, slot, proxy) => self.retire(p, slot, proxy),
             Event::Inject(r) => self.inject(Ramp(r)),
         }
     }

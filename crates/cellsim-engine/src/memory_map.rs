@@ -28,6 +28,9 @@ pub mod ps {
     pub const SIG_NOTIFY_1: u32 = 0x1400C;
     /// SPU_Sig_Notify_2.
     pub const SIG_NOTIFY_2: u32 = 0x1C00C;
+    /// The outbound-interrupt mailbox (read by the PPE's interrupt handler;
+    /// this model reads it like SPU_Out_Mbox, at its own offset).
+    pub const SPU_OUT_INTR_MBOX: u32 = 0x4008;
 }
 
 /// What an effective address names.

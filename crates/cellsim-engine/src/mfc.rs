@@ -1,6 +1,7 @@
 //! The Memory Flow Controller of one SPE.
 //!
 //! - [`command`]: opcodes and the size/alignment rules.
+//! - [`list`]: DMA-list elements.
 //! - [`queue`]: the 16-entry SPU command queue and barrier/fence ordering.
 //! - [`tags`]: the 32 tag groups.
 //!
@@ -9,6 +10,7 @@
 //! which direction it served last).
 
 pub mod command;
+pub mod list;
 pub mod queue;
 pub mod tags;
 
@@ -23,6 +25,16 @@ pub struct Mfc {
     pub queue: CommandQueue,
     /// Tag groups.
     pub tags: TagGroups,
+    /// Proxy command queue (commands the PPE issues through the memory map).
+    pub proxy: CommandQueue,
+    /// Proxy tag groups.
+    pub proxy_tags: TagGroups,
+    /// Atomic commands issued and not retired.
+    pub atomic_pending: u32,
+    /// Atomic status bits waiting to be read (`MFC_RdAtomicStat`).
+    pub atomic_status: Option<u32>,
+    /// Tag groups whose DMA list is stalled (`MFC_RdListStallStat`), not yet read.
+    pub list_stall: u32,
     /// The DMAC may unroll its next bus request at this cycle.
     pub dmac_free: Cycle,
     /// A DMAC wake-up is already on the calendar for this cycle.
@@ -35,10 +47,15 @@ pub struct Mfc {
 
 impl Mfc {
     /// An idle MFC with a queue of `depth` entries.
-    pub fn new(depth: u32) -> Mfc {
+    pub fn new(depth: u32, proxy_depth: u32) -> Mfc {
         Mfc {
             queue: CommandQueue::new(depth),
             tags: TagGroups::default(),
+            proxy: CommandQueue::new(proxy_depth),
+            proxy_tags: TagGroups::default(),
+            atomic_pending: 0,
+            atomic_status: None,
+            list_stall: 0,
             dmac_free: 0,
             dmac_wake: None,
             last_was_get: false,

@@ -38,10 +38,57 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
+/// An SPU channel a program reads or writes (architecture notes, "SPU channels").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Channel {
+    /// SPU_RdInMbox (29): blocks while the inbound mailbox is empty.
+    InMbox,
+    /// SPU_WrOutMbox (28): blocks while the outbound mailbox is full.
+    OutMbox,
+    /// SPU_WrOutIntrMbox (30): blocks while the outbound-interrupt mailbox is full.
+    OutIntrMbox,
+    /// SPU_RdSigNotify1 (3): blocks until a signal arrives; reading clears it.
+    Signal1,
+    /// SPU_RdSigNotify2 (4).
+    Signal2,
+    /// MFC_RdAtomicStat (27): blocks until the atomic command completes.
+    AtomicStatus,
+    /// MFC_RdListStallStat (25): blocks until a list stalls; returns the tag groups.
+    ListStallStatus,
+    /// MFC_WrListStallAck (26): resumes the stalled list of a tag group.
+    ListStallAck,
+}
+
+impl Channel {
+    /// The SDK call that uses this channel.
+    pub fn sdk_name(self) -> &'static str {
+        match self {
+            Channel::InMbox => "spu_read_in_mbox",
+            Channel::OutMbox => "spu_write_out_mbox",
+            Channel::OutIntrMbox => "spu_write_out_intr_mbox",
+            Channel::Signal1 => "spu_read_signal1",
+            Channel::Signal2 => "spu_read_signal2",
+            Channel::AtomicStatus => "mfc_read_atomic_status",
+            Channel::ListStallStatus => "mfc_read_list_stall_status",
+            Channel::ListStallAck => "mfc_write_list_stall_ack",
+        }
+    }
+}
+
+/// Atomic status bit: the putllc failed (its reservation was lost).
+pub const MFC_PUTLLC_STATUS: u32 = 1;
+/// Atomic status bit: a putlluc completed.
+pub const MFC_PUTLLUC_STATUS: u32 = 2;
+/// Atomic status bit: a getllar completed.
+pub const MFC_GETLLAR_STATUS: u32 = 4;
+
+/// Which outbound mailbox a PPE reads.
+pub use crate::mailbox::Outbound;
+
 /// One request of a program to the chip.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Request {
-    /// Run on the SPU for this many cycles (the program's own computation).
+    /// Run for this many cycles (the program's own computation).
     Compute(Cycle),
     /// Issue an MFC command (channel writes, then the command enters the queue).
     Mfc(MfcCommand),
@@ -53,6 +100,100 @@ pub enum Request {
     ReadDecrementer,
     /// `spu_write_decrementer`.
     WriteDecrementer(u32),
+    /// A (possibly blocking) channel read.
+    ReadChannel(Channel),
+    /// A (possibly blocking) channel write.
+    WriteChannel(Channel, u32),
+    /// `spu_readchcnt`: how many reads or writes the channel allows now.
+    ChannelCount(Channel),
+    /// PPE: a load of 1, 2, 4 or 8 bytes (main memory, or a local store or
+    /// problem-state register through the memory map).
+    PpeLoad {
+        /// Effective address.
+        ea: u64,
+        /// Bytes.
+        size: u8,
+    },
+    /// PPE: a store of 1, 2, 4 or 8 bytes.
+    PpeStore {
+        /// Effective address.
+        ea: u64,
+        /// Bytes.
+        size: u8,
+        /// Value (its low `size` bytes, stored big-endian).
+        value: u64,
+    },
+    /// PPE: `lwarx`/`ldarx`, load and reserve.
+    PpeLwarx {
+        /// Effective address.
+        ea: u64,
+        /// 4 or 8 bytes.
+        size: u8,
+    },
+    /// PPE: `stwcx.`/`stdcx.`, store if the reservation holds (reply 1 on success).
+    PpeStwcx {
+        /// Effective address.
+        ea: u64,
+        /// 4 or 8 bytes.
+        size: u8,
+        /// Value.
+        value: u64,
+    },
+    /// PPE: read an SPE's outbound (or outbound-interrupt) mailbox through the
+    /// problem-state area; with `wait`, poll until there is a message (reply:
+    /// the message, or `u64::MAX` when none and not waiting).
+    PpeReadMbox {
+        /// Logical SPE.
+        spe: u32,
+        /// Which mailbox.
+        which: Outbound,
+        /// Wait for a message.
+        wait: bool,
+    },
+    /// PPE: write an SPE's inbound mailbox; with `wait`, poll until there is
+    /// room (reply 1 when written, 0 when full and not waiting).
+    PpeWriteMbox {
+        /// Logical SPE.
+        spe: u32,
+        /// The message.
+        value: u32,
+        /// Wait for room.
+        wait: bool,
+    },
+    /// PPE: read SPU_Mbox_Stat of an SPE.
+    PpeMboxStatus {
+        /// Logical SPE.
+        spe: u32,
+    },
+    /// PPE: write a signal-notification register of an SPE (`which` 1 or 2).
+    PpeSignal {
+        /// Logical SPE.
+        spe: u32,
+        /// Register, 1 or 2.
+        which: u8,
+        /// Value.
+        value: u32,
+    },
+    /// PPE: a proxy DMA into an SPE's proxy command queue (`spe_mfcio_*`);
+    /// waits while the queue is full.
+    ProxyMfc {
+        /// Logical SPE.
+        spe: u32,
+        /// The command (local-store addresses are that SPE's).
+        cmd: MfcCommand,
+    },
+    /// PPE: proxy tag-group status of an SPE (`spe_mfcio_tag_status_read`).
+    ProxyTagStatus {
+        /// Logical SPE.
+        spe: u32,
+        /// Tag groups.
+        mask: u32,
+        /// Immediate, any or all.
+        mode: TagUpdate,
+    },
+    /// Wait until another thread finishes (`pthread_join`, the end of
+    /// `spe_context_run`); the reply is its exit value.
+    Join(usize),
     /// The program ends with this exit value.
     Exit(u32),
 }
@@ -75,6 +216,39 @@ impl Request {
             }
             Request::ReadDecrementer => "spu_read_decrementer()".into(),
             Request::WriteDecrementer(v) => format!("spu_write_decrementer({v})"),
+            Request::ReadChannel(c) => format!("{}()", c.sdk_name()),
+            Request::WriteChannel(c, v) => format!("{}({v})", c.sdk_name()),
+            Request::ChannelCount(c) => format!("spu_readchcnt({})", c.sdk_name()),
+            Request::PpeLoad { ea, size } => format!("load{size}(0x{ea:x})"),
+            Request::PpeStore { ea, size, value } => format!("store{size}(0x{ea:x}, {value})"),
+            Request::PpeLwarx { ea, .. } => format!("lwarx(0x{ea:x})"),
+            Request::PpeStwcx { ea, value, .. } => format!("stwcx(0x{ea:x}, {value})"),
+            Request::PpeReadMbox {
+                spe,
+                which: Outbound::Plain,
+                ..
+            } => {
+                format!("spe_out_mbox_read(SPE {spe})")
+            }
+            Request::PpeReadMbox {
+                spe,
+                which: Outbound::Interrupt,
+                ..
+            } => {
+                format!("spe_out_intr_mbox_read(SPE {spe})")
+            }
+            Request::PpeWriteMbox { spe, value, .. } => {
+                format!("spe_in_mbox_write(SPE {spe}, {value})")
+            }
+            Request::PpeMboxStatus { spe } => format!("spe_mbox_status(SPE {spe})"),
+            Request::PpeSignal { spe, which, value } => {
+                format!("spe_signal_write(SPE {spe}, {which}, {value})")
+            }
+            Request::ProxyMfc { spe, cmd } => format!("spe_mfcio (SPE {spe}): {cmd}"),
+            Request::ProxyTagStatus { spe, mask, .. } => {
+                format!("spe_mfcio_tag_status_read(SPE {spe}, mask=0x{mask:x})")
+            }
+            Request::Join(t) => format!("join(thread {t})"),
             Request::Exit(v) => format!("exit({v})"),
         }
     }
@@ -173,6 +347,7 @@ impl Spu {
 
     fn dma(&self, op: Opcode, lsa: u32, ea: u64, size: u32, tag: u32) -> Call<'_> {
         self.call(Request::Mfc(MfcCommand {
+            list: 0,
             op,
             lsa,
             ea,
@@ -235,6 +410,204 @@ impl Spu {
         self.call(Request::WriteDecrementer(v)).await;
     }
     /// Spends `cycles` SPU cycles computing.
+    pub async fn compute(&self, cycles: Cycle) {
+        self.call(Request::Compute(cycles)).await;
+    }
+    /// `mfc_getl(ls, ea, list, list_size, tag)`: a DMA list into the local store.
+    pub async fn mfc_getl(&self, lsa: u32, ea: u64, list: u32, list_size: u32, tag: u32) {
+        let cmd = MfcCommand {
+            op: Opcode::GetL,
+            lsa,
+            ea,
+            size: list_size,
+            tag,
+            list,
+        };
+        self.call(Request::Mfc(cmd)).await;
+    }
+    /// `mfc_putl(ls, ea, list, list_size, tag)`: a DMA list out of the local store.
+    pub async fn mfc_putl(&self, lsa: u32, ea: u64, list: u32, list_size: u32, tag: u32) {
+        let cmd = MfcCommand {
+            op: Opcode::PutL,
+            lsa,
+            ea,
+            size: list_size,
+            tag,
+            list,
+        };
+        self.call(Request::Mfc(cmd)).await;
+    }
+    /// `mfc_getllar(ls, ea)`: get a lock line and reserve it.
+    pub async fn mfc_getllar(&self, lsa: u32, ea: u64) {
+        self.dma(Opcode::GetLLAR, lsa, ea, 128, 0).await;
+    }
+    /// `mfc_putllc(ls, ea)`: put the lock line if the reservation holds.
+    pub async fn mfc_putllc(&self, lsa: u32, ea: u64) {
+        self.dma(Opcode::PutLLC, lsa, ea, 128, 0).await;
+    }
+    /// `mfc_putlluc(ls, ea)`: put the lock line unconditionally.
+    pub async fn mfc_putlluc(&self, lsa: u32, ea: u64) {
+        self.dma(Opcode::PutLLUC, lsa, ea, 128, 0).await;
+    }
+    /// `mfc_read_atomic_status()`: waits for the atomic command; returns its status bits.
+    pub async fn mfc_read_atomic_status(&self) -> u32 {
+        self.call(Request::ReadChannel(Channel::AtomicStatus)).await as u32
+    }
+    /// `mfc_sndsig(ls, ea, tag)`: sends the 4-byte word at `ls` to a signal register.
+    pub async fn mfc_sndsig(&self, lsa: u32, ea: u64, tag: u32) {
+        self.dma(Opcode::SndSig, lsa, ea, 4, tag).await;
+    }
+    /// `spu_read_in_mbox()`: waits for a message in the inbound mailbox.
+    pub async fn spu_read_in_mbox(&self) -> u32 {
+        self.call(Request::ReadChannel(Channel::InMbox)).await as u32
+    }
+    /// `spu_write_out_mbox(v)`: waits while the outbound mailbox is full.
+    pub async fn spu_write_out_mbox(&self, v: u32) {
+        self.call(Request::WriteChannel(Channel::OutMbox, v)).await;
+    }
+    /// `spu_write_out_intr_mbox(v)`.
+    pub async fn spu_write_out_intr_mbox(&self, v: u32) {
+        self.call(Request::WriteChannel(Channel::OutIntrMbox, v))
+            .await;
+    }
+    /// `spu_stat_in_mbox()`: messages waiting.
+    pub async fn spu_stat_in_mbox(&self) -> u32 {
+        self.call(Request::ChannelCount(Channel::InMbox)).await as u32
+    }
+    /// `spu_read_signal1()`: waits for a signal; returns and clears it.
+    pub async fn spu_read_signal1(&self) -> u32 {
+        self.call(Request::ReadChannel(Channel::Signal1)).await as u32
+    }
+    /// `spu_read_signal2()`.
+    pub async fn spu_read_signal2(&self) -> u32 {
+        self.call(Request::ReadChannel(Channel::Signal2)).await as u32
+    }
+    /// `mfc_read_list_stall_status()`: waits for a stalled list; returns its tag groups.
+    pub async fn mfc_read_list_stall_status(&self) -> u32 {
+        self.call(Request::ReadChannel(Channel::ListStallStatus))
+            .await as u32
+    }
+    /// `mfc_write_list_stall_ack(tag)`: lets the stalled list of `tag` go on.
+    pub async fn mfc_write_list_stall_ack(&self, tag: u32) {
+        self.call(Request::WriteChannel(Channel::ListStallAck, tag))
+            .await;
+    }
+}
+
+/// The handle a native PPE program uses: loads and stores, lwarx/stwcx, the
+/// SPEs' mailboxes and signals, and joining other threads.
+#[derive(Debug, Clone)]
+pub struct Ppe {
+    port: Rc<Port>,
+}
+
+impl Ppe {
+    pub(crate) fn new(memory: Arc<Storage>) -> (Ppe, Rc<Port>) {
+        let port = Rc::new(Port {
+            request: Cell::new(None),
+            reply: Cell::new(0),
+            spe: u32::MAX,
+            argp: 0,
+            envp: 0,
+            ls: memory,
+            ls_next: Cell::new(0),
+            ls_top: 0,
+        });
+        (Ppe { port: port.clone() }, port)
+    }
+
+    fn call(&self, r: Request) -> Call<'_> {
+        Call {
+            port: &self.port,
+            request: Some(r),
+        }
+    }
+
+    /// Loads `size` (1, 2, 4, 8) big-endian bytes from `ea`.
+    pub async fn load(&self, ea: u64, size: u8) -> u64 {
+        self.call(Request::PpeLoad { ea, size }).await
+    }
+    /// Stores the low `size` bytes of `value` at `ea`.
+    pub async fn store(&self, ea: u64, size: u8, value: u64) {
+        self.call(Request::PpeStore { ea, size, value }).await;
+    }
+    /// `lwarx` (4 bytes) or `ldarx` (8).
+    pub async fn lwarx(&self, ea: u64, size: u8) -> u64 {
+        self.call(Request::PpeLwarx { ea, size }).await
+    }
+    /// `stwcx.` / `stdcx.`: true when the store happened.
+    pub async fn stwcx(&self, ea: u64, size: u8, value: u64) -> bool {
+        self.call(Request::PpeStwcx { ea, size, value }).await != 0
+    }
+    /// `spe_in_mbox_write` (blocking).
+    pub async fn spe_in_mbox_write(&self, spe: u32, value: u32) {
+        self.call(Request::PpeWriteMbox {
+            spe,
+            value,
+            wait: true,
+        })
+        .await;
+    }
+    /// `spe_out_mbox_read` (blocking until a message is there).
+    pub async fn spe_out_mbox_read(&self, spe: u32) -> u32 {
+        self.call(Request::PpeReadMbox {
+            spe,
+            which: Outbound::Plain,
+            wait: true,
+        })
+        .await as u32
+    }
+    /// `spe_out_intr_mbox_read` (blocking).
+    pub async fn spe_out_intr_mbox_read(&self, spe: u32) -> u32 {
+        self.call(Request::PpeReadMbox {
+            spe,
+            which: Outbound::Interrupt,
+            wait: true,
+        })
+        .await as u32
+    }
+    /// `spe_signal_write(spe, which, value)`.
+    pub async fn spe_signal_write(&self, spe: u32, which: u8, value: u32) {
+        self.call(Request::PpeSignal { spe, which, value }).await;
+    }
+    /// `spe_mfcio_get(spe, ls, ea, size, tag)`: a proxy DMA into an SPE's local store.
+    pub async fn proxy_get(&self, spe: u32, lsa: u32, ea: u64, size: u32, tag: u32) {
+        let cmd = MfcCommand {
+            op: Opcode::Get,
+            lsa,
+            ea,
+            size,
+            tag,
+            list: 0,
+        };
+        self.call(Request::ProxyMfc { spe, cmd }).await;
+    }
+    /// `spe_mfcio_put(spe, ls, ea, size, tag)`.
+    pub async fn proxy_put(&self, spe: u32, lsa: u32, ea: u64, size: u32, tag: u32) {
+        let cmd = MfcCommand {
+            op: Opcode::Put,
+            lsa,
+            ea,
+            size,
+            tag,
+            list: 0,
+        };
+        self.call(Request::ProxyMfc { spe, cmd }).await;
+    }
+    /// `spe_mfcio_tag_status_read(spe, mask, SPE_TAG_ALL)`.
+    pub async fn proxy_wait_all(&self, spe: u32, mask: u32) -> u32 {
+        self.call(Request::ProxyTagStatus {
+            spe,
+            mask,
+            mode: TagUpdate::All,
+        })
+        .await as u32
+    }
+    /// Waits for another thread to finish; returns its exit value.
+    pub async fn join(&self, thread: usize) -> u32 {
+        self.call(Request::Join(thread)).await as u32
+    }
+    /// Spends `cycles` core cycles computing.
     pub async fn compute(&self, cycles: Cycle) {
         self.call(Request::Compute(cycles)).await;
     }

@@ -11,7 +11,9 @@
 use crate::buffer::StorageView;
 use crate::errors::{config_to_py, to_py};
 use cellsim_engine::machine::ThreadState;
+use cellsim_engine::mailbox::Outbound;
 use cellsim_engine::memory_map::MemoryMap;
+use cellsim_engine::program::Channel;
 use cellsim_engine::{
     kernels, Machine, MachineConfig, MfcCommand, MfcErrorKind, Opcode, Request, SimError, Step,
     TagUpdate,
@@ -61,6 +63,38 @@ impl PyEngine {
     }
 }
 
+/// SPU channel numbers (CBEA) to channels.
+fn channel(number: u32) -> PyResult<Channel> {
+    Ok(match number {
+        3 => Channel::Signal1,
+        4 => Channel::Signal2,
+        25 => Channel::ListStallStatus,
+        26 => Channel::ListStallAck,
+        27 => Channel::AtomicStatus,
+        28 => Channel::OutMbox,
+        29 => Channel::InMbox,
+        30 => Channel::OutIntrMbox,
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "channel {number} is not one this model implements"
+            )))
+        }
+    })
+}
+
+fn opcode(py: Python<'_>, now: u64, code: u32) -> PyResult<Opcode> {
+    Opcode::from_code(code).ok_or_else(|| {
+        let e = cellsim_engine::MfcError {
+            kind: MfcErrorKind::Opcode,
+            spe: None,
+            cycle: now,
+            command: format!("opcode 0x{code:x}"),
+            message: format!("opcode 0x{code:x} is not an MFC command this model implements"),
+        };
+        to_py(py, SimError::Mfc(e))
+    })
+}
+
 fn tag_update(mode: u32) -> PyResult<TagUpdate> {
     match mode {
         0 => Ok(TagUpdate::Immediate),
@@ -101,6 +135,7 @@ impl PyEngine {
         d.set_item("spes", self.m.spe_count())?;
         d.set_item("ramps", c.ramps.clone())?;
         d.set_item("queue_depth", c.mfc.queue_depth)?;
+        d.set_item("context_run_cycles", t.context_run)?;
         Ok(d)
     }
 
@@ -185,8 +220,10 @@ impl PyEngine {
         }
     }
 
-    /// Issues MFC command `opcode` (e.g. 0x40 for a get).
+    /// Issues MFC command `opcode` (e.g. 0x40 for a get; `list` is the LS
+    /// address of a DMA list).
     #[allow(clippy::too_many_arguments)] // mirrors the SDK call's arguments
+    #[pyo3(signature = (tid, opcode, lsa, ea, size, tag, list=0))]
     fn mfc(
         &mut self,
         py: Python<'_>,
@@ -196,17 +233,9 @@ impl PyEngine {
         ea: u64,
         size: u32,
         tag: u32,
+        list: u32,
     ) -> PyResult<(i64, u64)> {
-        let Some(op) = Opcode::from_code(opcode) else {
-            let e = cellsim_engine::MfcError {
-                kind: MfcErrorKind::Opcode,
-                spe: None,
-                cycle: self.m.now(),
-                command: format!("opcode 0x{opcode:x}"),
-                message: format!("opcode 0x{opcode:x} is not an MFC command this model implements"),
-            };
-            return Err(to_py(py, SimError::Mfc(e)));
-        };
+        let op = self::opcode(py, self.m.now(), opcode)?;
         self.step(
             py,
             tid,
@@ -216,8 +245,204 @@ impl PyEngine {
                 ea,
                 size,
                 tag,
+                list,
             }),
         )
+    }
+
+    /// A blocking (or not) read of SPU channel `number`.
+    fn read_channel(&mut self, py: Python<'_>, tid: usize, number: u32) -> PyResult<(i64, u64)> {
+        let c = channel(number)?;
+        self.step(py, tid, Request::ReadChannel(c))
+    }
+
+    /// A blocking (or not) write of `value` to SPU channel `number`.
+    fn write_channel(
+        &mut self,
+        py: Python<'_>,
+        tid: usize,
+        number: u32,
+        value: u32,
+    ) -> PyResult<(i64, u64)> {
+        let c = channel(number)?;
+        self.step(py, tid, Request::WriteChannel(c, value))
+    }
+
+    /// The count of SPU channel `number`.
+    fn channel_count(&mut self, py: Python<'_>, tid: usize, number: u32) -> PyResult<(i64, u64)> {
+        let c = channel(number)?;
+        self.step(py, tid, Request::ChannelCount(c))
+    }
+
+    /// Starts a PPE thread driven from Python; returns its id.
+    fn spawn_ppe(&mut self) -> usize {
+        self.m.spawn_ppe_external()
+    }
+
+    /// Starts an external SPE program `delay` cycles from now (spe_context_run).
+    fn spawn_external_after(&mut self, py: Python<'_>, spe: u32, delay: u64) -> PyResult<usize> {
+        self.m
+            .spawn_external_after(spe, delay)
+            .map_err(|e| to_py(py, e))
+    }
+
+    /// Starts native kernel `name` `delay` cycles from now.
+    fn spawn_kernel_after(
+        &mut self,
+        py: Python<'_>,
+        spe: u32,
+        name: &str,
+        params: Vec<(String, f64)>,
+        delay: u64,
+    ) -> PyResult<usize> {
+        kernels::spawn_after(&mut self.m, spe, name, &params, delay).map_err(|e| to_py(py, e))
+    }
+
+    /// Waits for thread `other` to finish; the reply is its exit value.
+    fn join(&mut self, py: Python<'_>, tid: usize, other: usize) -> PyResult<(i64, u64)> {
+        self.step(py, tid, Request::Join(other))
+    }
+
+    /// PPE load of `size` bytes at `ea`.
+    fn ppe_load(&mut self, py: Python<'_>, tid: usize, ea: u64, size: u8) -> PyResult<(i64, u64)> {
+        self.step(py, tid, Request::PpeLoad { ea, size })
+    }
+
+    /// PPE store of the low `size` bytes of `value` at `ea`.
+    fn ppe_store(
+        &mut self,
+        py: Python<'_>,
+        tid: usize,
+        ea: u64,
+        size: u8,
+        value: u64,
+    ) -> PyResult<(i64, u64)> {
+        self.step(py, tid, Request::PpeStore { ea, size, value })
+    }
+
+    /// PPE lwarx/ldarx.
+    fn ppe_lwarx(&mut self, py: Python<'_>, tid: usize, ea: u64, size: u8) -> PyResult<(i64, u64)> {
+        self.step(py, tid, Request::PpeLwarx { ea, size })
+    }
+
+    /// PPE stwcx./stdcx. (reply 1 when stored).
+    fn ppe_stwcx(
+        &mut self,
+        py: Python<'_>,
+        tid: usize,
+        ea: u64,
+        size: u8,
+        value: u64,
+    ) -> PyResult<(i64, u64)> {
+        self.step(py, tid, Request::PpeStwcx { ea, size, value })
+    }
+
+    /// PPE read of an SPE's outbound (or interrupt) mailbox; `wait` blocks.
+    fn ppe_read_mbox(
+        &mut self,
+        py: Python<'_>,
+        tid: usize,
+        spe: u32,
+        intr: bool,
+        wait: bool,
+    ) -> PyResult<(i64, u64)> {
+        let which = if intr {
+            Outbound::Interrupt
+        } else {
+            Outbound::Plain
+        };
+        self.step(py, tid, Request::PpeReadMbox { spe, which, wait })
+    }
+
+    /// PPE write of an SPE's inbound mailbox; `wait` blocks while it is full.
+    fn ppe_write_mbox(
+        &mut self,
+        py: Python<'_>,
+        tid: usize,
+        spe: u32,
+        value: u32,
+        wait: bool,
+    ) -> PyResult<(i64, u64)> {
+        self.step(py, tid, Request::PpeWriteMbox { spe, value, wait })
+    }
+
+    /// PPE read of an SPE's SPU_Mbox_Stat.
+    fn ppe_mbox_status(&mut self, py: Python<'_>, tid: usize, spe: u32) -> PyResult<(i64, u64)> {
+        self.step(py, tid, Request::PpeMboxStatus { spe })
+    }
+
+    /// PPE write of an SPE's signal register `which` (1 or 2).
+    fn ppe_signal(
+        &mut self,
+        py: Python<'_>,
+        tid: usize,
+        spe: u32,
+        which: u8,
+        value: u32,
+    ) -> PyResult<(i64, u64)> {
+        self.step(py, tid, Request::PpeSignal { spe, which, value })
+    }
+
+    /// A proxy DMA (`spe_mfcio_*`) into SPE `spe`'s proxy queue.
+    #[allow(clippy::too_many_arguments)] // mirrors the SDK call's arguments
+    fn proxy_mfc(
+        &mut self,
+        py: Python<'_>,
+        tid: usize,
+        spe: u32,
+        opcode: u32,
+        lsa: u32,
+        ea: u64,
+        size: u32,
+        tag: u32,
+    ) -> PyResult<(i64, u64)> {
+        let op = self::opcode(py, self.m.now(), opcode)?;
+        self.step(
+            py,
+            tid,
+            Request::ProxyMfc {
+                spe,
+                cmd: MfcCommand {
+                    op,
+                    lsa,
+                    ea,
+                    size,
+                    tag,
+                    list: 0,
+                },
+            },
+        )
+    }
+
+    /// Proxy tag-group status of SPE `spe` (mode 0 immediate, 1 any, 2 all).
+    fn proxy_tag_status(
+        &mut self,
+        py: Python<'_>,
+        tid: usize,
+        spe: u32,
+        mask: u32,
+        mode: u32,
+    ) -> PyResult<(i64, u64)> {
+        let mode = tag_update(mode)?;
+        self.step(py, tid, Request::ProxyTagStatus { spe, mask, mode })
+    }
+
+    /// Sets signal register `which` of SPE `spe` to OR mode or overwrite mode.
+    fn set_signal_mode(
+        &mut self,
+        py: Python<'_>,
+        spe: u32,
+        which: u8,
+        or_mode: bool,
+    ) -> PyResult<()> {
+        self.m
+            .set_signal_mode(spe, which, or_mode)
+            .map_err(|e| to_py(py, e))
+    }
+
+    /// Physical SPEs in memory-affinity order (nearest the memory controller first).
+    fn affinity_chain(&self) -> Vec<u32> {
+        self.m.affinity_chain()
     }
 
     /// Spends `cycles` cycles computing.

@@ -1,32 +1,44 @@
 //! An MFC command's way through the chip.
 //!
-//! 1. **Enqueue**: after the channel writes, the command takes its queue entry;
-//!    the DMAC may start on it `to_eib` cycles later (Table 1, "DMA to EIB").
+//! 1. **Enqueue**: after the channel writes, the command takes its queue entry
+//!    (the SPU queue, or the proxy queue for the PPE's commands); the DMAC may
+//!    start on it `to_eib` cycles later (Table 1, "DMA to EIB").
 //! 2. **Unroll**: one bus request (at most 128 bytes, never crossing a 128-byte
 //!    boundary of the effective address) per bus cycle into the BIU queue,
-//!    alternating gets and puts, respecting barriers and fences.
+//!    alternating gets and puts, SPU queue before proxy queue, respecting
+//!    barriers and fences. A DMA list fetches each element from the local
+//!    store (`list_element` cycles) before unrolling it, and stops after an
+//!    element marked stall-and-notify until the program acknowledges.
 //! 3. **Command bus**: one command per bus cycle chip-wide; the command phase
-//!    (Table 1, "coherence protocol") ends with the combined response.
+//!    (Table 1, "coherence protocol") ends with the combined response. The
+//!    command bus is the coherence point: a request reads its source bytes
+//!    here, a write to main memory takes effect here, and lock-line
+//!    reservations are set, checked and lost here.
 //! 4. **Data**: the sender's data must be ready — a put's data was read from
 //!    the local store during the command phase; a get from another local store
 //!    reads it after the response; a get from memory waits for the DRAM (the
-//!    MIC started it when it snooped the command). Then the data arbiter grants
-//!    a ring.
+//!    MIC started it when it snooped the command); a problem-state register
+//!    answers after `mmio_access`. Then the data arbiter grants a ring.
 //! 5. **Completion**: a put completes when its data has reached the memory
-//!    controller or the remote local store and the acknowledgement is back; a
-//!    get when its data is in the local store. The bytes are copied then.
+//!    controller or the remote local store (or register) and the
+//!    acknowledgement is back; a get when its data is in the local store.
+//!    Bytes for local stores and registers land then.
 //! 6. **Retire**: when every bus request of a command is complete, the tag
-//!    group is updated `completion` cycles later and the queue entry frees.
+//!    group (or the atomic status) is updated `completion` cycles later and
+//!    the queue entry frees.
 
-use super::{Event, Machine, SpeUnit};
+use super::threads::ThreadState;
+use super::{Event, Machine};
+use crate::atomic::Holder;
 use crate::bus::{BusOp, OpId, OpKind, Owner, Space};
-use crate::mfc::command::Opcode;
-use crate::mfc::queue::Entry;
+use crate::mailbox::Outbound;
+use crate::memory_map::ps;
+use crate::mfc::command::Atomic;
+use crate::mfc::list::ListElement;
+use crate::mfc::queue::{Entry, ListProgress, Segment};
+use crate::program::{MFC_GETLLAR_STATUS, MFC_PUTLLC_STATUS, MFC_PUTLLUC_STATUS};
 use crate::storage::Storage;
 use crate::time::{bus_edge, Cycle};
-
-/// A byte position: a store and an offset in it.
-type Place<'a> = (&'a Storage, usize);
 
 /// Largest bus request.
 const LINE: u64 = 128;
@@ -35,24 +47,50 @@ impl Machine {
     pub(super) fn enqueue(&mut self, tid: usize) {
         let now = self.now;
         let to_eib = self.timing.to_eib;
-        let th = &mut self.threads[tid];
-        let pend = th.pending.take().expect("an issued command is pending");
-        let p = th.spe.expect("SPU thread").physical;
+        let pend = self.threads[tid]
+            .pending
+            .take()
+            .expect("an issued command is pending");
+        let p = pend.spe;
         self.ready.push_back(tid);
+        let list = pend.cmd.op.is_list().then_some(ListProgress {
+            count: pend.cmd.size / 8,
+            next: 0,
+            cursor: pend.cmd.lsa,
+            stall_pending: false,
+            stalled: false,
+        });
+        let seg = if list.is_some() {
+            Segment::empty()
+        } else {
+            Segment {
+                lsa: pend.cmd.lsa,
+                ea: pend.cmd.ea,
+                size: pend.cmd.transfer_size(),
+                done: 0,
+                target: pend.target,
+                remote: pend.remote,
+            }
+        };
         let entry = Entry {
             cmd: pend.cmd,
             seq: 0,
             ready_at: now + to_eib,
-            target: pend.target,
-            remote: pend.remote,
-            unrolled: 0,
+            seg,
+            list,
             in_flight: 0,
             issued_at: pend.issued_at,
             started: false,
             retiring: false,
+            failed: false,
         };
-        self.spes[p as usize].mfc.queue.insert(entry);
-        if pend.cmd.op == Opcode::Barrier {
+        let mfc = &mut self.spes[p as usize].mfc;
+        if pend.proxy {
+            mfc.proxy.insert(entry);
+        } else {
+            mfc.queue.insert(entry);
+        }
+        if pend.cmd.op.is_sync() {
             self.retire_barriers(p);
         }
         self.wake_dmac(p, now + to_eib);
@@ -70,7 +108,8 @@ impl Machine {
         self.schedule(t, Event::Dmac(p));
     }
 
-    /// The DMAC of SPE `p` creates at most one bus request.
+    /// The DMAC of SPE `p` creates at most one bus request (or fetches one
+    /// list element).
     pub(super) fn dmac(&mut self, p: u8) {
         let now = self.now;
         let unit = &mut self.spes[p as usize];
@@ -88,11 +127,17 @@ impl Machine {
             unit.dmac_blocked = true;
             return;
         }
+        // The SPU queue has priority over the proxy queue (seed 000).
         let new_allowed = now >= unit.mfc.next_command;
-        let (pick, later) = unit
-            .mfc
-            .queue
-            .pick(now, !unit.mfc.last_was_get, new_allowed);
+        let prefer_get = !unit.mfc.last_was_get;
+        let (mut pick, mut later) = unit.mfc.queue.pick(now, prefer_get, new_allowed);
+        let mut proxy = false;
+        if pick.is_none() && !unit.mfc.proxy.is_empty() {
+            let (pp, pl) = unit.mfc.proxy.pick(now, prefer_get, new_allowed);
+            pick = pp;
+            proxy = pick.is_some();
+            later = later.into_iter().chain(pl).min();
+        }
         let Some(slot) = pick else {
             let setup_over = (!new_allowed).then_some(unit.mfc.next_command);
             if let Some(t) = later.into_iter().chain(setup_over).min() {
@@ -100,44 +145,73 @@ impl Machine {
             }
             return;
         };
-        let e = unit.mfc.queue.get_mut(slot);
+        let command_cycles = self.timing.command;
+        let q = if proxy {
+            &mut unit.mfc.proxy
+        } else {
+            &mut unit.mfc.queue
+        };
+        let e = q.get_mut(slot);
         if !e.started {
             // Selecting and translating a new command occupies the DMAC's
             // command set-up for `command` cycles (bounds the command rate).
-            unit.mfc.next_command = now + self.timing.command;
+            unit.mfc.next_command = now + command_cycles;
+            e.started = true;
         }
-        e.started = true;
-        if e.cmd.size == 0 {
-            // A zero-length transfer moves nothing and completes at once.
-            let at = now + self.timing.completion;
-            let q = &mut self.spes[p as usize].mfc.queue;
-            q.unrolled(slot);
-            let e = q.get_mut(slot);
-            e.retiring = true;
-            self.schedule(at, Event::Retire(p, slot));
+        if e.needs_element() {
+            self.fetch_list_element(p, slot);
+            return;
+        }
+        if e.seg.size == 0 {
+            // A zero-length transfer (or list element) moves nothing.
+            let last = e.fully_unrolled();
+            let retire = last && e.in_flight == 0;
+            e.retiring |= retire;
+            if last {
+                q.unrolled(slot);
+            }
+            if retire {
+                let at = now + self.timing.completion;
+                self.schedule(at, Event::Retire(p, slot, proxy));
+            }
             self.wake_dmac(p, now + Self::BUS);
             return;
         }
-        let off = e.unrolled;
-        let ea = e.cmd.ea + off as u64;
-        let n = ((e.cmd.size - off) as u64).min(LINE - ea % LINE) as u32;
-        e.unrolled += n;
+        let seg = e.seg;
+        let ea = seg.ea + seg.done as u64;
+        let n = ((seg.size - seg.done) as u64).min(LINE - ea % LINE) as u32;
+        e.seg.done += n;
         e.in_flight += 1;
         let is_get = e.cmd.op.is_get();
-        let done = e.unrolled >= e.cmd.size;
         let op = BusOp {
-            owner: Owner::Mfc { spe: p, slot },
+            owner: Owner::Mfc {
+                spe: p,
+                slot,
+                proxy,
+            },
             kind: if is_get { OpKind::Read } else { OpKind::Write },
             requester: ramp,
-            target: e.target,
+            target: seg.target,
             size: n,
-            lsa: e.cmd.lsa + off,
-            remote: offset_space(e.remote, off),
+            lsa: seg.lsa + seg.done,
+            remote: offset_space(seg.remote, seg.done),
             queued_at: now,
             respond_at: Cycle::MAX,
+            atomic: e.cmd.op.atomic(),
+            failed: false,
         };
-        if done {
-            unit.mfc.queue.unrolled(slot);
+        if e.seg.exhausted() {
+            if let Some(l) = e.list.as_mut() {
+                // The element is out; a stall-and-notify element holds the list.
+                let stall = l.next < l.count && {
+                    let prev = ListElement::read(&unit.ls, e.cmd.list, l.next - 1);
+                    prev.stall_and_notify
+                };
+                l.stall_pending = stall;
+            }
+            if e.fully_unrolled() {
+                q.unrolled(slot);
+            }
         }
         unit.mfc.last_was_get = is_get;
         let unroll = self.timing.unroll;
@@ -155,12 +229,61 @@ impl Machine {
         }
     }
 
+    /// Fetches the next element of a DMA list from the local store.
+    fn fetch_list_element(&mut self, p: u8, slot: u8) {
+        let now = self.now;
+        let unit = &mut self.spes[p as usize];
+        let e = unit.mfc.queue.get(slot);
+        let l = e.list.expect("a list command");
+        let elem = ListElement::read(&unit.ls, e.cmd.list, l.next);
+        let ea = (e.cmd.ea & !0xFFFF_FFFF) | elem.eal as u64;
+        // Elements were checked at issue; a program that rewrites its list while
+        // the MFC works on it gets the element as it is now, resolved here.
+        let (target, remote) = match self.resolve(ea, elem.size) {
+            Ok(x) => x,
+            Err(_) => (self.topo.mic(), Space::None),
+        };
+        let e = self.spes[p as usize].mfc.queue.get_mut(slot);
+        let l = e.list.as_mut().expect("a list command");
+        e.seg = Segment {
+            lsa: l.cursor,
+            ea,
+            size: elem.size,
+            done: 0,
+            target,
+            remote,
+        };
+        l.cursor += elem.size;
+        l.next += 1;
+        e.ready_at = now + self.timing.list_element;
+        if elem.size == 0 {
+            e.seg.size = 0;
+        }
+        let at = e.ready_at;
+        self.wake_dmac(p, at);
+    }
+
+    /// `mfc_write_list_stall_ack(tag)`: the stalled lists of `tag` go on.
+    pub(super) fn list_stall_ack(&mut self, p: u8, tag: u32) {
+        let q = &mut self.spes[p as usize].mfc.queue;
+        let slots: Vec<u8> = q
+            .entries()
+            .filter(|(_, e)| e.cmd.tag == tag && e.stalled())
+            .map(|(s, _)| s)
+            .collect();
+        for s in slots {
+            if let Some(l) = q.get_mut(s).list.as_mut() {
+                l.stalled = false;
+                l.stall_pending = false;
+            }
+        }
+        self.wake_dmac(p, self.now);
+    }
+
     /// The address concentrator accepts at most one command this bus cycle.
-    /// Its data phase is scheduled at once: the data is ready at the sender
-    /// when the command phase ends (a put's data was read out of the local
-    /// store meanwhile), a local-store read `ls_access` later, and a memory
-    /// read when the DRAM has delivered (the MIC starts on the reflected
-    /// command `snoop` cycles after acceptance).
+    /// This is the coherence point: the request's source bytes are read,
+    /// main-memory writes and reservations take effect. Its data phase is
+    /// scheduled at once.
     pub(super) fn run_command_bus(&mut self) {
         let now = self.now;
         let Some(r) = self.command_bus.select(now, &self.bius, Self::BUS) else {
@@ -173,24 +296,22 @@ impl Machine {
         let id = biu.queue.pop_front().expect("selected BIU has a request");
         biu.outstanding += 1;
         let t = self.timing;
-        let op = &mut self.ops[id];
-        op.respond_at = now + t.command_phase;
-        // The command bus orders every access (seed 000: it is the coherence
-        // point): the request sees the sender's bytes as they are now, and
-        // they land at the receiver when the request completes.
-        if let Some(((src, off), _)) = Self::data_ends(op, &self.memory, &self.spes) {
-            src.read(off, &mut self.staging[id as usize][..op.size as usize]);
-        }
-        let (kind, remote, size, respond_at) = (op.kind, op.remote, op.size, op.respond_at);
+        self.ops[id].respond_at = now + t.command_phase;
         if let Some(log) = self.eib.log.as_mut() {
-            log.commands.push((now, size));
+            log.commands.push((now, self.ops[id].size));
         }
-        match (kind, remote) {
+        self.coherence_point(id);
+        let op = self.ops[id];
+        match (op.kind, op.remote) {
+            _ if op.failed => self.schedule(op.respond_at, Event::Complete(id)),
             (OpKind::Read, Space::Memory(_)) => self.schedule(now + t.mic_snoop, Event::Snoop(id)),
             (OpKind::Read, Space::Ls { .. }) => {
-                self.schedule(respond_at + t.ls_access, Event::DataReady(id))
+                self.schedule(op.respond_at + t.ls_access, Event::DataReady(id))
             }
-            _ => self.schedule(respond_at, Event::DataReady(id)),
+            (OpKind::Read, Space::Ps { .. }) => {
+                self.schedule(op.respond_at + t.mmio_access, Event::DataReady(id))
+            }
+            _ => self.schedule(op.respond_at, Event::DataReady(id)),
         }
         // The BIU has room again: a DMAC that stopped for it goes on in this
         // same bus cycle (inline, no calendar round trip).
@@ -208,6 +329,72 @@ impl Machine {
         if self.bius.iter().any(|b| b.can_send()) {
             self.wake_command_bus(now + Self::BUS);
         }
+    }
+
+    /// What happens to memory, registers and reservations when the command
+    /// bus orders request `id`.
+    fn coherence_point(&mut self, id: OpId) {
+        let op = self.ops[id];
+        let n = op.size as usize;
+        let mfc_spe = match op.owner {
+            Owner::Mfc { spe, .. } => Some(spe),
+            _ => None,
+        };
+        match (op.kind, op.remote) {
+            (OpKind::Read, Space::Memory(a)) => {
+                self.memory
+                    .read(a as usize, &mut self.staging[id as usize][..n]);
+                if op.atomic == Some(Atomic::GetLLAR) {
+                    self.reservations
+                        .reserve(Holder::Spe(mfc_spe.expect("MFC")), a);
+                }
+            }
+            (OpKind::Read, Space::Ls { spe, offset }) => {
+                self.spes[spe as usize]
+                    .ls
+                    .read(offset as usize, &mut self.staging[id as usize][..n]);
+            }
+            (OpKind::Read, Space::Ps { spe, reg }) => {
+                let v = self.read_register(spe, reg);
+                self.staging[id as usize][..4].copy_from_slice(&v.to_be_bytes());
+            }
+            (OpKind::Write, Space::Memory(a)) => {
+                let p = mfc_spe.expect("memory writes come from an MFC");
+                if op.atomic == Some(Atomic::PutLLC) && !self.reservations.holds(Holder::Spe(p), a)
+                {
+                    self.ops[id].failed = true;
+                    return;
+                }
+                let ls = &self.spes[p as usize].ls;
+                Storage::copy(ls, op.lsa as usize, &self.memory, a as usize, n);
+                self.reservations.written(a, n as u64);
+                self.counters.put_bytes += n as u64;
+            }
+            (OpKind::Write, Space::Ls { .. } | Space::Ps { .. }) => {
+                if let Some(p) = mfc_spe {
+                    self.spes[p as usize]
+                        .ls
+                        .read(op.lsa as usize, &mut self.staging[id as usize][..n]);
+                }
+                // A PPE store's bytes were staged when it was issued.
+            }
+            (_, Space::None) => {}
+        }
+    }
+
+    /// A problem-state register read through the memory map.
+    fn read_register(&mut self, p: u8, reg: u32) -> u32 {
+        let mbox = &mut self.spes[p as usize].mbox;
+        let v = match reg {
+            ps::SPU_OUT_MBOX => mbox.take_outbound(Outbound::Plain),
+            ps::SPU_OUT_INTR_MBOX => mbox.take_outbound(Outbound::Interrupt),
+            ps::SPU_MBOX_STAT => return mbox.status(),
+            _ => return 0,
+        };
+        if v.is_some() {
+            self.mbox_changed = true;
+        }
+        v.unwrap_or(u32::MAX)
     }
 
     /// The MIC sees a read: its DRAM access starts now or when the
@@ -233,7 +420,7 @@ impl Machine {
     /// known at once: the receiver has the last beat at `arrive`; a get is
     /// complete when the data is written into the local store, a put when the
     /// memory controller has taken it (architecture notes) or the remote local
-    /// store has written it, and the acknowledgement is back.
+    /// store or register has written it, and the acknowledgement is back.
     pub(super) fn run_arbiter(&mut self) {
         let now = self.now;
         let mic_ramp = self.topo.mic();
@@ -256,12 +443,20 @@ impl Machine {
             let g = eib.try_grant(now, src, dst, op.size)?;
             let done = match (op.kind, op.remote) {
                 (_, Space::None) => g.arrive,
-                (OpKind::Read, _) => g.arrive + t.ls_access,
+                (OpKind::Read, _) => {
+                    g.arrive
+                        + if matches!(op.owner, Owner::Ppe { .. }) {
+                            0
+                        } else {
+                            t.ls_access
+                        }
+                }
                 (OpKind::Write, Space::Memory(_)) => {
                     mic.write(g.arrive, op.size);
                     g.arrive + t.mic_accept + t.put_ack
                 }
                 (OpKind::Write, Space::Ls { .. }) => g.arrive + t.ls_access + t.put_ack,
+                (OpKind::Write, Space::Ps { .. }) => g.arrive + t.mmio_access + t.put_ack,
             };
             if src == mic_ramp && matches!(op.remote, Space::Memory(_)) {
                 if let Some((next, ready)) = mic.read_sent(now, op.requester.idx(), |i| ops[i].size)
@@ -279,42 +474,12 @@ impl Machine {
         }
     }
 
-    /// The two ends of a bus request's data, as (store, offset) pairs:
-    /// `(sender, receiver)`. `None` for synthetic traffic.
-    fn data_ends<'a>(
-        op: &BusOp,
-        memory: &'a Storage,
-        spes: &'a [SpeUnit],
-    ) -> Option<(Place<'a>, Place<'a>)> {
-        let Owner::Mfc { spe, .. } = op.owner else {
-            return None;
-        };
-        let local = (&*spes[spe as usize].ls, op.lsa as usize);
-        let remote = match op.remote {
-            Space::Memory(a) => (memory, a as usize),
-            Space::Ls { spe: q, offset } => (&*spes[q as usize].ls, offset as usize),
-            Space::None => return None,
-        };
-        Some(match op.kind {
-            OpKind::Read => (remote, local),
-            OpKind::Write => (local, remote),
-        })
-    }
-
-    /// The requester hears that a bus request is complete; the bytes are in
-    /// place from this cycle on.
+    /// The requester hears that a bus request is complete; bytes bound for a
+    /// local store or a register land now.
     pub(super) fn complete(&mut self, id: OpId) {
         let now = self.now;
         let op = self.ops[id];
-        // The bytes staged when the command bus accepted the request are in
-        // place at the receiver from now on.
-        if let Some((_, (dst, off))) = Self::data_ends(&op, &self.memory, &self.spes) {
-            dst.write(off, &self.staging[id as usize][..op.size as usize]);
-            match op.kind {
-                OpKind::Read => self.counters.get_bytes += op.size as u64,
-                OpKind::Write => self.counters.put_bytes += op.size as u64,
-            }
-        }
+        self.land(id, &op);
         self.ops.remove(id);
         self.counters.bus_completed += 1;
         let biu = &mut self.bius[op.requester.idx()];
@@ -322,42 +487,146 @@ impl Machine {
         if !biu.queue.is_empty() {
             self.wake_command_bus(now);
         }
-        if let Owner::Mfc { spe, slot } = op.owner {
-            let completion = self.timing.completion;
-            let e = self.spes[spe as usize].mfc.queue.get_mut(slot);
-            e.in_flight -= 1;
-            if e.in_flight == 0 && e.fully_unrolled() {
-                e.retiring = true;
-                self.schedule(now + completion, Event::Retire(spe, slot));
+        match op.owner {
+            Owner::Mfc { spe, slot, proxy } => {
+                let completion = self.timing.completion;
+                let mfc = &mut self.spes[spe as usize].mfc;
+                let q = if proxy {
+                    &mut mfc.proxy
+                } else {
+                    &mut mfc.queue
+                };
+                let e = q.get_mut(slot);
+                e.in_flight -= 1;
+                e.failed |= op.failed;
+                if e.in_flight == 0 {
+                    if e.fully_unrolled() {
+                        e.retiring = true;
+                        self.schedule(now + completion, Event::Retire(spe, slot, proxy));
+                    } else if let Some(l) =
+                        e.list.as_mut().filter(|l| l.stall_pending && !l.stalled)
+                    {
+                        // The stall-and-notify element's transfers are done: notify.
+                        l.stalled = true;
+                        mfc.list_stall |= 1 << e.cmd.tag;
+                        self.check_spu_waiter(spe);
+                    }
+                }
             }
+            Owner::Ppe { thread } => {
+                if op.kind == OpKind::Read {
+                    let tid = thread as usize;
+                    let v = read_be_slice(&self.staging[id as usize][..op.size as usize]);
+                    let th = &mut self.threads[tid];
+                    th.reply = v;
+                    th.wait = None;
+                    th.state = ThreadState::Active;
+                    self.ready.push_back(tid);
+                }
+            }
+            Owner::Synthetic => {}
+        }
+        if std::mem::take(&mut self.mbox_changed) {
+            self.wake_blocked();
         }
     }
 
-    /// A command retires: its tag group and queue entry are freed.
-    pub(super) fn retire(&mut self, p: u8, slot: u8) {
+    /// Bytes bound for a local store or a problem-state register land.
+    fn land(&mut self, id: OpId, op: &BusOp) {
+        let n = op.size as usize;
+        let bytes = &self.staging[id as usize][..n];
+        match (op.kind, op.remote, op.owner) {
+            (OpKind::Read, _, Owner::Mfc { spe, .. }) if !op.failed => {
+                self.spes[spe as usize].ls.write(op.lsa as usize, bytes);
+                self.counters.get_bytes += n as u64;
+            }
+            (OpKind::Write, Space::Ls { spe, offset }, _) => {
+                self.spes[spe as usize].ls.write(offset as usize, bytes);
+                self.counters.put_bytes += n as u64;
+            }
+            (OpKind::Write, Space::Ps { spe, reg }, _) => {
+                let v = read_be_slice(bytes) as u32;
+                self.write_register(spe, reg, v);
+            }
+            _ => {}
+        }
+    }
+
+    /// A problem-state register written through the memory map.
+    fn write_register(&mut self, p: u8, reg: u32, v: u32) {
+        let unit = &mut self.spes[p as usize];
+        match reg {
+            ps::SPU_IN_MBOX => {
+                unit.mbox.inbound_in_flight = unit.mbox.inbound_in_flight.saturating_sub(1);
+                unit.mbox.deliver_inbound(v);
+            }
+            ps::SIG_NOTIFY_1 => unit.signals.deliver(0, v),
+            ps::SIG_NOTIFY_2 => unit.signals.deliver(1, v),
+            _ => return,
+        }
+        self.check_spu_waiter(p);
+    }
+
+    /// A command retires: its tag group (or atomic status) and queue entry are freed.
+    pub(super) fn retire(&mut self, p: u8, slot: u8, proxy: bool) {
         let mfc = &mut self.spes[p as usize].mfc;
-        let e = mfc.queue.remove(slot);
-        mfc.tags.retire(e.cmd.tag);
-        self.check_tag_waiter(p);
-        self.check_queue_waiter(p);
+        let q = if proxy {
+            &mut mfc.proxy
+        } else {
+            &mut mfc.queue
+        };
+        let e = q.remove(slot);
+        match e.cmd.op.atomic() {
+            Some(a) => {
+                mfc.atomic_pending -= 1;
+                let bit = match a {
+                    Atomic::GetLLAR => MFC_GETLLAR_STATUS,
+                    Atomic::PutLLUC => MFC_PUTLLUC_STATUS,
+                    Atomic::PutLLC if e.failed => MFC_PUTLLC_STATUS,
+                    Atomic::PutLLC => 0,
+                };
+                mfc.atomic_status = Some(mfc.atomic_status.unwrap_or(0) | bit);
+            }
+            None if proxy => mfc.proxy_tags.retire(e.cmd.tag),
+            None => mfc.tags.retire(e.cmd.tag),
+        }
+        if proxy {
+            self.wake_blocked();
+        } else {
+            self.check_spu_waiter(p);
+        }
         self.retire_barriers(p);
         // Barriers and fences may have been waiting for this command.
         self.wake_dmac(p, self.now);
     }
 
-    /// `mfc_barrier` entries whose earlier commands are done retire.
+    /// `mfc_barrier`/`mfc_sync`/`mfc_eieio` entries whose earlier commands
+    /// are done retire.
     fn retire_barriers(&mut self, p: u8) {
         let completion = self.timing.completion;
-        let q = &self.spes[p as usize].mfc.queue;
-        let ready: Vec<u8> = q
-            .completable_barriers()
-            .filter(|&s| !q.get(s).retiring)
-            .collect();
-        for slot in ready {
-            self.spes[p as usize].mfc.queue.get_mut(slot).retiring = true;
-            self.schedule(self.now + completion, Event::Retire(p, slot));
+        for proxy in [false, true] {
+            let mfc = &self.spes[p as usize].mfc;
+            let q = if proxy { &mfc.proxy } else { &mfc.queue };
+            let ready: Vec<u8> = q
+                .completable_barriers()
+                .filter(|&s| !q.get(s).retiring)
+                .collect();
+            for slot in ready {
+                let mfc = &mut self.spes[p as usize].mfc;
+                let q = if proxy {
+                    &mut mfc.proxy
+                } else {
+                    &mut mfc.queue
+                };
+                q.get_mut(slot).retiring = true;
+                self.schedule(self.now + completion, Event::Retire(p, slot, proxy));
+            }
         }
     }
+}
+
+fn read_be_slice(b: &[u8]) -> u64 {
+    b.iter().fold(0u64, |v, &x| (v << 8) | x as u64)
 }
 
 fn offset_space(s: Space, off: u32) -> Space {
@@ -367,6 +636,6 @@ fn offset_space(s: Space, off: u32) -> Space {
             spe,
             offset: offset + off,
         },
-        Space::None => Space::None,
+        other => other,
     }
 }

@@ -1,18 +1,25 @@
 //! Programs on the chip: their requests, blocking and waking.
 //!
 //! A thread runs until it makes a request; the request costs simulated time
-//! (a channel write, a DMA issue, a computation) or blocks (a full command
-//! queue, a tag-status read whose groups are busy); the thread runs again when
-//! it is done. Native threads are polled inline; external ones are handed back
-//! to the caller of [`Machine::advance`].
+//! (a channel access, a DMA issue, a computation) or blocks (a full command
+//! queue, a tag-status read whose groups are busy, an empty mailbox); the
+//! thread runs again when it is done. Native threads are polled inline;
+//! external ones are handed back to the caller of [`Machine::advance`].
+//!
+//! A blocked thread records what it [`Wait`]s for; whenever the state it
+//! depends on changes, [`Machine::try_wake`] re-checks it and completes the
+//! request (popping the mailbox, reading the signal...). SPU requests are
+//! here; the PPE's are in `ppe.rs`.
 
 use super::{Event, Machine};
 use crate::bus::Space;
 use crate::error::{Blocked, MfcError, MfcErrorKind, SimError};
-use crate::memory_map::Target;
-use crate::mfc::command::{MfcCommand, Opcode};
+use crate::mailbox::Outbound;
+use crate::memory_map::{ps, Target};
+use crate::mfc::command::MfcCommand;
+use crate::mfc::list::check_list;
 use crate::mfc::tags::TagUpdate;
-use crate::program::{Port, ProgramFuture, Request};
+use crate::program::{Channel, Port, ProgramFuture, Request};
 use crate::time::Cycle;
 use crate::topology::Ramp;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -65,13 +72,40 @@ pub struct ThreadInfo {
     pub state: ThreadState,
 }
 
-/// A command between its issue and its entry into the queue.
+/// What a blocked thread waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Wait {
+    /// SPU: tag groups of its mask (`mfc_read_tag_status_any/all`).
+    Tags(TagUpdate),
+    /// SPU: a free command-queue entry for its pending command.
+    QueueSlot,
+    /// SPU: a blocking channel read or write (the value for writes).
+    Channel(Channel, u32),
+    /// Any thread: another thread's end.
+    Join(ThreadId),
+    /// PPE: a message in an SPE's outbound mailbox.
+    OutMbox(u8, Outbound),
+    /// PPE: room in an SPE's inbound mailbox for this value.
+    InMboxRoom(u8, u32),
+    /// PPE: a free entry in an SPE's proxy queue for its pending command.
+    ProxySlot(u8),
+    /// PPE: proxy tag groups of an SPE.
+    ProxyTags(u8, u32, TagUpdate),
+    /// PPE: a load through the memory map, answered by its bus request.
+    Bus,
+}
+
+/// A command between its issue and its entry into a queue.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Pending {
     pub(crate) cmd: MfcCommand,
     pub(crate) target: Ramp,
     pub(crate) remote: Space,
     pub(crate) issued_at: Cycle,
+    /// Physical SPE whose queue it goes to.
+    pub(crate) spe: u8,
+    /// It goes to the proxy queue.
+    pub(crate) proxy: bool,
 }
 
 pub(crate) enum Body {
@@ -83,24 +117,21 @@ pub(crate) struct Thread {
     pub(crate) spe: Option<SpeSlot>,
     body: Body,
     pub(crate) state: ThreadState,
-    reply: u64,
+    pub(crate) reply: u64,
     pub(crate) tag_mask: u32,
-    pub(crate) tag_wait: Option<TagUpdate>,
+    pub(crate) wait: Option<Wait>,
     dec_value: u32,
     dec_at: Cycle,
     pub(crate) pending: Option<Pending>,
 }
 
 impl Thread {
-    pub(crate) fn native(logical: u32, physical: u8, fut: ProgramFuture, port: Rc<Port>) -> Thread {
-        Thread::new(
-            Some(SpeSlot { logical, physical }),
-            Body::Native { fut, port },
-        )
+    pub(crate) fn native(spe: Option<SpeSlot>, fut: ProgramFuture, port: Rc<Port>) -> Thread {
+        Thread::new(spe, Body::Native { fut, port })
     }
 
-    pub(crate) fn external(logical: u32, physical: u8) -> Thread {
-        Thread::new(Some(SpeSlot { logical, physical }), Body::External)
+    pub(crate) fn external(spe: Option<SpeSlot>) -> Thread {
+        Thread::new(spe, Body::External)
     }
 
     fn new(spe: Option<SpeSlot>, body: Body) -> Thread {
@@ -110,7 +141,7 @@ impl Thread {
             state: ThreadState::Active,
             reply: 0,
             tag_mask: 0,
-            tag_wait: None,
+            wait: None,
             dec_value: u32::MAX,
             dec_at: 0,
             pending: None,
@@ -143,11 +174,19 @@ impl Thread {
         }
     }
 
-    fn who(&self) -> String {
+    pub(crate) fn who(&self, id: ThreadId) -> String {
         match self.spe {
             Some(s) => format!("SPE {} (physical {})", s.logical, s.physical),
-            None => "PPE".into(),
+            None => format!("PPE thread {id}"),
         }
+    }
+
+    fn block(&mut self, wait: Wait, request: Request, now: Cycle) {
+        self.wait = Some(wait);
+        self.state = ThreadState::Blocked {
+            request,
+            since: now,
+        };
     }
 }
 
@@ -156,6 +195,8 @@ impl Machine {
     pub(super) fn poll_native(&mut self, tid: ThreadId) -> Result<(), SimError> {
         let th = &mut self.threads[tid];
         let reply = th.take_reply();
+        let who = th.who(tid);
+        let side = if th.spe.is_some() { "an SPU" } else { "a PPE" };
         let Body::Native { fut, port } = &mut th.body else {
             unreachable!("poll_native on an external thread")
         };
@@ -170,15 +211,13 @@ impl Machine {
                     .or_else(|| panic.downcast_ref::<String>().cloned())
                     .unwrap_or_else(|| "panic".into());
                 return Err(SimError::Usage(format!(
-                    "the native program on {} panicked: {msg}",
-                    th.who()
+                    "the native program on {who} panicked: {msg}"
                 )));
             }
             Ok(Poll::Ready(code)) => Request::Exit(code),
             Ok(Poll::Pending) => port.request.take().ok_or_else(|| {
                 SimError::Usage(format!(
-                    "the native program on {} awaited something that is not an SPU call",
-                    th.who()
+                    "the native program on {who} awaited something that is not {side} call"
                 ))
             })?,
         };
@@ -194,10 +233,20 @@ impl Machine {
             .get_mut(tid)
             .ok_or_else(|| SimError::Usage(format!("no thread {tid}")))?;
         if th.is_finished() {
-            return Err(SimError::Usage(format!("{} has already exited", th.who())));
+            return Err(SimError::Usage(format!(
+                "{} has already exited",
+                th.who(tid)
+            )));
         }
+        let on_spu = th.spe.is_some();
         match req {
             Request::Compute(c) => self.schedule(now + c, Event::Wake(tid)),
+            Request::Join(other) => self.join(tid, other)?,
+            Request::Exit(code) => {
+                th.state = ThreadState::Finished { code, at: now };
+                self.wake_blocked();
+            }
+            _ if !on_spu => self.submit_ppe(tid, req)?,
             Request::WriteTagMask(m) => {
                 th.tag_mask = m;
                 self.schedule(now + channel, Event::Wake(tid));
@@ -214,59 +263,226 @@ impl Machine {
             }
             Request::ReadTagStatus(mode) => self.read_tag_status(tid, mode)?,
             Request::Mfc(cmd) => self.issue(tid, cmd)?,
-            Request::Exit(code) => {
-                th.state = ThreadState::Finished { code, at: now };
+            Request::ReadChannel(c) => self.read_channel(tid, c)?,
+            Request::WriteChannel(c, v) => self.write_channel(tid, c, v),
+            Request::ChannelCount(c) => {
+                let p = self.spu_of(tid)?;
+                self.threads[tid].reply = self.channel_count(p, c) as u64;
+                self.schedule(now + channel, Event::Wake(tid));
+            }
+            _ => {
+                return Err(SimError::Usage(format!(
+                    "{} is a PPE call; an SPE program cannot make it",
+                    req.describe(0)
+                )))
             }
         }
         Ok(())
     }
 
+    fn join(&mut self, tid: ThreadId, other: ThreadId) -> Result<(), SimError> {
+        if other >= self.threads.len() || other == tid {
+            return Err(SimError::Usage(format!(
+                "thread {tid} cannot join thread {other}"
+            )));
+        }
+        let now = self.now;
+        self.threads[tid].block(Wait::Join(other), Request::Join(other), now);
+        self.try_wake(tid);
+        Ok(())
+    }
+
     fn read_tag_status(&mut self, tid: ThreadId, mode: TagUpdate) -> Result<(), SimError> {
         let now = self.now;
-        let channel = self.timing.channel;
-        let th = &self.threads[tid];
-        let spe = self.spu_of(tid)?;
-        let mask = th.tag_mask;
+        let mask = self.threads[tid].tag_mask;
         if mode != TagUpdate::Immediate && mask == 0 {
             return Err(self.mfc_error(
                 tid,
                 MfcErrorKind::Channel,
                 Request::ReadTagStatus(mode).describe(mask),
-                "the tag mask is empty, so this blocking read could never complete (call mfc_write_tag_mask first)".into(),
+                "the tag mask is empty, so this blocking read could never complete (call mfc_write_tag_mask first)"
+                    .into(),
             ));
         }
-        let tags = &self.spes[spe as usize].mfc.tags;
-        if tags.satisfied(mask, mode) {
-            let status = tags.status(mask);
-            self.threads[tid].reply = status as u64;
-            self.schedule(now + channel, Event::Wake(tid));
-        } else {
-            let th = &mut self.threads[tid];
-            th.tag_wait = Some(mode);
-            th.state = ThreadState::Blocked {
-                request: Request::ReadTagStatus(mode),
-                since: now,
-            };
+        self.threads[tid].block(Wait::Tags(mode), Request::ReadTagStatus(mode), now);
+        if !self.try_wake(tid) {
+            return Ok(());
         }
+        // Completed at once: the channel read still takes its cycles.
+        self.ready.pop_back();
+        self.schedule(now + self.timing.channel, Event::Wake(tid));
         Ok(())
     }
 
-    /// The SPU thread of `spe` may be waiting on its tag groups: wake it if
-    /// its condition now holds.
-    pub(super) fn check_tag_waiter(&mut self, p: u8) {
-        let Some(tid) = self.spes[p as usize].thread else {
-            return;
+    /// The SPU thread of `p` may be waiting on its tag groups or queue: wake it
+    /// if its condition now holds (the hot path of every DMA completion).
+    pub(super) fn check_spu_waiter(&mut self, p: u8) {
+        if let Some(tid) = self.spes[p as usize].thread {
+            if self.threads[tid].wait.is_some() {
+                self.try_wake(tid);
+            }
+        }
+    }
+
+    /// Re-checks every blocked thread, in thread order.
+    pub(super) fn wake_blocked(&mut self) {
+        for tid in 0..self.threads.len() {
+            if self.threads[tid].wait.is_some() {
+                self.try_wake(tid);
+            }
+        }
+    }
+
+    /// If what `tid` waits for has happened, completes its request and makes
+    /// it ready. Returns whether it woke.
+    pub(super) fn try_wake(&mut self, tid: ThreadId) -> bool {
+        let Some(wait) = self.threads[tid].wait else {
+            return false;
         };
-        let th = &self.threads[tid];
-        let Some(mode) = th.tag_wait else { return };
-        let tags = &self.spes[p as usize].mfc.tags;
-        if tags.satisfied(th.tag_mask, mode) {
-            let status = tags.status(th.tag_mask);
-            let th = &mut self.threads[tid];
-            th.reply = status as u64;
-            th.tag_wait = None;
-            th.state = ThreadState::Active;
-            self.ready.push_back(tid);
+        let spu = self.threads[tid].spe.map(|s| s.physical);
+        let reply: Option<u64> = match wait {
+            Wait::Tags(mode) => {
+                let p = spu.expect("SPU wait");
+                let mask = self.threads[tid].tag_mask;
+                let tags = &self.spes[p as usize].mfc.tags;
+                tags.satisfied(mask, mode).then(|| tags.status(mask) as u64)
+            }
+            Wait::QueueSlot => {
+                let p = spu.expect("SPU wait");
+                let q = &mut self.spes[p as usize].mfc.queue;
+                if q.free() == 0 {
+                    return false;
+                }
+                q.reserve();
+                // The stalled command write completes now; the program goes on after it.
+                self.threads[tid].wait = None;
+                self.threads[tid].state = ThreadState::Active;
+                let at = self.now + self.timing.channel;
+                self.schedule(at, Event::Enqueue(tid));
+                return true;
+            }
+            Wait::Channel(c, v) => self.channel_ready(spu.expect("SPU wait"), c, v),
+            Wait::Join(other) => match self.threads[other].state {
+                ThreadState::Finished { code, .. } => Some(code as u64),
+                _ => None,
+            },
+            Wait::OutMbox(p, which) => {
+                if !self.spes[p as usize].mbox.outbound_full(which) {
+                    return false;
+                }
+                self.threads[tid].wait = Some(Wait::Bus);
+                self.ppe_mmio_read(tid, p, outbound_reg(which));
+                return true;
+            }
+            Wait::InMboxRoom(p, v) => {
+                if self.spes[p as usize].mbox.inbound_space() == 0 {
+                    return false;
+                }
+                self.ppe_mmio_write(tid, p, ps::SPU_IN_MBOX, v);
+                Some(1)
+            }
+            Wait::ProxySlot(p) => {
+                let q = &mut self.spes[p as usize].mfc.proxy;
+                if q.free() == 0 {
+                    return false;
+                }
+                q.reserve();
+                self.threads[tid].wait = None;
+                self.threads[tid].state = ThreadState::Active;
+                let at = self.now + self.timing.mmio_access;
+                self.schedule(at, Event::Enqueue(tid));
+                return true;
+            }
+            Wait::ProxyTags(p, mask, mode) => {
+                let tags = &self.spes[p as usize].mfc.proxy_tags;
+                tags.satisfied(mask, mode).then(|| tags.status(mask) as u64)
+            }
+            Wait::Bus => None,
+        };
+        let Some(reply) = reply else { return false };
+        let th = &mut self.threads[tid];
+        th.reply = reply;
+        th.wait = None;
+        th.state = ThreadState::Active;
+        self.ready.push_back(tid);
+        true
+    }
+
+    /// Whether a blocking SPU channel access can complete now; performs it if so.
+    fn channel_ready(&mut self, p: u8, c: Channel, v: u32) -> Option<u64> {
+        let unit = &mut self.spes[p as usize];
+        let out = match c {
+            Channel::InMbox => unit.mbox.read_inbound().map(u64::from),
+            Channel::OutMbox => unit.mbox.write_outbound(Outbound::Plain, v).then_some(0),
+            Channel::OutIntrMbox => unit
+                .mbox
+                .write_outbound(Outbound::Interrupt, v)
+                .then_some(0),
+            Channel::Signal1 => unit.signals.read(0).map(u64::from),
+            Channel::Signal2 => unit.signals.read(1).map(u64::from),
+            Channel::AtomicStatus => unit.mfc.atomic_status.take().map(u64::from),
+            Channel::ListStallStatus => {
+                (unit.mfc.list_stall != 0).then(|| std::mem::take(&mut unit.mfc.list_stall) as u64)
+            }
+            Channel::ListStallAck => Some(0),
+        };
+        if out.is_some() && matches!(c, Channel::InMbox | Channel::OutMbox | Channel::OutIntrMbox) {
+            // PPE threads may wait for this mailbox's room or message.
+            self.mbox_changed = true;
+        }
+        out
+    }
+
+    fn read_channel(&mut self, tid: ThreadId, c: Channel) -> Result<(), SimError> {
+        let p = self.spu_of(tid)?;
+        if c == Channel::AtomicStatus {
+            let mfc = &self.spes[p as usize].mfc;
+            if mfc.atomic_status.is_none() && mfc.atomic_pending == 0 {
+                return Err(self.mfc_error(
+                    tid,
+                    MfcErrorKind::Channel,
+                    Request::ReadChannel(c).describe(0),
+                    "no atomic command (getllar, putllc, putlluc) is outstanding, so this read could never complete"
+                        .into(),
+                ));
+            }
+        }
+        self.channel_access(tid, Request::ReadChannel(c), c, 0);
+        Ok(())
+    }
+
+    fn write_channel(&mut self, tid: ThreadId, c: Channel, v: u32) {
+        if c == Channel::ListStallAck {
+            let p = self.threads[tid].spe.expect("SPU thread").physical;
+            self.list_stall_ack(p, v);
+        }
+        self.channel_access(tid, Request::WriteChannel(c, v), c, v);
+    }
+
+    /// A channel access: completes after one channel cycle time, or blocks.
+    fn channel_access(&mut self, tid: ThreadId, req: Request, c: Channel, v: u32) {
+        let now = self.now;
+        self.threads[tid].block(Wait::Channel(c, v), req, now);
+        if self.try_wake(tid) {
+            self.ready.pop_back();
+            self.schedule(now + self.timing.channel, Event::Wake(tid));
+        }
+        if std::mem::take(&mut self.mbox_changed) {
+            self.wake_blocked();
+        }
+    }
+
+    fn channel_count(&self, p: u8, c: Channel) -> u32 {
+        let unit = &self.spes[p as usize];
+        match c {
+            Channel::InMbox => unit.mbox.inbound_count(),
+            Channel::OutMbox => !unit.mbox.outbound_full(Outbound::Plain) as u32,
+            Channel::OutIntrMbox => !unit.mbox.outbound_full(Outbound::Interrupt) as u32,
+            Channel::Signal1 => unit.signals.count(0),
+            Channel::Signal2 => unit.signals.count(1),
+            Channel::AtomicStatus => unit.mfc.atomic_status.is_some() as u32,
+            Channel::ListStallStatus => (unit.mfc.list_stall != 0) as u32,
+            Channel::ListStallAck => 1,
         }
     }
 
@@ -296,105 +512,161 @@ impl Machine {
     fn issue(&mut self, tid: ThreadId, cmd: MfcCommand) -> Result<(), SimError> {
         let now = self.now;
         let p = self.spu_of(tid)?;
-        if let Err((kind, msg)) = cmd.check(self.timing.ls_bytes) {
-            return Err(self.mfc_error(tid, kind, cmd.to_string(), msg));
-        }
-        let (target, remote) = if cmd.op == Opcode::Barrier {
-            (self.topo.mic(), Space::None)
-        } else {
-            self.resolve(tid, &cmd)?
-        };
+        let (target, remote) = self.validate(tid, p, &cmd)?;
         self.counters.dma_commands += 1;
         let unit = &mut self.spes[p as usize];
-        unit.mfc.tags.add(cmd.tag);
+        count_issue(&mut unit.mfc, &cmd, false);
         let th = &mut self.threads[tid];
         th.pending = Some(Pending {
             cmd,
             target,
             remote,
             issued_at: now,
+            spe: p,
+            proxy: false,
         });
         if unit.mfc.queue.free() > 0 {
             unit.mfc.queue.reserve();
-            let issue = self.timing.issue;
-            self.schedule(now + issue, Event::Enqueue(tid));
+            self.schedule(now + self.timing.issue, Event::Enqueue(tid));
         } else {
-            th.state = ThreadState::Blocked {
-                request: Request::Mfc(cmd),
-                since: now,
-            };
+            th.block(Wait::QueueSlot, Request::Mfc(cmd), now);
         }
         Ok(())
     }
 
-    /// Where a command's effective address leads.
-    fn resolve(&self, tid: ThreadId, cmd: &MfcCommand) -> Result<(Ramp, Space), SimError> {
-        match self.map.resolve(cmd.ea, cmd.size as u64) {
-            Some(Target::Memory(off)) => Ok((self.topo.mic(), Space::Memory(off))),
-            Some(Target::Ls { spe, offset }) => {
-                let p = self.physical(spe)?;
-                Ok((self.topo.spe(p), Space::Ls { spe: p, offset }))
-            }
-            Some(Target::ProblemState { .. }) => Err(self.mfc_error(
-                tid,
-                MfcErrorKind::Unmapped,
-                cmd.to_string(),
-                format!("ea 0x{:x} is a problem-state register: use the mailbox and signal calls", cmd.ea),
-            )),
-            None => Err(self.mfc_error(
-                tid,
-                MfcErrorKind::Unmapped,
-                cmd.to_string(),
-                format!(
-                    "ea range 0x{:x}..0x{:x} is not mapped: main memory is 0..0x{:x}, local stores start at 0x{:x}",
-                    cmd.ea,
-                    cmd.ea.wrapping_add(cmd.size as u64),
-                    self.map.memory_bytes,
-                    crate::memory_map::LS_MAP_BASE
-                ),
-            )),
+    /// Checks a command against the architecture's rules and the address map;
+    /// returns where its effective address leads (for lists: nowhere yet).
+    pub(super) fn validate(
+        &self,
+        tid: ThreadId,
+        p: u8,
+        cmd: &MfcCommand,
+    ) -> Result<(Ramp, Space), SimError> {
+        if let Err((kind, msg)) = cmd.check(self.timing.ls_bytes) {
+            return Err(self.mfc_error(tid, kind, cmd.to_string(), msg));
         }
+        if cmd.op.is_sync() {
+            return Ok((self.topo.mic(), Space::None));
+        }
+        if cmd.op.is_list() {
+            let ls = &self.spes[p as usize].ls;
+            if let Err((i, kind, msg)) =
+                check_list(ls, cmd.list, cmd.size / 8, cmd.lsa, (cmd.ea >> 32) as u32)
+            {
+                return Err(self.mfc_error(
+                    tid,
+                    kind,
+                    cmd.to_string(),
+                    format!("list element {i}: {msg}"),
+                ));
+            }
+            return Ok((self.topo.mic(), Space::None));
+        }
+        let (ramp, space) = self
+            .resolve(cmd.ea, cmd.transfer_size())
+            .map_err(|msg| self.mfc_error(tid, MfcErrorKind::Unmapped, cmd.to_string(), msg))?;
+        let to_register = matches!(space, Space::Ps { .. });
+        if cmd.op.is_sndsig()
+            && !matches!(space, Space::Ps { reg, .. } if reg == ps::SIG_NOTIFY_1 || reg == ps::SIG_NOTIFY_2)
+        {
+            return Err(self.mfc_error(
+                tid,
+                MfcErrorKind::Unmapped,
+                cmd.to_string(),
+                format!("ea 0x{:x} is not a signal-notification register", cmd.ea),
+            ));
+        }
+        if to_register && (cmd.transfer_size() != 4 || cmd.op.atomic().is_some()) {
+            return Err(self.mfc_error(
+                tid,
+                MfcErrorKind::Size,
+                cmd.to_string(),
+                "problem-state registers are accessed 4 bytes at a time".into(),
+            ));
+        }
+        if cmd.op.atomic().is_some() && !matches!(space, Space::Memory(_)) {
+            return Err(self.mfc_error(
+                tid,
+                MfcErrorKind::Atomic,
+                cmd.to_string(),
+                "atomic commands work on lock lines in main memory".into(),
+            ));
+        }
+        Ok((ramp, space))
     }
 
-    /// A queue entry freed on SPE `p`: a thread stalled on a full queue
-    /// finishes its command write.
-    pub(super) fn check_queue_waiter(&mut self, p: u8) {
-        let Some(tid) = self.spes[p as usize].thread else {
-            return;
-        };
-        let th = &mut self.threads[tid];
-        if !matches!(
-            th.state,
-            ThreadState::Blocked {
-                request: Request::Mfc(_),
-                ..
+    /// Where `[ea, ea + size)` leads: the element owning it and the remote end.
+    pub(super) fn resolve(&self, ea: u64, size: u32) -> Result<(Ramp, Space), String> {
+        match self.map.resolve(ea, size as u64) {
+            Some(Target::Memory(off)) => Ok((self.topo.mic(), Space::Memory(off))),
+            Some(Target::Ls { spe, offset }) => {
+                let p = self.physical(spe).map_err(|e| e.to_string())?;
+                Ok((self.topo.spe(p), Space::Ls { spe: p, offset }))
             }
-        ) {
-            return;
+            Some(Target::ProblemState { spe, offset }) => {
+                let p = self.physical(spe).map_err(|e| e.to_string())?;
+                match offset {
+                    ps::SPU_IN_MBOX
+                    | ps::SPU_OUT_MBOX
+                    | ps::SPU_OUT_INTR_MBOX
+                    | ps::SPU_MBOX_STAT
+                    | ps::SIG_NOTIFY_1
+                    | ps::SIG_NOTIFY_2 => {
+                        Ok((self.topo.spe(p), Space::Ps { spe: p, reg: offset }))
+                    }
+                    _ => Err(format!("problem-state offset 0x{offset:x} of SPE {spe} is not a register this model has")),
+                }
+            }
+            None => Err(format!(
+                "ea range 0x{:x}..0x{:x} is not mapped: main memory is 0..0x{:x}, local stores start at 0x{:x}",
+                ea,
+                ea.wrapping_add(size as u64),
+                self.map.memory_bytes,
+                crate::memory_map::LS_MAP_BASE
+            )),
         }
-        th.state = ThreadState::Active;
-        self.spes[p as usize].mfc.queue.reserve();
-        let at = self.now + self.timing.channel;
-        self.schedule(at, Event::Enqueue(tid));
     }
 
     /// Everyone blocked, for the deadlock report.
     pub(super) fn blocked_report(&self) -> Vec<Blocked> {
         self.threads
             .iter()
-            .filter_map(|t| match t.state {
+            .enumerate()
+            .filter_map(|(i, t)| match t.state {
                 ThreadState::Blocked { request, since } => Some(Blocked {
-                    who: t.who(),
+                    who: t.who(i),
                     waits_on: request.describe(t.tag_mask),
                     since,
                 }),
                 ThreadState::Active => Some(Blocked {
-                    who: t.who(),
-                    waits_on: "(running)".into(),
+                    who: t.who(i),
+                    waits_on:
+                        "nothing: it has not made its next request (an external program not driven)"
+                            .into(),
                     since: self.now,
                 }),
                 ThreadState::Finished { .. } => None,
             })
             .collect()
+    }
+}
+
+/// The problem-state register of an outbound mailbox.
+pub(super) fn outbound_reg(which: Outbound) -> u32 {
+    match which {
+        Outbound::Plain => ps::SPU_OUT_MBOX,
+        Outbound::Interrupt => ps::SPU_OUT_INTR_MBOX,
+    }
+}
+
+/// Counts a command where its completion will be seen: a tag group, or the
+/// atomic unit.
+pub(super) fn count_issue(mfc: &mut crate::mfc::Mfc, cmd: &MfcCommand, proxy: bool) {
+    if cmd.op.atomic().is_some() {
+        mfc.atomic_pending += 1;
+    } else if proxy {
+        mfc.proxy_tags.add(cmd.tag);
+    } else {
+        mfc.tags.add(cmd.tag);
     }
 }

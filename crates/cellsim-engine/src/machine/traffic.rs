@@ -43,6 +43,8 @@ impl Machine {
             remote: Space::None,
             queued_at: now,
             respond_at: Cycle::MAX,
+            atomic: None,
+            failed: false,
         };
         let id = self.new_op(op);
         // The source queue is unbounded, as in BookSim: a busy ramp queues.

@@ -11,10 +11,65 @@
 //!
 //! Nothing else is ordered: a later command of another tag group overtakes.
 
-use super::command::{MfcCommand, Opcode, Ordering};
+#[cfg(test)]
+use super::command::Opcode;
+use super::command::{MfcCommand, Ordering};
 use crate::bus::Space;
 use crate::time::Cycle;
 use crate::topology::Ramp;
+
+/// The piece of a command the DMAC is unrolling: the whole transfer, or the
+/// current element of a DMA list.
+#[derive(Debug, Clone, Copy)]
+pub struct Segment {
+    /// Local-store address of its first byte.
+    pub lsa: u32,
+    /// Effective address of its first byte.
+    pub ea: u64,
+    /// Bytes.
+    pub size: u32,
+    /// Bytes unrolled so far.
+    pub done: u32,
+    /// The element owning the effective address.
+    pub target: Ramp,
+    /// The remote end of the transfer.
+    pub remote: Space,
+}
+
+impl Segment {
+    /// A segment with nothing in it (a list before its first element).
+    pub fn empty() -> Segment {
+        Segment {
+            lsa: 0,
+            ea: 0,
+            size: 0,
+            done: 0,
+            target: Ramp(0),
+            remote: Space::None,
+        }
+    }
+
+    /// Everything of this segment has been unrolled.
+    #[inline]
+    pub fn exhausted(&self) -> bool {
+        self.done >= self.size
+    }
+}
+
+/// How far a DMA list has got.
+#[derive(Debug, Clone, Copy)]
+pub struct ListProgress {
+    /// Elements in the list.
+    pub count: u32,
+    /// The next element to fetch.
+    pub next: u32,
+    /// Local-store address of the next element's data.
+    pub cursor: u32,
+    /// The current element asked to stall once its transfers complete.
+    pub stall_pending: bool,
+    /// The list is stalled until the program acknowledges.
+    pub stalled: bool,
+}
 
 /// A command in the queue.
 #[derive(Debug, Clone, Copy)]
@@ -23,14 +78,13 @@ pub struct Entry {
     pub cmd: MfcCommand,
     /// Issue order.
     pub seq: u64,
-    /// When the DMAC may first unroll it (enqueue + flow-through latency).
+    /// When the DMAC may next work on it (enqueue + flow-through latency, or
+    /// a list element's fetch).
     pub ready_at: Cycle,
-    /// The element owning the effective address.
-    pub target: Ramp,
-    /// The remote end of the transfer.
-    pub remote: Space,
-    /// Bytes unrolled so far.
-    pub unrolled: u32,
+    /// What is being unrolled now.
+    pub seg: Segment,
+    /// List state, for list commands.
+    pub list: Option<ListProgress>,
     /// Bus requests issued and not complete.
     pub in_flight: u32,
     /// Cycle the SPU issued it.
@@ -39,13 +93,31 @@ pub struct Entry {
     pub started: bool,
     /// Its retirement is scheduled.
     pub retiring: bool,
+    /// A putllc that lost its reservation.
+    pub failed: bool,
 }
 
 impl Entry {
     /// Every bus request has been created.
     #[inline]
     pub fn fully_unrolled(&self) -> bool {
-        self.cmd.op == Opcode::Barrier || (self.started && self.unrolled >= self.cmd.size)
+        if self.cmd.op.is_sync() {
+            return true;
+        }
+        let elements_left = self.list.is_some_and(|l| l.next < l.count);
+        self.started && self.seg.exhausted() && !elements_left
+    }
+
+    /// A list whose current element is exhausted and that has more to fetch.
+    #[inline]
+    pub fn needs_element(&self) -> bool {
+        self.seg.exhausted() && self.list.is_some_and(|l| l.next < l.count)
+    }
+
+    /// Held by a stall-and-notify element.
+    #[inline]
+    pub fn stalled(&self) -> bool {
+        self.list.is_some_and(|l| l.stall_pending || l.stalled)
     }
 }
 
@@ -95,7 +167,7 @@ impl CommandQueue {
         self.used += 1;
         e.seq = self.next_seq;
         self.next_seq += 1;
-        if e.cmd.op == Opcode::Barrier || e.cmd.op.ordering() != Ordering::None {
+        if e.cmd.op.is_sync() || e.cmd.op.ordering() != Ordering::None {
             self.ordered += 1;
         }
         let i = self
@@ -103,7 +175,7 @@ impl CommandQueue {
             .iter()
             .position(Option::is_none)
             .expect("a reserved entry is free");
-        if e.cmd.op != Opcode::Barrier {
+        if !e.cmd.op.is_sync() {
             self.to_unroll.push(i as u8);
         }
         self.slots[i] = Some(e);
@@ -116,7 +188,7 @@ impl CommandQueue {
             .take()
             .expect("retiring an empty slot");
         self.used -= 1;
-        if e.cmd.op == Opcode::Barrier || e.cmd.op.ordering() != Ordering::None {
+        if e.cmd.op.is_sync() || e.cmd.op.ordering() != Ordering::None {
             self.ordered -= 1;
         }
         e
@@ -156,13 +228,13 @@ impl CommandQueue {
             return true;
         }
         let older = || self.slots.iter().flatten().filter(move |o| o.seq < e.seq);
-        if e.cmd.op == Opcode::Barrier {
+        if e.cmd.op.is_sync() {
             return older().next().is_none();
         }
         let tag = e.cmd.tag;
         let waits_for_tag = e.cmd.op.ordering() != Ordering::None;
         for o in older() {
-            if o.cmd.op == Opcode::Barrier {
+            if o.cmd.op.is_sync() {
                 return false;
             }
             if o.cmd.tag != tag {
@@ -201,13 +273,14 @@ impl CommandQueue {
         new_allowed: bool,
     ) -> (Option<u8>, Option<Cycle>) {
         let mut fallback = None;
+        let mut later: Option<Cycle> = None;
         for &slot in &self.to_unroll {
             let e = self.get(slot);
             if e.ready_at > now {
-                // Entries behind this one were enqueued later: not ready either.
-                return (fallback, Some(e.ready_at));
+                later = Some(later.map_or(e.ready_at, |l| l.min(e.ready_at)));
+                continue;
             }
-            if (!e.started && !new_allowed) || !self.may_start(e) {
+            if (!e.started && !new_allowed) || e.stalled() || !self.may_start(e) {
                 continue;
             }
             if e.cmd.op.is_get() == prefer_get {
@@ -215,14 +288,19 @@ impl CommandQueue {
             }
             fallback = fallback.or(Some(slot));
         }
-        (fallback, None)
+        (fallback, later)
+    }
+
+    /// Whether the queue holds nothing (and nothing is reserved).
+    pub fn is_empty(&self) -> bool {
+        self.used == 0 && self.reserved == 0
     }
 
     /// Slots of `mfc_barrier` entries whose earlier commands are all done.
     pub fn completable_barriers(&self) -> impl Iterator<Item = u8> + '_ {
         self.entries()
             .take_while(|_| self.ordered > 0)
-            .filter(|(_, e)| e.cmd.op == Opcode::Barrier && self.may_start(e))
+            .filter(|(_, e)| e.cmd.op.is_sync() && self.may_start(e))
             .map(|(i, _)| i)
     }
 }
@@ -239,16 +317,24 @@ mod tests {
                 ea: 0,
                 size: 128,
                 tag,
+                list: 0,
             },
             seq: 0,
             ready_at: 0,
-            target: Ramp(11),
-            remote: Space::Memory(0),
-            unrolled: 0,
+            seg: Segment {
+                lsa: 0,
+                ea: 0,
+                size: 128,
+                done: 0,
+                target: Ramp(11),
+                remote: Space::Memory(0),
+            },
+            list: None,
             in_flight: 0,
             issued_at: 0,
             started: false,
             retiring: false,
+            failed: false,
         }
     }
 

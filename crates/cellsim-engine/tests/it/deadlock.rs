@@ -15,6 +15,7 @@ fn get(lsa: u32, ea: u64, size: u32, tag: u32) -> Request {
         ea,
         size,
         tag,
+        list: 0,
     })
 }
 
@@ -191,6 +192,7 @@ fn blocked_waits_that_will_be_satisfied_are_not_deadlocks() {
         ea: MemoryMap::ls_ea(1),
         size: 128,
         tag: 3,
+        list: 0,
     });
     assert_eq!(
         put.describe(0),

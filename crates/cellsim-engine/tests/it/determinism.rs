@@ -167,6 +167,7 @@ fn requests(steps: &[MixStep]) -> Vec<Request> {
                     ea,
                     size,
                     tag,
+                    list: 0,
                 }));
             }
             MixStep::MfcBarrier(tag) => out.push(Request::Mfc(MfcCommand {
@@ -175,6 +176,7 @@ fn requests(steps: &[MixStep]) -> Vec<Request> {
                 ea: 0,
                 size: 0,
                 tag,
+                list: 0,
             })),
             MixStep::Wait { mask, any } => {
                 out.push(Request::WriteTagMask(mask));

@@ -6,7 +6,8 @@
 //! - `deadlock`, `runaway`: runs that cannot end;
 //! - `determinism`: same seed, same run;
 //! - `ordering`: barrier and fence semantics seen in the data;
-//! - `invariants`: property tests over random DMA mixes.
+//! - `invariants`: property tests over random DMA mixes;
+//! - `sync`: atomics, mailboxes, signals, DMA lists, proxy DMAs, PPE threads.
 //!
 //! `mix` and `util` are shared helpers.
 
@@ -17,5 +18,6 @@ mod invariants;
 mod mix;
 mod ordering;
 mod runaway;
+mod sync;
 mod timing;
 mod util;

@@ -1,0 +1,356 @@
+"""The PPE side of the Cell SDK (libspe2), for Python PPE programs.
+
+A PPE program is a plain function run by ``Machine.run(main, *args)``; like
+SPE programs it blocks in simulated time. It creates SPE contexts, loads
+programs into them and runs them — ``spe_context_run`` blocks the calling PPE
+thread until the SPE program stops, so starting several SPEs takes several
+threads, as with pthreads:
+
+>>> from cellsim import Machine
+>>> from cellsim.ppe import pthread_create, pthread_join
+>>> from cellsim.ppe import spe_context_create, spe_context_run, spe_program_load
+>>> def spe_main(speid, argp, envp):
+...     return argp * 2
+>>> def ppe_main():
+...     def run_one(i):
+...         ctx = spe_context_create()
+...         spe_program_load(ctx, spe_main)
+...         return spe_context_run(ctx, argp=i).exit_code
+...     threads = [pthread_create(run_one, i) for i in range(4)]
+...     return [pthread_join(t) for t in threads]
+>>> Machine("qs20").run(ppe_main).value
+[0, 2, 4, 6]
+
+================================  =====================================================
+libspe2 / PPE call                 simulated as
+================================  =====================================================
+``spe_context_create``             takes the next logical SPE
+``spe_context_run``                the program starts ``ppe.context_run_ns`` later; the
+                                   thread waits for its end
+``spe_in_mbox_write``              a 4-byte store to the SPE's problem state over the EIB
+``spe_out_mbox_read``              a 4-byte load from it (waits for a message if blocking)
+``spe_signal_write``               a 4-byte store to a signal register
+``spe_mfcio_get/put``              a command in the SPE's 8-entry proxy queue
+``spe_mfcio_tag_status_read``      the proxy tag groups
+``load`` / ``store``               a cacheable access (``ppe.access_cycles``), or a bus
+                                   request for local stores and registers
+``lwarx`` / ``stwcx``              load-reserve / store-conditional on a lock line
+``pthread_create/join``            PPE threads (greenlets in simulated time)
+================================  =====================================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from greenlet import getcurrent
+
+from . import _engine
+from .exceptions import NotInProgramError, UsageError
+from .machine import Program
+
+__all__ = [
+    "SPE_AFFINITY_MEMORY",
+    "SPE_CFG_SIGNOTIFY1_OR",
+    "SPE_CFG_SIGNOTIFY2_OR",
+    "SPE_MBOX_ALL_BLOCKING",
+    "SPE_MBOX_ANY_BLOCKING",
+    "SPE_MBOX_ANY_NONBLOCKING",
+    "SPE_SIG_NOTIFY_REG_1",
+    "SPE_SIG_NOTIFY_REG_2",
+    "SPE_TAG_ALL",
+    "SPE_TAG_ANY",
+    "SPE_TAG_IMMEDIATE",
+    "SpeContext",
+    "SpeGang",
+    "StopInfo",
+    "compute",
+    "load",
+    "lwarx",
+    "pthread_create",
+    "pthread_join",
+    "spe_context_create",
+    "spe_context_destroy",
+    "spe_context_run",
+    "spe_gang_context_create",
+    "spe_in_mbox_status",
+    "spe_in_mbox_write",
+    "spe_ls_area_get",
+    "spe_mfcio_get",
+    "spe_mfcio_put",
+    "spe_mfcio_tag_status_read",
+    "spe_out_intr_mbox_read",
+    "spe_out_intr_mbox_status",
+    "spe_out_mbox_read",
+    "spe_out_mbox_status",
+    "spe_program_load",
+    "spe_ps_area_get",
+    "spe_signal_write",
+    "store",
+    "stwcx",
+]
+
+SPE_CFG_SIGNOTIFY1_OR = 0x10
+SPE_CFG_SIGNOTIFY2_OR = 0x20
+SPE_MBOX_ALL_BLOCKING = 1
+SPE_MBOX_ANY_BLOCKING = 2
+SPE_MBOX_ANY_NONBLOCKING = 3
+SPE_SIG_NOTIFY_REG_1 = 1
+SPE_SIG_NOTIFY_REG_2 = 2
+SPE_TAG_ALL = 1
+SPE_TAG_ANY = 2
+SPE_TAG_IMMEDIATE = 3
+SPE_AFFINITY_MEMORY = 0x1
+"""Gang flag: place the gang's SPEs nearest the memory controller, in the affinity chain."""
+
+_MODE = {SPE_TAG_IMMEDIATE: 0, SPE_TAG_ANY: 1, SPE_TAG_ALL: 2}
+
+
+def _ppe(call: str) -> Program:
+    g = getcurrent()
+    if not isinstance(g, Program) or g.spe is not None:
+        raise NotInProgramError(f"{call} must be called from a PPE program run by Machine.run(main)")
+    return g
+
+
+@dataclass(frozen=True)
+class StopInfo:
+    """Why an SPE program stopped (libspe2's ``spe_stop_info_t``)."""
+
+    stop_reason: str
+    exit_code: int
+
+
+@dataclass(eq=False)
+class SpeGang:
+    """A gang of contexts (``spe_gang_context_create``)."""
+
+    flags: int
+
+
+@dataclass(eq=False)
+class SpeContext:
+    """An SPE context: a logical SPE and the program loaded into it."""
+
+    spe: int
+    flags: int = 0
+    gang: SpeGang | None = None
+    program: Any = None
+    destroyed: bool = False
+
+
+def spe_gang_context_create(flags: int = 0) -> SpeGang:
+    """A gang; with ``SPE_AFFINITY_MEMORY`` its SPEs are placed nearest the memory
+    controller (the affinity chain), which must happen before any SPE runs."""
+    p = _ppe("spe_gang_context_create")
+    if flags & SPE_AFFINITY_MEMORY:
+        m = p.machine
+        m._engine.set_placement(list(m._engine.affinity_chain()))
+    return SpeGang(flags)
+
+
+def spe_context_create(flags: int = 0, gang: SpeGang | None = None) -> SpeContext:
+    """Creates a context on the next free logical SPE."""
+    p = _ppe("spe_context_create")
+    m = p.machine
+    spe = m._next_context
+    if spe >= m.spe_count:
+        raise UsageError(f"no SPE left: this {m.name} has {m.spe_count} SPEs and all have contexts")
+    m._next_context += 1
+    if flags & SPE_CFG_SIGNOTIFY1_OR:
+        m._engine.set_signal_mode(spe, 1, True)
+    if flags & SPE_CFG_SIGNOTIFY2_OR:
+        m._engine.set_signal_mode(spe, 2, True)
+    return SpeContext(spe, flags, gang)
+
+
+def spe_program_load(ctx: SpeContext, program: Callable[..., Any] | Any) -> None:
+    """Loads an SPE program: a Python function ``program(speid, argp, envp)``
+    or a native :class:`cellsim.kernels.Kernel`."""
+    _ppe("spe_program_load")
+    ctx.program = program
+
+
+def spe_context_run(
+    ctx: SpeContext, entry: int = 0, runflags: int = 0, argp: int = 0, envp: int = 0
+) -> StopInfo:
+    """Runs the loaded program on the context's SPE; this PPE thread waits
+    until it stops. The program starts ``ppe.context_run_ns`` after the call."""
+    p = _ppe("spe_context_run")
+    if ctx.program is None:
+        raise UsageError(f"no program loaded in the context of SPE {ctx.spe} (call spe_program_load)")
+    if ctx.destroyed:
+        raise UsageError(f"the context of SPE {ctx.spe} was destroyed")
+    m = p.machine
+    tid = m.start_spe(ctx.spe, ctx.program, argp=argp, envp=envp, delay=m.info["context_run_cycles"])
+    code = p.call(p.engine.join, tid)
+    return StopInfo("exit", int(code))
+
+
+def spe_context_destroy(ctx: SpeContext) -> None:
+    """Destroys a context."""
+    _ppe("spe_context_destroy")
+    ctx.destroyed = True
+
+
+def spe_ls_area_get(ctx: SpeContext) -> int:
+    """The effective address at which the SPE's local store is mapped."""
+    return int(_engine.ls_ea(ctx.spe))
+
+
+def spe_ps_area_get(ctx: SpeContext, area: int = 0) -> int:
+    """The effective address of the SPE's problem-state area (mailbox and
+    signal registers at their CBEA offsets, e.g. ``SIG_NOTIFY_1 = 0x1400C``)."""
+    return int(_engine.ps_ea(ctx.spe))
+
+
+def spe_in_mbox_write(ctx: SpeContext, data: Sequence[int], behavior: int = SPE_MBOX_ALL_BLOCKING) -> int:
+    """Writes messages to the SPE's inbound mailbox; returns how many were written.
+    ``SPE_MBOX_ALL_BLOCKING`` waits for room for all of them, ``SPE_MBOX_ANY_BLOCKING``
+    for the first, ``SPE_MBOX_ANY_NONBLOCKING`` writes what fits now."""
+    p = _ppe("spe_in_mbox_write")
+    written = 0
+    for i, v in enumerate(data):
+        wait = behavior == SPE_MBOX_ALL_BLOCKING or (behavior == SPE_MBOX_ANY_BLOCKING and i == 0)
+        if not p.call(p.engine.ppe_write_mbox, ctx.spe, int(v) & 0xFFFFFFFF, wait):
+            break
+        written += 1
+    return written
+
+
+def spe_in_mbox_status(ctx: SpeContext) -> int:
+    """Free entries in the SPE's inbound mailbox (a register read over the EIB)."""
+    p = _ppe("spe_in_mbox_status")
+    return (p.call(p.engine.ppe_mbox_status, ctx.spe) >> 8) & 0xFF
+
+
+def spe_out_mbox_status(ctx: SpeContext) -> int:
+    """Messages in the SPE's outbound mailbox (0 or 1)."""
+    p = _ppe("spe_out_mbox_status")
+    return p.call(p.engine.ppe_mbox_status, ctx.spe) & 0xFF
+
+
+def spe_out_intr_mbox_status(ctx: SpeContext) -> int:
+    """Messages in the SPE's outbound-interrupt mailbox (0 or 1)."""
+    p = _ppe("spe_out_intr_mbox_status")
+    return (p.call(p.engine.ppe_mbox_status, ctx.spe) >> 16) & 0xFF
+
+
+def spe_out_mbox_read(ctx: SpeContext, count: int = 1) -> list[int]:
+    """Reads up to ``count`` messages from the SPE's outbound mailbox without
+    waiting (libspe2's semantics: it reads the mailbox status register, then
+    the mailbox): an empty list when there is none."""
+    p = _ppe("spe_out_mbox_read")
+    out: list[int] = []
+    for _ in range(count):
+        if p.call(p.engine.ppe_mbox_status, ctx.spe) & 0xFF == 0:
+            break
+        out.append(int(p.call(p.engine.ppe_read_mbox, ctx.spe, False, True)))
+    return out
+
+
+def spe_out_intr_mbox_read(
+    ctx: SpeContext, count: int = 1, behavior: int = SPE_MBOX_ALL_BLOCKING
+) -> list[int]:
+    """Reads messages from the outbound-interrupt mailbox; blocking by default
+    (the PPE waits for the interrupt)."""
+    p = _ppe("spe_out_intr_mbox_read")
+    out = []
+    for i in range(count):
+        wait = behavior == SPE_MBOX_ALL_BLOCKING or (behavior == SPE_MBOX_ANY_BLOCKING and i == 0)
+        if not wait and (p.call(p.engine.ppe_mbox_status, ctx.spe) >> 16) & 0xFF == 0:
+            break
+        out.append(int(p.call(p.engine.ppe_read_mbox, ctx.spe, True, True)))
+    return out
+
+
+def spe_out_mbox_wait(ctx: SpeContext) -> int:
+    """Waits for one message in the outbound mailbox (a polling loop, simulated
+    without its polls) and returns it. Not libspe2; a convenience."""
+    p = _ppe("spe_out_mbox_wait")
+    return int(p.call(p.engine.ppe_read_mbox, ctx.spe, False, True))
+
+
+def spe_signal_write(ctx: SpeContext, signal_reg: int, data: int) -> None:
+    """Writes signal-notification register ``SPE_SIG_NOTIFY_REG_1`` or ``_2``."""
+    p = _ppe("spe_signal_write")
+    p.call(p.engine.ppe_signal, ctx.spe, int(signal_reg), int(data) & 0xFFFFFFFF)
+
+
+def spe_mfcio_get(
+    ctx: SpeContext, lsa: int, ea: int, size: int, tag: int, tid: int = 0, rid: int = 0
+) -> None:
+    """A proxy DMA from ``ea`` into the SPE's local store at ``lsa``."""
+    p = _ppe("spe_mfcio_get")
+    p.call(p.engine.proxy_mfc, ctx.spe, 0x40, int(lsa), int(ea), int(size), int(tag))
+
+
+def spe_mfcio_put(
+    ctx: SpeContext, lsa: int, ea: int, size: int, tag: int, tid: int = 0, rid: int = 0
+) -> None:
+    """A proxy DMA from the SPE's local store at ``lsa`` to ``ea``."""
+    p = _ppe("spe_mfcio_put")
+    p.call(p.engine.proxy_mfc, ctx.spe, 0x20, int(lsa), int(ea), int(size), int(tag))
+
+
+def spe_mfcio_tag_status_read(ctx: SpeContext, mask: int, behavior: int = SPE_TAG_ALL) -> int:
+    """The SPE's proxy tag groups: immediately, or waiting for any or all of ``mask``."""
+    p = _ppe("spe_mfcio_tag_status_read")
+    if behavior not in _MODE:
+        raise UsageError(f"behavior {behavior} is not SPE_TAG_ALL, SPE_TAG_ANY or SPE_TAG_IMMEDIATE")
+    return p.call(p.engine.proxy_tag_status, ctx.spe, int(mask), _MODE[behavior])
+
+
+def load(ea: int, size: int = 4) -> int:
+    """Loads ``size`` (1, 2, 4, 8) big-endian bytes from ``ea``."""
+    p = _ppe("load")
+    return p.call(p.engine.ppe_load, int(ea), int(size))
+
+
+def store(ea: int, value: int, size: int = 4) -> None:
+    """Stores the low ``size`` bytes of ``value`` at ``ea`` (big-endian)."""
+    p = _ppe("store")
+    p.call(p.engine.ppe_store, int(ea), int(size), int(value) & ((1 << (8 * size)) - 1))
+
+
+def lwarx(ea: int, size: int = 4) -> int:
+    """Load and reserve (``lwarx``, or ``ldarx`` with ``size=8``)."""
+    p = _ppe("lwarx")
+    return p.call(p.engine.ppe_lwarx, int(ea), int(size))
+
+
+def stwcx(ea: int, value: int, size: int = 4) -> bool:
+    """Store conditional (``stwcx.``/``stdcx.``): True if the reservation held and it stored."""
+    p = _ppe("stwcx")
+    return bool(p.call(p.engine.ppe_stwcx, int(ea), int(size), int(value) & ((1 << (8 * size)) - 1)))
+
+
+def compute(cycles: int) -> None:
+    """Spends ``cycles`` PPE cycles computing."""
+    p = _ppe("compute")
+    p.call(p.engine.compute, int(cycles))
+
+
+class PpeThread:
+    """A PPE thread started by :func:`pthread_create`."""
+
+    def __init__(self, tid: int) -> None:
+        self.tid = tid
+
+    def __repr__(self) -> str:
+        return f"PpeThread({self.tid})"
+
+
+def pthread_create(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> PpeThread:
+    """Starts a PPE thread running ``fn(*args, **kwargs)``."""
+    p = _ppe("pthread_create")
+    return PpeThread(p.machine.start_ppe_thread(fn, *args, **kwargs))
+
+
+def pthread_join(thread: PpeThread) -> Any:
+    """Waits for a PPE thread to end; returns what its function returned."""
+    p = _ppe("pthread_join")
+    p.call(p.engine.join, thread.tid)
+    return p.machine._results.get(thread.tid)
