@@ -262,6 +262,15 @@ class Machine:
             self._ls_views[spe] = np.frombuffer(self._engine.local_store(int(spe)), dtype=np.uint8)
         return self._ls_views[spe]
 
+    def is_mapped(self, ea: int) -> bool:
+        """Whether ``ea`` is in main memory or in an SPE's local-store or problem-state mapping."""
+        ea = int(ea)
+        if 0 <= ea < self.info["memory_bytes"]:
+            return True
+        base = _engine.ls_ea(0)
+        stride = _engine.ls_ea(1) - base
+        return base <= ea < base + stride * self.spe_count
+
     @staticmethod
     def ls_ea(spe: int) -> int:
         """The effective address at which logical SPE ``spe``'s local store is mapped."""

@@ -184,6 +184,12 @@ def spe_context_run(
     if ctx.destroyed:
         raise UsageError(f"the context of SPE {ctx.spe} was destroyed")
     m = p.machine
+    for name, ptr in (("argp", argp), ("envp", envp)):
+        if not m.is_mapped(ptr):
+            raise UsageError(
+                f"{name} 0x{int(ptr):x} is outside main memory ({m.info['memory_bytes']} bytes) and every "
+                "local-store mapping: pass an address from Machine.alloc (or a small integer)"
+            )
     tid = m.start_spe(ctx.spe, ctx.program, argp=argp, envp=envp, delay=m.info["context_run_cycles"])
     code = p.call(p.engine.join, tid)
     return StopInfo("exit", int(code))

@@ -512,7 +512,8 @@ impl Machine {
     fn issue(&mut self, tid: ThreadId, cmd: MfcCommand) -> Result<(), SimError> {
         let now = self.now;
         let p = self.spu_of(tid)?;
-        let (target, remote) = self.validate(tid, p, &cmd)?;
+                let (target, remote) = self.validate(tid, p, &cmd)?;
+        self.check_reservation_use(tid, p, &cmd)?;
         self.counters.dma_commands += 1;
         let unit = &mut self.spes[p as usize];
         count_issue(&mut unit.mfc, &cmd, false);
@@ -530,6 +531,31 @@ impl Machine {
             self.schedule(now + self.timing.issue, Event::Enqueue(tid));
         } else {
             th.block(Wait::QueueSlot, Request::Mfc(cmd), now);
+        }
+        Ok(())
+    }
+
+        /// A putllc must follow a getllar of its line: one without is a program
+    /// bug (it could never succeed), unlike a putllc whose reservation was lost.
+    fn check_reservation_use(&mut self, tid: ThreadId, p: u8, cmd: &MfcCommand) -> Result<(), SimError> {
+        use crate::mfc::command::Atomic;
+        let line = cmd.ea / crate::atomic::LINE;
+        let mfc = &mut self.spes[p as usize].mfc;
+        match cmd.op.atomic() {
+            Some(Atomic::GetLLAR) => mfc.reserved_line = Some(line),
+            Some(Atomic::PutLLC) if mfc.reserved_line != Some(line) => {
+                return Err(self.mfc_error(
+                    tid,
+                    MfcErrorKind::Atomic,
+                    cmd.to_string(),
+                    format!(
+                        "putllc to the lock line at 0x{:x} without a reservation on it: issue mfc_getllar on the line first",
+                        line * crate::atomic::LINE
+                    ),
+                ));
+            }
+            Some(Atomic::PutLLC) => mfc.reserved_line = None,
+            _ => {}
         }
         Ok(())
     }

@@ -393,3 +393,25 @@ fn atomic_status_without_a_command_is_an_error() {
         other => panic!("expected an MFC error, got {other:?}"),
     }
 }
+
+/// A putllc to a line never reserved is a program bug, reported at the call.
+#[test]
+fn putllc_without_a_reservation_is_an_error() {
+    let mut m = qs20(1);
+    let line = m.alloc(256, 128).unwrap();
+    m.spawn_native(0, line, 0, |spu| async move {
+        let ls = spu.ls_alloc(128, 128).unwrap();
+        spu.mfc_getllar(ls, spu.argp()).await;
+        spu.mfc_read_atomic_status().await;
+        spu.mfc_putllc(ls, spu.argp() + 128).await; // another line
+        0
+    })
+    .unwrap();
+    match m.run() {
+        Err(SimError::Mfc(e)) => {
+            assert!(e.message.contains("without a reservation"), "{e}");
+            assert!(e.command.contains("mfc_putllc"));
+        }
+        other => panic!("expected an MFC error, got {other:?}"),
+    }
+}
