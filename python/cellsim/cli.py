@@ -15,6 +15,7 @@ one line ``error: ...`` on stderr and exit with status 1.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import json
@@ -37,6 +38,7 @@ from .exceptions import CellsimError, UsageError
 from .experiments import Experiment, Option, all_experiments
 from .published import TOLERANCE_PCT
 from .report import format_error, format_published, format_simulated, verdict
+from .trace import capture as capture_trace
 
 __all__ = ["cli", "main"]
 
@@ -272,6 +274,11 @@ def _common_params() -> list[click.Parameter]:
         ),
         click.Option(["--csv", "csv_path"], type=click.Path(dir_okay=False), help="write the points as CSV"),
         click.Option(
+            ["--trace", "trace_path"],
+            type=click.Path(dir_okay=False),
+            help="write a Chrome/Perfetto trace of the first simulated run (open it at https://ui.perfetto.dev)",
+        ),
+        click.Option(
             ["--python", "python_programs"],
             is_flag=True,
             help="run the Python benchmark programs instead of the native kernels (slower, same timing)",
@@ -291,16 +298,22 @@ def _make_run_command(exp: Experiment) -> click.Command:
         json_path: str | None,
         plot_path: str | None,
         csv_path: str | None,
+        trace_path: str | None,
         python_programs: bool,
         **options: Any,
     ) -> None:
         _check_machine(machine)
         opts = {k: v for k, v in options.items() if v not in (None, ())}
-        with _Progress(exp.name) as progress:
-            records = exp.run(
-                machine=machine, seed=seed, native=not python_programs, progress=progress, **opts
-            )
+        with contextlib.ExitStack() as stack:
+            if trace_path:
+                stack.enter_context(capture_trace(trace_path))
+            with _Progress(exp.name) as progress:
+                records = exp.run(
+                    machine=machine, seed=seed, native=not python_programs, progress=progress, **opts
+                )
         err = _console(stderr=True)
+        if trace_path:
+            err.print(f"wrote {trace_path} (open it at https://ui.perfetto.dev)")
         if json_path == "-":
             sys.stdout.write(json.dumps(records, indent=1) + "\n")
             sys.stdout.flush()

@@ -186,6 +186,7 @@ class Machine:
             machine's placement policy.
         time_limit_ns: stop runs longer than this with ``RunawayError``
             (default 10 simulated seconds).
+        trace: record a Chrome/Perfetto trace (see :meth:`write_trace`).
     """
 
     def __init__(
@@ -196,6 +197,7 @@ class Machine:
         overrides: Mapping[str, Any] | Iterable[str] = (),
         placement: Iterable[int] | None = None,
         time_limit_ns: float | None = None,
+        trace: bool = False,
     ) -> None:
         if isinstance(overrides, Mapping):
             ov = [f"{k}={_toml_value(v)}" for k, v in overrides.items()]
@@ -215,6 +217,10 @@ class Machine:
         self._driver: greenlet | None = None
         self._ls_views: dict[int, np.ndarray] = {}
         self._next_context = 0
+        from . import trace as _trace
+
+        if trace or _trace._register(self):
+            self._engine.enable_trace(_trace.DEFAULT_LIMIT)
         self._ran = False
 
     # -- the chip -------------------------------------------------------------------
@@ -374,6 +380,12 @@ class Machine:
     def stats(self) -> dict[str, Any]:
         """Counters of the run so far (transfers, bytes per ramp, segment busy time, ...)."""
         return dict(self._engine.stats())
+
+    def write_trace(self, path: str) -> None:
+        """Writes the recorded trace as Chrome trace JSON (open it at https://ui.perfetto.dev)."""
+        from .trace import write_chrome_trace
+
+        write_chrome_trace(self, path)
 
     def enable_checks(self) -> None:
         """Records every EIB reservation so :meth:`verify` can check the invariants."""

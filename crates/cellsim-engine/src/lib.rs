@@ -22,6 +22,7 @@
 //! - [`topology`], [`memory_map`], [`storage`]: where things are and the real bytes;
 //! - [`config`]: machine files; [`calendar`], [`time`], [`rng`]: the engine's clockwork;
 //! - [`kernels`]: native benchmark programs used by the experiments;
+//! - [`trace`]: records for Chrome/Perfetto traces;
 //! - [`error`]: what a run can end with.
 //!
 //! Time is counted in SPU clock cycles; the bus works on every second cycle.
@@ -65,6 +66,7 @@ pub mod signal;
 pub mod storage;
 pub mod time;
 pub mod topology;
+pub mod trace;
 
 pub use config::MachineConfig;
 pub use error::{ConfigError, MfcError, MfcErrorKind, SimError};

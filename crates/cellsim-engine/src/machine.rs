@@ -34,6 +34,7 @@ use crate::rng::Rng;
 use crate::signal::{SignalMode, Signals};
 use crate::storage::Storage;
 use crate::time::{bus_edge, Cycle, BUS_RATIO};
+use crate::trace::{Trace, TraceRecord, Track};
 use crate::topology::{Ramp, Topology, RAMPS};
 use std::collections::VecDeque;
 use std::future::Future;
@@ -152,8 +153,10 @@ pub struct Machine {
     pub(crate) synthetic_rate: f64,
     /// Lock-line reservations of every SPE and PPE thread.
     pub(crate) reservations: Reservations,
-    /// A mailbox changed: PPE threads waiting on mailboxes re-check.
+        /// A mailbox changed: PPE threads waiting on mailboxes re-check.
     pub(crate) mbox_changed: bool,
+    /// Trace records, when tracing is on.
+    pub(crate) trace: Option<Trace>,
 }
 
 impl std::fmt::Debug for Machine {
@@ -211,8 +214,9 @@ impl Machine {
             time_limit,
             counters: Counters::default(),
             synthetic_rate: 0.0,
-            reservations: Reservations::default(),
+                        reservations: Reservations::default(),
             mbox_changed: false,
+            trace: None,
             now: 0,
             calendar: Calendar::new(),
             due: Vec::with_capacity(64),
@@ -354,6 +358,32 @@ impl Machine {
     /// Stops runs that pass `cycles` of simulated time with [`SimError::Runaway`].
     pub fn set_time_limit(&mut self, cycles: Cycle) {
         self.time_limit = cycles;
+    }
+
+        /// Starts recording a trace of at most `limit` records (see [`crate::trace`]).
+    pub fn enable_trace(&mut self, limit: usize) {
+        self.trace = Some(Trace::new(limit));
+    }
+
+    /// The trace records so far and how many were dropped past the limit.
+    pub fn trace(&self) -> Option<(&[TraceRecord], u64)> {
+        self.trace.as_ref().map(|t| (&t.records[..], t.dropped))
+    }
+
+        /// Adds a trace record if tracing is on.
+    #[inline]
+    pub(crate) fn record(&mut self, track: Track, start: Cycle, end: Cycle, name: impl FnOnce() -> String) {
+        if let Some(t) = self.trace.as_mut() {
+            t.push(track, name, start, end);
+        }
+    }
+
+    /// The trace track of a thread (its SPU, or its PPE thread).
+    pub(crate) fn thread_track(&self, tid: ThreadId) -> Track {
+        match self.threads[tid].spe {
+            Some(s) => Track::Spu(s.logical),
+            None => Track::Ppe(tid),
+        }
     }
 
     /// Records every EIB reservation so that [`Machine::verify`] can check it.

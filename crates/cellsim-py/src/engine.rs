@@ -39,6 +39,9 @@ type ThreadRow = (
     Option<u64>,
 );
 
+/// `(kind, id, lane, name, start_cycle, end_cycle)` of one trace record.
+type TraceRow = (&'static str, u64, u32, String, u64, u64);
+
 const FINISHED: i64 = -1;
 const FAILED: i64 = -2;
 
@@ -538,6 +541,32 @@ impl PyEngine {
     /// Runs `cycles` more cycles (synthetic traffic only).
     fn run_for(&mut self, py: Python<'_>, cycles: u64) -> PyResult<()> {
         self.m.run_for(cycles).map_err(|e| to_py(py, e))
+    }
+
+        /// Starts recording a trace (at most `limit` records).
+    fn enable_trace(&mut self, limit: usize) {
+        self.m.enable_trace(limit);
+    }
+
+    /// The trace so far: `(records, dropped)`, each record
+    /// `(kind, id, lane, name, start_cycle, end_cycle)` with kind one of
+    /// `"spu"`, `"mfc"`, `"ppe"`, `"ring"`.
+    fn trace_records(&self) -> (Vec<TraceRow>, u64) {
+        use cellsim_engine::trace::Track;
+        let Some((records, dropped)) = self.m.trace() else { return (Vec::new(), 0) };
+        let rows = records
+            .iter()
+            .map(|r| {
+                let (kind, id, lane) = match r.track {
+                    Track::Spu(s) => ("spu", s as u64, 0),
+                    Track::MfcSlot(s, slot) => ("mfc", s as u64, slot as u32),
+                    Track::Ppe(t) => ("ppe", t as u64, 0),
+                    Track::Ring(ring, lane) => ("ring", ring as u64, lane as u32),
+                };
+                (kind, id, lane, r.name.clone(), r.start, r.end)
+            })
+            .collect();
+        (rows, dropped)
     }
 
     /// Records every EIB reservation for `verify()`.

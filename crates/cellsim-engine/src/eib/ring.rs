@@ -78,14 +78,7 @@ impl Ring {
     /// Reserves the path for a transfer starting `now` whose beats take
     /// `duration` cycles at each segment. Returns when the ring slot frees.
     #[inline]
-    pub fn occupy(
-        &mut self,
-        now: Cycle,
-        src: Ramp,
-        hops: u32,
-        hop: Cycle,
-        duration: Cycle,
-    ) -> Cycle {
+        pub fn occupy(&mut self, now: Cycle, src: Ramp, hops: u32, hop: Cycle, duration: Cycle) -> (Cycle, u8) {
         let path = &self.path[src.idx()];
         let mut at = now + duration;
         for &seg in &path[..hops as usize] {
@@ -93,14 +86,10 @@ impl Ring {
             at += hop;
         }
         let end = now + hops.saturating_sub(1) as Cycle * hop + duration;
-        let slot = self
-            .slots
-            .iter_mut()
-            .find(|e| **e <= now)
-            .expect("earliest_start checked a free slot");
-        *slot = end;
+                let lane = self.slots.iter().position(|e| *e <= now).expect("earliest_start checked a free slot");
+        self.slots[lane] = end;
         self.next_start = now + self.start_interval;
-        end
+        (end, lane as u8)
     }
 }
 

@@ -39,6 +39,7 @@ use crate::mfc::queue::{Entry, ListProgress, Segment};
 use crate::program::{MFC_GETLLAR_STATUS, MFC_PUTLLC_STATUS, MFC_PUTLLUC_STATUS};
 use crate::storage::Storage;
 use crate::time::{bus_edge, Cycle};
+use crate::trace::Track;
 
 /// Largest bus request.
 const LINE: u64 = 128;
@@ -425,14 +426,7 @@ impl Machine {
         let now = self.now;
         let mic_ramp = self.topo.mic();
         let t = self.timing;
-        let Machine {
-            arbiter,
-            eib,
-            mic,
-            ops,
-            calendar,
-            ..
-        } = self;
+                let Machine { arbiter, eib, mic, ops, calendar, trace, topo, .. } = self;
         let retry = arbiter.arbitrate(now, |id| {
             let op = ops[id];
             let (src, dst) = (op.data_src(), op.data_dst());
@@ -464,7 +458,13 @@ impl Machine {
                     calendar.schedule(ready.max(ops[next].respond_at), Event::DataReady(next));
                 }
             }
-            calendar.schedule(done, Event::Complete(id));
+                        calendar.schedule(done, Event::Complete(id));
+            if let Some(tr) = trace.as_mut() {
+                let name = || format!("{}->{} {} B", topo.element(src).name(), topo.element(dst).name(), op.size);
+                                // The lane is free again when the last beat leaves the last segment.
+                let end = (g.arrive - t.hop).max(g.start + g.beats_time);
+                tr.push(Track::Ring(g.ring, g.lane), name, g.start, end);
+            }
             Ok(g.start + g.beats_time)
         });
         if let Some(t) = retry {
@@ -513,9 +513,14 @@ impl Machine {
                     }
                 }
             }
-            Owner::Ppe { thread } => {
+                        Owner::Ppe { thread } => {
                 if op.kind == OpKind::Read {
                     let tid = thread as usize;
+                    if let (true, ThreadState::Blocked { request, since }) =
+                        (self.trace.is_some(), self.threads[tid].state)
+                    {
+                        self.record(Track::Ppe(tid), since, now, || format!("wait: {}", request.describe(0)));
+                    }
                     let v = read_be_slice(&self.staging[id as usize][..op.size as usize]);
                     let th = &mut self.threads[tid];
                     th.reply = v;
@@ -553,7 +558,17 @@ impl Machine {
     }
 
     /// A problem-state register written through the memory map.
-    fn write_register(&mut self, p: u8, reg: u32, v: u32) {
+        fn write_register(&mut self, p: u8, reg: u32, v: u32) {
+        if self.trace.is_some() {
+            let logical = self.spes[p as usize].logical.unwrap_or(p as u32);
+            let what = match reg {
+                ps::SPU_IN_MBOX => "in_mbox",
+                ps::SIG_NOTIFY_1 => "signal1",
+                ps::SIG_NOTIFY_2 => "signal2",
+                _ => "register",
+            };
+            self.record(Track::Spu(logical), self.now, self.now, || format!("{what} <- 0x{v:x}"));
+        }
         let unit = &mut self.spes[p as usize];
         match reg {
             ps::SPU_IN_MBOX => {
@@ -568,14 +583,19 @@ impl Machine {
     }
 
     /// A command retires: its tag group (or atomic status) and queue entry are freed.
-    pub(super) fn retire(&mut self, p: u8, slot: u8, proxy: bool) {
+        pub(super) fn retire(&mut self, p: u8, slot: u8, proxy: bool) {
         let mfc = &mut self.spes[p as usize].mfc;
-        let q = if proxy {
-            &mut mfc.proxy
-        } else {
-            &mut mfc.queue
-        };
+        let q = if proxy { &mut mfc.proxy } else { &mut mfc.queue };
         let e = q.remove(slot);
+        if self.trace.is_some() {
+            let logical = self.spes[p as usize].logical.unwrap_or(p as u32);
+            let lane = slot + if proxy { 16 } else { 0 };
+            self.record(Track::MfcSlot(logical, lane), e.issued_at, self.now, || {
+                let who = if proxy { " (proxy)" } else { "" };
+                format!("{} {} B tag {}{who}", e.cmd.op.sdk_name(), e.cmd.transfer_size(), e.cmd.tag)
+            });
+        }
+        let mfc = &mut self.spes[p as usize].mfc;
         match e.cmd.op.atomic() {
             Some(a) => {
                 mfc.atomic_pending -= 1;

@@ -240,7 +240,13 @@ impl Machine {
         }
         let on_spu = th.spe.is_some();
         match req {
-            Request::Compute(c) => self.schedule(now + c, Event::Wake(tid)),
+                        Request::Compute(c) => {
+                if self.trace.is_some() {
+                    let track = self.thread_track(tid);
+                    self.record(track, now, now + c, || "compute".into());
+                }
+                self.schedule(now + c, Event::Wake(tid))
+            }
             Request::Join(other) => self.join(tid, other)?,
             Request::Exit(code) => {
                 th.state = ThreadState::Finished { code, at: now };
@@ -399,7 +405,14 @@ impl Machine {
             }
             Wait::Bus => None,
         };
-        let Some(reply) = reply else { return false };
+                let Some(reply) = reply else { return false };
+        if let (true, ThreadState::Blocked { request, since }) = (self.trace.is_some(), self.threads[tid].state) {
+            if since < self.now {
+                let mask = self.threads[tid].tag_mask;
+                let track = self.thread_track(tid);
+                self.record(track, since, self.now, || format!("wait: {}", request.describe(mask)));
+            }
+        }
         let th = &mut self.threads[tid];
         th.reply = reply;
         th.wait = None;
