@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections import defaultdict
 from pathlib import Path
@@ -18,7 +19,9 @@ from cellsim.spu import spu_read_in_mbox
 def traced_run(tmp_path: Path) -> dict:
     m = Machine("qs20", seed=1, trace=True)
     for s in range(4):
-        load_dma_bench(m, s, put=s % 2 == 0, ea=Machine.ls_ea((s + 1) % 4) + 0x10000, size=4096, batch=2, count=8)
+        load_dma_bench(
+            m, s, put=s % 2 == 0, ea=Machine.ls_ea((s + 1) % 4) + 0x10000, size=4096, batch=2, count=8
+        )
     path = tmp_path / "t.json"
     m.run()
     m.write_trace(str(path))
@@ -44,7 +47,7 @@ def test_slices_on_one_track_never_overlap(tmp_path: Path) -> None:
             tracks[(e["pid"], e["tid"])].append((e["ts"], e["ts"] + e["dur"]))
     for key, spans in tracks.items():
         spans.sort()
-        for (_, end), (start, _) in zip(spans, spans[1:], strict=False):
+        for (_, end), (start, _) in itertools.pairwise(spans):
             assert start >= end - 1e-9, f"overlap on track {key}"
 
 
