@@ -90,8 +90,170 @@ pub async fn stream(spu: Spu, p: Stream) -> u32 {
     0
 }
 
+/// Most input (and output) streams of [`k_buffered_loop`].
+pub const MAX_STREAMS: usize = 8;
+
+/// Largest DMA; a block of a stream larger than this takes several.
+const MAX_DMA: u32 = 16384;
+
+/// One stream of [`k_buffered_loop`]: its array in memory and its element size.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LoopStream {
+    /// Effective address of element 0.
+    pub ea: u64,
+    /// Bytes per element: 1, 2, 4 or 8.
+    pub size: u32,
+}
+
+/// Parameters of [`k_buffered_loop`].
+#[derive(Debug, Clone, Copy)]
+pub struct KBufferedLoop {
+    /// Iterations of the original loop.
+    pub n: u32,
+    /// Block factor: elements of every stream per block.
+    pub bf: u32,
+    /// Buffers per stream (one tag group each).
+    pub k: u32,
+    /// SPU cycles per inner iteration.
+    pub c_inner: f64,
+    /// SPU cycles per block (issuing its DMAs).
+    pub c_outer: f64,
+    /// Input streams in use.
+    pub n_in: usize,
+    /// Output streams in use.
+    pub n_out: usize,
+    /// Input streams (`n_in` of them).
+    pub ins: [LoopStream; MAX_STREAMS],
+    /// Output streams (`n_out` of them).
+    pub outs: [LoopStream; MAX_STREAMS],
+}
+
+/// Cycles computed for a block of `m` elements: `round(c_inner * m + c_outer)`,
+/// halves up (the Python twin rounds the same way).
+fn block_cycles(p: &KBufferedLoop, m: u32) -> u64 {
+    (p.c_inner * m as f64 + p.c_outer + 0.5).floor() as u64
+}
+
+/// `size` bytes between `ls` and `ea`, at most 16 KB per DMA, tagged `tag`.
+async fn dma(spu: &Spu, put: bool, ls: u32, ea: u64, size: u32, tag: u32) {
+    let mut off = 0;
+    while off < size {
+        let n = MAX_DMA.min(size - off);
+        if put {
+            spu.mfc_put(ls + off, ea + off as u64, n, tag).await;
+        } else {
+            spu.mfc_get(ls + off, ea + off as u64, n, tag).await;
+        }
+        off += n;
+    }
+}
+
+/// Reads a big-endian unsigned integer of `size` bytes.
+fn load_be(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0u64, |acc, &b| (acc << 8) | b as u64)
+}
+
+/// Writes the low `out.len()` bytes of `v`, big-endian.
+fn store_be(out: &mut [u8], v: u64) {
+    let n = out.len();
+    for (i, b) in out.iter_mut().enumerate() {
+        *b = (v >> (8 * (n - 1 - i))) as u8;
+    }
+}
+
+/// Seed 004's streaming loop blocked by `bf` with `k` buffers per stream (its
+/// Figure 2; `k = 2` is Figure 2(d)): `B_o[i] = A_1[i] + ... + A_m[i] + o`
+/// on big-endian integers, truncated to each output's element size. Buffer
+/// `t` of every stream uses tag `t`; block `j` lives in buffer `j % k`, and
+/// the gets of block `j + k - 1` are issued before waiting for block `j`.
+/// The twin of `cellsim.buffering.loop.k_buffered_loop`. Returns elapsed
+/// decrementer ticks.
+pub async fn k_buffered_loop(spu: Spu, p: KBufferedLoop) -> u32 {
+    let (n, bf, k) = (p.n, p.bf, p.k);
+    let blocks = n.div_ceil(bf);
+    let mut t_a = [[0u32; 32]; MAX_STREAMS]; // tA[s][t]: buffer t of input s
+    let mut t_b = [[0u32; 32]; MAX_STREAMS]; // tB[o][t]: buffer t of output o
+    for (a, bufs) in p.ins[..p.n_in].iter().zip(t_a.iter_mut()) {
+        for ls in bufs.iter_mut().take(k as usize) {
+            let Ok(x) = spu.ls_alloc(bf * a.size, 128) else {
+                return u32::MAX;
+            };
+            *ls = x;
+        }
+    }
+    for (b, bufs) in p.outs[..p.n_out].iter().zip(t_b.iter_mut()) {
+        for ls in bufs.iter_mut().take(k as usize) {
+            let Ok(x) = spu.ls_alloc(bf * b.size, 128) else {
+                return u32::MAX;
+            };
+            *ls = x;
+        }
+    }
+    // DMA get A[j*bf : j*bf + m] to tA[t], tag = t
+    let dma_get = |j: u32, t: u32| {
+        let (spu, t_a) = (&spu, &t_a);
+        async move {
+            let m = bf.min(n - j * bf);
+            for (s, a) in p.ins[..p.n_in].iter().enumerate() {
+                let ea = a.ea + (j * bf) as u64 * a.size as u64;
+                dma(spu, false, t_a[s][t as usize], ea, m * a.size, t).await;
+            }
+        }
+    };
+
+    spu.spu_write_decrementer(u32::MAX).await;
+    let start = spu.spu_read_decrementer().await;
+    for j in 0..(k - 1).min(blocks) {
+        // prologue: the first k - 1 blocks
+        dma_get(j, j % k).await;
+    }
+    let mut acc = vec![0u64; bf as usize];
+    let mut bytes = vec![0u8; (bf * 8) as usize];
+    for j in 0..blocks {
+        if j + k - 1 < blocks {
+            dma_get(j + k - 1, (j + k - 1) % k).await;
+        }
+        let t = j % k;
+        spu.mfc_write_tag_mask(1 << t).await; // DMA wait, tag = t
+        spu.mfc_read_tag_status_all().await;
+        let m = bf.min(n - j * bf);
+        let cycles = block_cycles(&p, m);
+        if cycles > 0 {
+            spu.compute(cycles).await;
+        }
+        // for (i = 0; i < m; i++) tB[o][t][i] = A_1[i] + ... + A_m[i] + o
+        let acc = &mut acc[..m as usize];
+        acc.fill(0);
+        for (s, a) in p.ins[..p.n_in].iter().enumerate() {
+            let e = a.size as usize;
+            let buf = &mut bytes[..m as usize * e];
+            spu.ls_read(t_a[s][t as usize], buf);
+            for (x, el) in acc.iter_mut().zip(buf.chunks_exact(e)) {
+                *x = x.wrapping_add(load_be(el));
+            }
+        }
+        for (o, b) in p.outs[..p.n_out].iter().enumerate() {
+            let e = b.size as usize;
+            let buf = &mut bytes[..m as usize * e];
+            for (x, el) in acc.iter().zip(buf.chunks_exact_mut(e)) {
+                store_be(el, x.wrapping_add(o as u64));
+            }
+            spu.ls_write(t_b[o][t as usize], buf);
+        }
+        // DMA put tB[t] to B[j*bf : j*bf + m], tag = t
+        for (o, b) in p.outs[..p.n_out].iter().enumerate() {
+            let ea = b.ea + (j * bf) as u64 * b.size as u64;
+            dma(&spu, true, t_b[o][t as usize], ea, m * b.size, t).await;
+        }
+    }
+    spu.mfc_write_tag_mask(((1u64 << k) - 1) as u32).await; // DMA wait, every tag
+    spu.mfc_read_tag_status_all().await;
+    let end = spu.spu_read_decrementer().await;
+    start.wrapping_sub(end)
+}
+
 /// Names of the kernels [`spawn`] knows.
-pub const NAMES: &[&str] = &["dma_bench", "stream"];
+pub const NAMES: &[&str] = &["dma_bench", "stream", "k_buffered_loop"];
 
 /// Starts kernel `name` on logical SPE `spe` with named numeric parameters
 /// (the binding's entry point: `{"dir": 0|1, "ea": .., "size": .., ...}`).
@@ -143,9 +305,74 @@ pub fn spawn_after(
             };
             m.spawn_native_after(spe, 0, 0, delay, move |spu| stream(spu, p))
         }
+        "k_buffered_loop" => {
+            let p = k_buffered_loop_params(&get)?;
+            m.spawn_native_after(spe, 0, 0, delay, move |spu| k_buffered_loop(spu, p))
+        }
         _ => Err(SimError::Usage(format!(
             "unknown kernel '{name}': known kernels are {}",
             NAMES.join(", ")
         ))),
     }
+}
+
+/// Reads and checks the parameters of [`k_buffered_loop`]: `n`, `bf`, `k`,
+/// `c_inner`, `c_outer` (cycles), `n_in`, `n_out`, and `in{s}_ea`,
+/// `in{s}_size`, `out{o}_ea`, `out{o}_size` for each stream.
+fn k_buffered_loop_params(
+    get: &dyn Fn(&str) -> Result<f64, SimError>,
+) -> Result<KBufferedLoop, SimError> {
+    let bad = |what: String| SimError::Usage(format!("kernel k_buffered_loop: {what}"));
+    let count = |k: &str| -> Result<u32, SimError> {
+        let v = get(k)?;
+        if v.fract() != 0.0 || !(1.0..=u32::MAX as f64).contains(&v) {
+            return Err(bad(format!("{k} must be a positive integer, not {v}")));
+        }
+        Ok(v as u32)
+    };
+    let streams = |k: &str| -> Result<usize, SimError> {
+        let v = get(k)?;
+        if v.fract() != 0.0 || !(0.0..=MAX_STREAMS as f64).contains(&v) {
+            return Err(bad(format!("{k} must be 0 to {MAX_STREAMS}, not {v}")));
+        }
+        Ok(v as usize)
+    };
+    let (n, bf, k) = (count("n")?, count("bf")?, count("k")?);
+    if k > 32 {
+        return Err(bad(format!(
+            "k = {k} buffers need more than the 32 tag groups"
+        )));
+    }
+    let (c_inner, c_outer) = (get("c_inner")?, get("c_outer")?);
+    if !(c_inner >= 0.0 && c_outer >= 0.0 && c_inner.is_finite() && c_outer.is_finite()) {
+        return Err(bad(format!(
+            "c_inner ({c_inner}) and c_outer ({c_outer}) must be non-negative cycles"
+        )));
+    }
+    let mut p = KBufferedLoop {
+        n,
+        bf,
+        k,
+        c_inner,
+        c_outer,
+        n_in: streams("n_in")?,
+        n_out: streams("n_out")?,
+        ins: [LoopStream::default(); MAX_STREAMS],
+        outs: [LoopStream::default(); MAX_STREAMS],
+    };
+    for (prefix, count, list) in [("in", p.n_in, &mut p.ins), ("out", p.n_out, &mut p.outs)] {
+        for (s, st) in list.iter_mut().enumerate().take(count) {
+            let size = get(&format!("{prefix}{s}_size"))?;
+            if ![1.0, 2.0, 4.0, 8.0].contains(&size) {
+                return Err(bad(format!(
+                    "{prefix}{s}_size must be 1, 2, 4 or 8 bytes, not {size}"
+                )));
+            }
+            *st = LoopStream {
+                ea: get(&format!("{prefix}{s}_ea"))? as u64,
+                size: size as u32,
+            };
+        }
+    }
+    Ok(p)
 }
