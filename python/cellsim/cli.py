@@ -4,6 +4,7 @@
 
     cellsim run dma-latency [--machine M] [--seed N] [--json PATH|-] [--plot PATH] [--csv PATH] [--python]
     cellsim reproduce [--out DIR] [--machine M] [--seed N] [--python]
+    cellsim plan-buffers --c-inner NS --c-outer NS --bytes-per-iter B --budget BYTES [--machine M] [--json]
     cellsim machines
     cellsim machine show NAME
     cellsim errors
@@ -34,6 +35,7 @@ from rich.table import Table
 
 import cellsim
 
+from .buffering.cli import plan_buffers
 from .exceptions import CellsimError, UsageError
 from .experiments import Experiment, Option, all_experiments
 from .published import TOLERANCE_PCT
@@ -97,6 +99,21 @@ class _Progress:
 
 
 # -- tables ----------------------------------------------------------------------------
+
+
+def _experiment_tables(exp: Experiment, records: Sequence[dict[str, Any]]) -> list[Table]:
+    """The experiment's own tables of its records, or :func:`_records_table`."""
+    if exp.tables is None:
+        return [_records_table(exp, records)]
+    out = []
+    for tab in exp.tables(records):
+        t = Table(title=tab.title)
+        for i, col in enumerate(tab.columns):
+            t.add_column(col, justify="left" if i == 0 else "right")
+        for row in tab.rows:
+            t.add_row(*row)
+        out.append(t)
+    return out
 
 
 def _records_table(exp: Experiment, records: Sequence[dict[str, Any]]) -> Table:
@@ -252,6 +269,14 @@ def _option_param(opt: Option) -> click.Option:
         return click.Option(
             [opt.cli_flag, opt.name], type=str, callback=_parse_ints, help=opt.help, metavar="N,N,..."
         )
+    if opt.type == "float":
+        return click.Option(
+            [opt.cli_flag, opt.name],
+            type=click.FloatRange(min=0, min_open=True),
+            default=None,
+            help=opt.help,
+            metavar="NUMBER",
+        )
     return click.Option([opt.cli_flag, opt.name], type=click.IntRange(min=1), default=None, help=opt.help)
 
 
@@ -330,7 +355,8 @@ def _make_run_command(exp: Experiment) -> click.Command:
             err.print(f"wrote {plot_path}")
         if json_path != "-":
             out = _console()
-            out.print(_records_table(exp, records))
+            for table in _experiment_tables(exp, records):
+                out.print(table)
             rows = exp.compare(records)
             if rows:
                 out.print(_comparison_table(f"{exp.name}: published (seed {exp.paper}) vs simulated", rows))
@@ -347,6 +373,8 @@ def _make_run_command(exp: Experiment) -> click.Command:
 
 for _exp in all_experiments():
     run.add_command(_make_run_command(_exp))
+
+cli.add_command(plan_buffers)
 
 
 @cli.command()

@@ -208,7 +208,7 @@ def _smallest(costs: Costs, k: int, bf_max: int, g: int, target: float, constant
 
 def plan(
     costs: Costs,
-    budget_bytes: int,
+    budget_bytes: float,
     constants: Constants,
     *,
     k_max: int = DEFAULT_K_MAX,
@@ -284,7 +284,10 @@ def plan(
             notes.append(f"{winner.k} buffers are DMA-bound from bf = {dma:.1f}")
         if comp is not None:
             lo, hi = comp
-            span = f"from bf = {lo:.1f}" if math.isinf(hi) else f"for bf = {lo:.1f} to {hi:.1f}"
+            if math.isinf(hi):
+                span = "at every block factor" if lo <= 0 else f"from bf = {lo:.1f}"
+            else:
+                span = f"for bf up to {hi:.1f}" if lo <= 0 else f"for bf = {lo:.1f} to {hi:.1f}"
             notes.append(f"{winner.k} buffers are computation-bound {span}")
     return Plan(
         chosen=chosen,

@@ -28,6 +28,7 @@ cycles. The program exists twice with the same SPU calls in the same order:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -410,12 +411,19 @@ def run_loop(
     native: bool = True,
     check: bool = True,
     overrides: dict[str, Any] | None = None,
+    c_cycles: tuple[float, float] | None = None,
 ) -> LoopRun:
     """Generates the ``k``-buffered loop, runs it on logical SPE 0 of a fresh
     ``machine`` with random input data, and checks every output byte against
-    numpy (``CellsimError`` if one differs)."""
+    numpy (``CellsimError`` if one differs).
+
+    ``c_cycles`` replaces the loop's ``(C_inner, C_outer)`` in cycles; ``(0, 0)``
+    runs the DMAs alone (the DMA-bound ceiling).
+    """
     m = Machine(machine, seed=seed, overrides=overrides or {})
     prog = generate(loop, k, bf, m)
+    if c_cycles is not None:
+        prog = dataclasses.replace(prog, c_inner_cycles=float(c_cycles[0]), c_outer_cycles=float(c_cycles[1]))
     rng = np.random.default_rng(seed)
     ins = [m.alloc(loop.n * e) for e in loop.inputs]
     outs = [m.alloc(loop.n * e) for e in loop.outputs]

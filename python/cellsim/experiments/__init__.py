@@ -19,7 +19,7 @@ and append its name to ``_MODULES``.
 
 >>> from cellsim import experiments
 >>> [e.name for e in experiments.all_experiments()]
-['dma-latency', 'dma-batch']
+['dma-latency', 'dma-batch', 'buffering']
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from typing import Any, Literal
 
 from ..exceptions import UsageError
 
-__all__ = ["Experiment", "Option", "all_experiments", "get", "names"]
+__all__ = ["Experiment", "Option", "Table", "all_experiments", "get", "names"]
 
 
 @dataclass(frozen=True)
@@ -39,12 +39,13 @@ class Option:
     """A keyword option of an experiment's ``run``.
 
     ``type`` is ``choice`` (several of ``choices`` may be given), ``ints``
-    (a list of integers, ``8,16,128`` on the command line) or ``int``.
+    (a list of integers, ``8,16,128`` on the command line), ``int`` or
+    ``float`` (a positive number).
     The default (``None`` / empty) means the experiment's own default.
     """
 
     name: str
-    type: Literal["choice", "ints", "int"]
+    type: Literal["choice", "ints", "int", "float"]
     help: str
     choices: Sequence[str] = ()
     flag: str = ""
@@ -68,9 +69,21 @@ class Experiment:
     plot: Callable[[Sequence[dict[str, Any]], Any], None]
     compare: Callable[[Sequence[dict[str, Any]]], list[dict[str, Any]]]
     options: Sequence[Option] = field(default_factory=tuple)
+    tables: Callable[[Sequence[dict[str, Any]]], list[Table]] | None = None
+    """How ``cellsim run`` prints the records, if not one row per record:
+    ``tables(records)`` returns :class:`Table` values."""
 
 
-_MODULES = ("dma_latency", "dma_batch")
+@dataclass(frozen=True)
+class Table:
+    """A table of an experiment's records for the command line."""
+
+    title: str
+    columns: Sequence[str]
+    rows: Sequence[Sequence[str]]
+
+
+_MODULES = ("dma_latency", "dma_batch", "buffering")
 _REGISTRY: dict[str, Experiment] = {}
 
 
