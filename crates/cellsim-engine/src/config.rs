@@ -16,6 +16,7 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("qs20", include_str!("../machines/qs20.toml")),
     ("ps3", include_str!("../machines/ps3.toml")),
     ("qs22", include_str!("../machines/qs22.toml")),
+    ("blade21", include_str!("../machines/blade21.toml")),
 ];
 
 /// How logical SPE numbers (what software sees) map to physical SPEs.
@@ -65,6 +66,30 @@ pub struct MfcParams {
     /// Latency of a problem-state register (mailbox, signal, MFC command
     /// registers) reached through the memory map, ns.
     pub mmio_access_ns: f64,
+}
+
+/// A second memory bank on the other chip of a dual-Cell blade, reached
+/// through IOIF0 and the coherent BIF link.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RemoteParams {
+    /// Main memory is placed in pages of this size, KB.
+    pub interleave_kb: u64,
+    /// The share of pages placed in the remote bank (chosen page by page by a
+    /// fixed hash, so every run and every region gets the same mix).
+    pub remote_fraction: f64,
+    /// Link bandwidth each way, GB/s.
+    pub link_gbs: f64,
+    /// Link latency each way, ns.
+    pub link_latency_ns: f64,
+    /// The remote bank's DRAM bandwidth, GB/s.
+    pub dram_gbs: f64,
+    /// The remote bank's DRAM read latency, ns.
+    pub dram_latency_ns: f64,
+    /// Remote reads in progress per requesting element.
+    pub reads_per_requester: u32,
+    /// 128-byte write buffers at the IOIF.
+    pub write_buffer_lines: u32,
 }
 
 /// PPE parameters (the cache model of issue 7 will replace the flat costs).
@@ -161,6 +186,9 @@ pub struct MachineConfig {
     pub mic: MicParams,
     /// PPE section.
     pub ppe: PpeParams,
+    /// The remote memory bank, on machines that have one.
+    #[serde(default)]
+    pub remote: Option<RemoteParams>,
 }
 
 /// Derived timing in SPU cycles, computed once from a [`MachineConfig`].
@@ -451,6 +479,36 @@ impl MachineConfig {
         }
         if self.mic.write_buffer_lines == 0 {
             return bad("mic.write_buffer_lines", "0".into(), "must be at least 1");
+        }
+        if let Some(r) = &self.remote {
+            if r.interleave_kb == 0 || !r.interleave_kb.is_power_of_two() {
+                return bad(
+                    "remote.interleave_kb",
+                    r.interleave_kb.to_string(),
+                    "must be a power of two",
+                );
+            }
+            if !(0.0..=1.0).contains(&r.remote_fraction) {
+                return bad(
+                    "remote.remote_fraction",
+                    r.remote_fraction.to_string(),
+                    "must be between 0 and 1",
+                );
+            }
+            if r.link_gbs <= 0.0 || r.dram_gbs <= 0.0 {
+                return bad(
+                    "remote.link_gbs",
+                    r.link_gbs.to_string(),
+                    "bandwidths must be positive",
+                );
+            }
+            if r.reads_per_requester == 0 || r.write_buffer_lines == 0 {
+                return bad(
+                    "remote.reads_per_requester",
+                    r.reads_per_requester.to_string(),
+                    "must be at least 1",
+                );
+            }
         }
         Ok(())
     }

@@ -21,7 +21,7 @@
 //! - [`mailbox`], [`signal`], [`atomic`]: mailboxes, signal notification, lock-line reservations;
 //! - [`topology`], [`memory_map`], [`storage`]: where things are and the real bytes;
 //! - [`config`]: machine files; [`calendar`], [`time`], [`rng`]: the engine's clockwork;
-//! - [`kernels`]: native benchmark programs used by the experiments;
+//! - [`kernels`], [`bandwidth`]: native benchmark programs used by the experiments;
 //! - [`trace`]: records for Chrome/Perfetto traces;
 //! - [`error`]: what a run can end with.
 //!
@@ -49,6 +49,7 @@
 #![warn(missing_docs)]
 
 pub mod atomic;
+pub mod bandwidth;
 pub mod bus;
 pub mod calendar;
 pub mod config;

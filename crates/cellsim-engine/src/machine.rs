@@ -34,8 +34,8 @@ use crate::rng::Rng;
 use crate::signal::{SignalMode, Signals};
 use crate::storage::Storage;
 use crate::time::{bus_edge, Cycle, BUS_RATIO};
-use crate::trace::{Trace, TraceRecord, Track};
 use crate::topology::{Ramp, Topology, RAMPS};
+use crate::trace::{Trace, TraceRecord, Track};
 use std::collections::VecDeque;
 use std::future::Future;
 use std::sync::Arc;
@@ -135,7 +135,12 @@ pub struct Machine {
     pub(crate) command_bus: CommandBus,
     pub(crate) bius: [Biu; RAMPS],
     pub(crate) cb_wake: Option<Cycle>,
-    pub(crate) mic: Mic,
+    /// One controller per memory bank: the MIC's, then the remote bank's.
+    pub(crate) mics: Vec<Mic>,
+    /// The ramp through which each bank is reached.
+    pub(crate) bank_ramps: [Ramp; 2],
+    /// Page size (as a shift) and remote share (per mille) when there are two banks.
+    pub(crate) interleave_shift: Option<(u32, u64)>,
     memory: Arc<Storage>,
     mem_next: u64,
     pub(crate) spes: Vec<SpeUnit>,
@@ -153,10 +158,13 @@ pub struct Machine {
     pub(crate) synthetic_rate: f64,
     /// Lock-line reservations of every SPE and PPE thread.
     pub(crate) reservations: Reservations,
-        /// A mailbox changed: PPE threads waiting on mailboxes re-check.
+    /// A mailbox changed: PPE threads waiting on mailboxes re-check.
     pub(crate) mbox_changed: bool,
     /// Trace records, when tracing is on.
     pub(crate) trace: Option<Trace>,
+    /// Per physical SPE, each retired DMA command's latency (issue to tag
+    /// update) in cycles, when recording is on.
+    pub(crate) dma_latencies: Option<Vec<Vec<Cycle>>>,
 }
 
 impl std::fmt::Debug for Machine {
@@ -201,7 +209,14 @@ impl Machine {
             command_bus: CommandBus::default(),
             bius: std::array::from_fn(|_| Biu::new(cfg.biu.queue_depth, cfg.biu.max_outstanding)),
             cb_wake: None,
-            mic: Mic::new(&cfg),
+            mics: memory_banks(&cfg),
+            bank_ramps: [topo.mic(), topo.ramp_of(crate::topology::Element::Ioif(0))],
+            interleave_shift: cfg.remote.as_ref().map(|r| {
+                (
+                    (r.interleave_kb * 1024).trailing_zeros(),
+                    (r.remote_fraction * 1000.0).round() as u64,
+                )
+            }),
             memory: Storage::new(cfg.memory_bytes() as usize),
             mem_next: 0x1_0000,
             spes,
@@ -214,9 +229,10 @@ impl Machine {
             time_limit,
             counters: Counters::default(),
             synthetic_rate: 0.0,
-                        reservations: Reservations::default(),
+            reservations: Reservations::default(),
             mbox_changed: false,
             trace: None,
+            dma_latencies: None,
             now: 0,
             calendar: Calendar::new(),
             due: Vec::with_capacity(64),
@@ -360,7 +376,21 @@ impl Machine {
         self.time_limit = cycles;
     }
 
-        /// Starts recording a trace of at most `limit` records (see [`crate::trace`]).
+    /// Starts recording the latency of every DMA command (issue to tag update).
+    pub fn record_dma_latencies(&mut self) {
+        self.dma_latencies = Some(vec![Vec::new(); 8]);
+    }
+
+    /// The recorded DMA latencies of logical SPE `spe`, in cycles, in retirement order.
+    pub fn dma_latencies(&self, spe: u32) -> Result<&[Cycle], SimError> {
+        let p = self.physical(spe)?;
+        Ok(self
+            .dma_latencies
+            .as_ref()
+            .map_or(&[][..], |v| &v[p as usize][..]))
+    }
+
+    /// Starts recording a trace of at most `limit` records (see [`crate::trace`]).
     pub fn enable_trace(&mut self, limit: usize) {
         self.trace = Some(Trace::new(limit));
     }
@@ -370,9 +400,15 @@ impl Machine {
         self.trace.as_ref().map(|t| (&t.records[..], t.dropped))
     }
 
-        /// Adds a trace record if tracing is on.
+    /// Adds a trace record if tracing is on.
     #[inline]
-    pub(crate) fn record(&mut self, track: Track, start: Cycle, end: Cycle, name: impl FnOnce() -> String) {
+    pub(crate) fn record(
+        &mut self,
+        track: Track,
+        start: Cycle,
+        end: Cycle,
+        name: impl FnOnce() -> String,
+    ) {
         if let Some(t) = self.trace.as_mut() {
             t.push(track, name, start, end);
         }
@@ -410,9 +446,20 @@ impl Machine {
         (self.arbiter.rounds, self.arbiter.attempts)
     }
 
-    /// The MIC (for its counters).
+    /// The local memory bank's controller (for its counters).
     pub fn mic(&self) -> &Mic {
-        &self.mic
+        &self.mics[0]
+    }
+
+    /// Every memory bank's controller: the local MIC first.
+    pub fn mics(&self) -> &[Mic] {
+        &self.mics
+    }
+
+    /// The memory bank holding main-memory offset `addr`.
+    #[inline]
+    pub fn bank(&self, addr: u64) -> usize {
+        bank_of(self.interleave_shift, addr)
     }
 
     /// Run counters.
@@ -726,6 +773,40 @@ impl Machine {
 
     /// One bus cycle in SPU cycles.
     pub(crate) const BUS: Cycle = BUS_RATIO;
+}
+
+/// The memory bank of `addr`: the page's hash decides, so a fixed share of
+/// the pages (`per_mille`) is remote, spread evenly over every region.
+#[inline]
+pub(crate) fn bank_of(pages: Option<(u32, u64)>, addr: u64) -> usize {
+    let Some((shift, per_mille)) = pages else {
+        return 0;
+    };
+    // splitmix64 of the page number
+    let mut z = (addr >> shift).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    (z % 1000 < per_mille) as usize
+}
+
+/// The controllers of a machine's memory banks.
+fn memory_banks(cfg: &MachineConfig) -> Vec<Mic> {
+    let mut banks = vec![Mic::new(cfg)];
+    if let Some(r) = &cfg.remote {
+        let clock = cfg.clock();
+        banks.push(Mic::with(crate::mic::BankTiming {
+            reads_per_requester: r.reads_per_requester,
+            dram_latency: clock.ns_to_cycles(r.dram_latency_ns),
+            dram_bytes_per_cycle: clock.gbs_to_bytes_per_cycle(r.dram_gbs),
+            write_buffer_lines: r.write_buffer_lines,
+            link: Some((
+                clock.gbs_to_bytes_per_cycle(r.link_gbs),
+                clock.ns_to_cycles(r.link_latency_ns),
+            )),
+        }));
+    }
+    banks
 }
 
 /// The logical-to-physical SPE placement a new machine starts with.

@@ -18,6 +18,12 @@
 //!
 //! DRAM: one data bus at `dram_gbs`, reads and writes together, served in the
 //! order the MIC schedules them.
+//!
+//! A machine has one such controller per memory bank. On a dual-Cell blade
+//! (`blade21`) the second chip's bank is reached through IOIF0 and the
+//! coherent BIF link to the other chip: that bank's controller has a
+//! [`Link`] in front, which adds its latency each way and carries the data at
+//! its bandwidth (seed 002: about 7 GB/s).
 
 use crate::bus::OpId;
 use crate::config::MachineConfig;
@@ -25,9 +31,45 @@ use crate::time::Cycle;
 use crate::topology::RAMPS;
 use std::collections::VecDeque;
 
+/// The link to a bank on another chip.
+#[derive(Debug, Clone)]
+pub struct Link {
+    bytes_per_cycle: f64,
+    latency: Cycle,
+    free: Cycle,
+}
+
+impl Link {
+    fn carry(&mut self, at: Cycle, bytes: u32) -> Cycle {
+        let ser = ((bytes as f64 / self.bytes_per_cycle).ceil() as Cycle).max(1);
+        let start = at.max(self.free);
+        self.free = start + ser;
+        start + ser + self.latency
+    }
+}
+
+/// The parameters of one bank's controller, in cycles.
+#[derive(Debug, Clone, Copy)]
+pub struct BankTiming {
+    /// DRAM reads in progress per requesting element.
+    pub reads_per_requester: u32,
+    /// DRAM read latency, cycles.
+    pub dram_latency: Cycle,
+    /// DRAM bytes per cycle.
+    pub dram_bytes_per_cycle: f64,
+    /// Write buffers.
+    pub write_buffer_lines: u32,
+    /// Link to another chip: bytes per cycle and latency, if the bank is remote.
+    pub link: Option<(f64, Cycle)>,
+}
+
 /// Memory controller state.
 #[derive(Debug, Clone)]
 pub struct Mic {
+    /// Towards the bank (requests, write data).
+    link: Option<Link>,
+    /// Back from the bank (read data): a link has a lane each way.
+    link_back: Option<Link>,
     reads_per_requester: u32,
     reads_active: [u32; RAMPS],
     reads_waiting: [VecDeque<OpId>; RAMPS],
@@ -56,17 +98,38 @@ pub struct MicStats {
 }
 
 impl Mic {
-    /// The MIC of a machine.
+    /// The (local) MIC of a machine.
     pub fn new(cfg: &MachineConfig) -> Mic {
         let t = cfg.timing();
-        Mic {
+        Mic::with(BankTiming {
             reads_per_requester: cfg.mic.reads_per_requester,
+            dram_latency: t.dram_latency,
+            dram_bytes_per_cycle: t.dram_bytes_per_cycle,
+            write_buffer_lines: cfg.mic.write_buffer_lines,
+            link: None,
+        })
+    }
+
+    /// A bank controller with the given timing.
+    pub fn with(t: BankTiming) -> Mic {
+        Mic {
+            link: t.link.map(|(bytes_per_cycle, latency)| Link {
+                bytes_per_cycle,
+                latency,
+                free: 0,
+            }),
+            link_back: t.link.map(|(bytes_per_cycle, latency)| Link {
+                bytes_per_cycle,
+                latency,
+                free: 0,
+            }),
+            reads_per_requester: t.reads_per_requester,
             reads_active: [0; RAMPS],
             reads_waiting: std::array::from_fn(|_| VecDeque::new()),
             dram_free: 0,
             dram_latency: t.dram_latency,
             dram_bytes_per_cycle: t.dram_bytes_per_cycle,
-            write_buffers_free: cfg.mic.write_buffer_lines,
+            write_buffers_free: t.write_buffer_lines,
             drains: VecDeque::new(),
             stats: MicStats::default(),
         }
@@ -98,11 +161,17 @@ impl Mic {
 
     fn schedule_read(&mut self, now: Cycle, bytes: u32) -> Cycle {
         let burst = self.burst(bytes);
-        let start = (now + self.dram_latency.saturating_sub(burst)).max(self.dram_free);
+        // A remote bank sees the request one link latency later.
+        let seen = now + self.link.as_ref().map_or(0, |l| l.latency);
+        let start = (seen + self.dram_latency.saturating_sub(burst)).max(self.dram_free);
         self.dram_free = start + burst;
         self.stats.reads += 1;
         self.stats.read_bytes += bytes as u64;
-        start + burst
+        match self.link_back.as_mut() {
+            // The data comes back over the link.
+            Some(link) => link.carry(start + burst, bytes),
+            None => start + burst,
+        }
     }
 
     /// A read's data left for `requester` at `now`: its window slot frees.
@@ -141,12 +210,28 @@ impl Mic {
         debug_assert!(self.write_buffers_free > 0);
         self.write_buffers_free -= 1;
         let burst = self.burst(bytes);
-        let start = arrive.max(self.dram_free);
+        // A remote bank's data crosses the link first; the buffer (at the
+        // IOIF) frees when the data has left on the link.
+        let (at_dram, freed) = match self.link.as_mut() {
+            Some(link) => {
+                let there = link.carry(arrive, bytes);
+                (there, there - link.latency)
+            }
+            None => (arrive, 0),
+        };
+        let start = at_dram.max(self.dram_free);
         self.dram_free = start + burst;
         self.stats.writes += 1;
         self.stats.write_bytes += bytes as u64;
-        self.drains.push_back(start + burst);
-        start + burst
+        let drained = if self.link.is_some() {
+            freed
+        } else {
+            start + burst
+        };
+        // Drains are kept sorted for `write_buffer`.
+        let pos = self.drains.partition_point(|&d| d <= drained);
+        self.drains.insert(pos, drained);
+        drained
     }
 }
 

@@ -207,7 +207,7 @@ impl PyEngine {
         name: &str,
         params: Vec<(String, f64)>,
     ) -> PyResult<usize> {
-        kernels::spawn(&mut self.m, spe, name, &params).map_err(|e| to_py(py, e))
+        self.spawn_kernel_after(py, spe, name, params, 0)
     }
 
     /// Runs until an external program must run: `(thread, reply)`.
@@ -298,7 +298,12 @@ impl PyEngine {
         params: Vec<(String, f64)>,
         delay: u64,
     ) -> PyResult<usize> {
-        kernels::spawn_after(&mut self.m, spe, name, &params, delay).map_err(|e| to_py(py, e))
+        let r = if cellsim_engine::bandwidth::NAMES.contains(&name) {
+            cellsim_engine::bandwidth::spawn_after(&mut self.m, spe, name, &params, delay)
+        } else {
+            kernels::spawn_after(&mut self.m, spe, name, &params, delay)
+        };
+        r.map_err(|e| to_py(py, e))
     }
 
     /// Waits for thread `other` to finish; the reply is its exit value.
@@ -505,7 +510,7 @@ impl PyEngine {
         let d = PyDict::new(py);
         let c = self.m.counters();
         let eib = &self.m.eib().stats;
-        let mic = &self.m.mic().stats;
+        let banks: Vec<_> = self.m.mics().iter().map(|m| m.stats.clone()).collect();
         let (rounds, attempts) = self.m.arbiter_stats();
         d.set_item("cycles", self.m.now())?;
         d.set_item("ns", self.m.now_ns())?;
@@ -526,8 +531,16 @@ impl PyEngine {
                 .map(|r| r.to_vec())
                 .collect::<Vec<_>>(),
         )?;
-        d.set_item("mic_reads", mic.reads)?;
-        d.set_item("mic_writes", mic.writes)?;
+        d.set_item("mic_reads", banks.iter().map(|b| b.reads).sum::<u64>())?;
+        d.set_item("mic_writes", banks.iter().map(|b| b.writes).sum::<u64>())?;
+        d.set_item(
+            "bank_read_bytes",
+            banks.iter().map(|b| b.read_bytes).collect::<Vec<_>>(),
+        )?;
+        d.set_item(
+            "bank_write_bytes",
+            banks.iter().map(|b| b.write_bytes).collect::<Vec<_>>(),
+        )?;
         d.set_item("arbiter_rounds", rounds)?;
         d.set_item("arbiter_attempts", attempts)?;
         Ok(d)
@@ -543,7 +556,20 @@ impl PyEngine {
         self.m.run_for(cycles).map_err(|e| to_py(py, e))
     }
 
-        /// Starts recording a trace (at most `limit` records).
+    /// Starts recording every DMA command's latency (issue to tag update).
+    fn record_dma_latencies(&mut self) {
+        self.m.record_dma_latencies();
+    }
+
+    /// The recorded DMA latencies of logical SPE `spe`, in cycles.
+    fn dma_latencies(&self, py: Python<'_>, spe: u32) -> PyResult<Vec<u64>> {
+        self.m
+            .dma_latencies(spe)
+            .map(|v| v.to_vec())
+            .map_err(|e| to_py(py, e))
+    }
+
+    /// Starts recording a trace (at most `limit` records).
     fn enable_trace(&mut self, limit: usize) {
         self.m.enable_trace(limit);
     }
@@ -553,7 +579,9 @@ impl PyEngine {
     /// `"spu"`, `"mfc"`, `"ppe"`, `"ring"`.
     fn trace_records(&self) -> (Vec<TraceRow>, u64) {
         use cellsim_engine::trace::Track;
-        let Some((records, dropped)) = self.m.trace() else { return (Vec::new(), 0) };
+        let Some((records, dropped)) = self.m.trace() else {
+            return (Vec::new(), 0);
+        };
         let rows = records
             .iter()
             .map(|r| {

@@ -22,6 +22,8 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(engine::ls_ea, m)?)?;
     m.add_function(wrap_pyfunction!(engine::ps_ea, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    m.add("KERNELS", cellsim_engine::kernels::NAMES.to_vec())?;
+    let mut kernels = cellsim_engine::kernels::NAMES.to_vec();
+    kernels.extend_from_slice(cellsim_engine::bandwidth::NAMES);
+    m.add("KERNELS", kernels)?;
     Ok(())
 }

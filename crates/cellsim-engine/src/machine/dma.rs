@@ -179,6 +179,13 @@ impl Machine {
             return;
         }
         let seg = e.seg;
+        let remote = offset_space(seg.remote, seg.done);
+        // Pages of main memory may alternate between banks: each request goes
+        // to the bank of its own address.
+        let target = match remote {
+            Space::Memory(a) => self.bank_ramps[super::bank_of(self.interleave_shift, a)],
+            _ => seg.target,
+        };
         let ea = seg.ea + seg.done as u64;
         let n = ((seg.size - seg.done) as u64).min(LINE - ea % LINE) as u32;
         e.seg.done += n;
@@ -192,10 +199,10 @@ impl Machine {
             },
             kind: if is_get { OpKind::Read } else { OpKind::Write },
             requester: ramp,
-            target: seg.target,
+            target,
             size: n,
             lsa: seg.lsa + seg.done,
-            remote: offset_space(seg.remote, seg.done),
+            remote,
             queued_at: now,
             respond_at: Cycle::MAX,
             atomic: e.cmd.op.atomic(),
@@ -402,10 +409,11 @@ impl Machine {
     /// requester's window has room.
     pub(super) fn snoop(&mut self, id: OpId) {
         let op = self.ops[id];
-        if let Some(ready) = self
-            .mic
-            .snoop_read(self.now, op.requester.idx(), id, op.size)
-        {
+        let Space::Memory(a) = op.remote else {
+            unreachable!("only memory reads are snooped")
+        };
+        let bank = self.bank(a);
+        if let Some(ready) = self.mics[bank].snoop_read(self.now, op.requester.idx(), id, op.size) {
             self.schedule(ready.max(op.respond_at), Event::DataReady(id));
         }
     }
@@ -424,15 +432,28 @@ impl Machine {
     /// store or register has written it, and the acknowledgement is back.
     pub(super) fn run_arbiter(&mut self) {
         let now = self.now;
-        let mic_ramp = self.topo.mic();
+        let shift = self.interleave_shift;
         let t = self.timing;
-                let Machine { arbiter, eib, mic, ops, calendar, trace, topo, .. } = self;
+        let Machine {
+            arbiter,
+            eib,
+            mics,
+            ops,
+            calendar,
+            trace,
+            topo,
+            ..
+        } = self;
         let retry = arbiter.arbitrate(now, |id| {
             let op = ops[id];
             let (src, dst) = (op.data_src(), op.data_dst());
-            let to_memory = op.kind == OpKind::Write && matches!(op.remote, Space::Memory(_));
+            let bank = match op.remote {
+                Space::Memory(a) => Some(super::bank_of(shift, a)),
+                _ => None,
+            };
+            let to_memory = op.kind == OpKind::Write && bank.is_some();
             if to_memory {
-                mic.write_buffer(now)?;
+                mics[bank.unwrap_or(0)].write_buffer(now)?;
             }
             let g = eib.try_grant(now, src, dst, op.size)?;
             let done = match (op.kind, op.remote) {
@@ -446,22 +467,30 @@ impl Machine {
                         }
                 }
                 (OpKind::Write, Space::Memory(_)) => {
-                    mic.write(g.arrive, op.size);
+                    mics[bank.unwrap_or(0)].write(g.arrive, op.size);
                     g.arrive + t.mic_accept + t.put_ack
                 }
                 (OpKind::Write, Space::Ls { .. }) => g.arrive + t.ls_access + t.put_ack,
                 (OpKind::Write, Space::Ps { .. }) => g.arrive + t.mmio_access + t.put_ack,
             };
-            if src == mic_ramp && matches!(op.remote, Space::Memory(_)) {
-                if let Some((next, ready)) = mic.read_sent(now, op.requester.idx(), |i| ops[i].size)
+            if let (OpKind::Read, Some(b)) = (op.kind, bank) {
+                if let Some((next, ready)) =
+                    mics[b].read_sent(now, op.requester.idx(), |i| ops[i].size)
                 {
                     calendar.schedule(ready.max(ops[next].respond_at), Event::DataReady(next));
                 }
             }
-                        calendar.schedule(done, Event::Complete(id));
+            calendar.schedule(done, Event::Complete(id));
             if let Some(tr) = trace.as_mut() {
-                let name = || format!("{}->{} {} B", topo.element(src).name(), topo.element(dst).name(), op.size);
-                                // The lane is free again when the last beat leaves the last segment.
+                let name = || {
+                    format!(
+                        "{}->{} {} B",
+                        topo.element(src).name(),
+                        topo.element(dst).name(),
+                        op.size
+                    )
+                };
+                // The lane is free again when the last beat leaves the last segment.
                 let end = (g.arrive - t.hop).max(g.start + g.beats_time);
                 tr.push(Track::Ring(g.ring, g.lane), name, g.start, end);
             }
@@ -513,13 +542,15 @@ impl Machine {
                     }
                 }
             }
-                        Owner::Ppe { thread } => {
+            Owner::Ppe { thread } => {
                 if op.kind == OpKind::Read {
                     let tid = thread as usize;
                     if let (true, ThreadState::Blocked { request, since }) =
                         (self.trace.is_some(), self.threads[tid].state)
                     {
-                        self.record(Track::Ppe(tid), since, now, || format!("wait: {}", request.describe(0)));
+                        self.record(Track::Ppe(tid), since, now, || {
+                            format!("wait: {}", request.describe(0))
+                        });
                     }
                     let v = read_be_slice(&self.staging[id as usize][..op.size as usize]);
                     let th = &mut self.threads[tid];
@@ -558,7 +589,7 @@ impl Machine {
     }
 
     /// A problem-state register written through the memory map.
-        fn write_register(&mut self, p: u8, reg: u32, v: u32) {
+    fn write_register(&mut self, p: u8, reg: u32, v: u32) {
         if self.trace.is_some() {
             let logical = self.spes[p as usize].logical.unwrap_or(p as u32);
             let what = match reg {
@@ -567,7 +598,9 @@ impl Machine {
                 ps::SIG_NOTIFY_2 => "signal2",
                 _ => "register",
             };
-            self.record(Track::Spu(logical), self.now, self.now, || format!("{what} <- 0x{v:x}"));
+            self.record(Track::Spu(logical), self.now, self.now, || {
+                format!("{what} <- 0x{v:x}")
+            });
         }
         let unit = &mut self.spes[p as usize];
         match reg {
@@ -583,16 +616,30 @@ impl Machine {
     }
 
     /// A command retires: its tag group (or atomic status) and queue entry are freed.
-        pub(super) fn retire(&mut self, p: u8, slot: u8, proxy: bool) {
+    pub(super) fn retire(&mut self, p: u8, slot: u8, proxy: bool) {
         let mfc = &mut self.spes[p as usize].mfc;
-        let q = if proxy { &mut mfc.proxy } else { &mut mfc.queue };
+        let q = if proxy {
+            &mut mfc.proxy
+        } else {
+            &mut mfc.queue
+        };
         let e = q.remove(slot);
+        if let Some(lat) = self.dma_latencies.as_mut() {
+            if !proxy && !e.cmd.op.is_sync() {
+                lat[p as usize].push(self.now - e.issued_at);
+            }
+        }
         if self.trace.is_some() {
             let logical = self.spes[p as usize].logical.unwrap_or(p as u32);
             let lane = slot + if proxy { 16 } else { 0 };
             self.record(Track::MfcSlot(logical, lane), e.issued_at, self.now, || {
                 let who = if proxy { " (proxy)" } else { "" };
-                format!("{} {} B tag {}{who}", e.cmd.op.sdk_name(), e.cmd.transfer_size(), e.cmd.tag)
+                format!(
+                    "{} {} B tag {}{who}",
+                    e.cmd.op.sdk_name(),
+                    e.cmd.transfer_size(),
+                    e.cmd.tag
+                )
             });
         }
         let mfc = &mut self.spes[p as usize].mfc;

@@ -240,7 +240,7 @@ impl Machine {
         }
         let on_spu = th.spe.is_some();
         match req {
-                        Request::Compute(c) => {
+            Request::Compute(c) => {
                 if self.trace.is_some() {
                     let track = self.thread_track(tid);
                     self.record(track, now, now + c, || "compute".into());
@@ -405,12 +405,16 @@ impl Machine {
             }
             Wait::Bus => None,
         };
-                let Some(reply) = reply else { return false };
-        if let (true, ThreadState::Blocked { request, since }) = (self.trace.is_some(), self.threads[tid].state) {
+        let Some(reply) = reply else { return false };
+        if let (true, ThreadState::Blocked { request, since }) =
+            (self.trace.is_some(), self.threads[tid].state)
+        {
             if since < self.now {
                 let mask = self.threads[tid].tag_mask;
                 let track = self.thread_track(tid);
-                self.record(track, since, self.now, || format!("wait: {}", request.describe(mask)));
+                self.record(track, since, self.now, || {
+                    format!("wait: {}", request.describe(mask))
+                });
             }
         }
         let th = &mut self.threads[tid];
@@ -525,7 +529,7 @@ impl Machine {
     fn issue(&mut self, tid: ThreadId, cmd: MfcCommand) -> Result<(), SimError> {
         let now = self.now;
         let p = self.spu_of(tid)?;
-                let (target, remote) = self.validate(tid, p, &cmd)?;
+        let (target, remote) = self.validate(tid, p, &cmd)?;
         self.check_reservation_use(tid, p, &cmd)?;
         self.counters.dma_commands += 1;
         let unit = &mut self.spes[p as usize];
@@ -548,9 +552,14 @@ impl Machine {
         Ok(())
     }
 
-        /// A putllc must follow a getllar of its line: one without is a program
+    /// A putllc must follow a getllar of its line: one without is a program
     /// bug (it could never succeed), unlike a putllc whose reservation was lost.
-    fn check_reservation_use(&mut self, tid: ThreadId, p: u8, cmd: &MfcCommand) -> Result<(), SimError> {
+    fn check_reservation_use(
+        &mut self,
+        tid: ThreadId,
+        p: u8,
+        cmd: &MfcCommand,
+    ) -> Result<(), SimError> {
         use crate::mfc::command::Atomic;
         let line = cmd.ea / crate::atomic::LINE;
         let mfc = &mut self.spes[p as usize].mfc;
@@ -637,7 +646,7 @@ impl Machine {
     /// Where `[ea, ea + size)` leads: the element owning it and the remote end.
     pub(super) fn resolve(&self, ea: u64, size: u32) -> Result<(Ramp, Space), String> {
         match self.map.resolve(ea, size as u64) {
-            Some(Target::Memory(off)) => Ok((self.topo.mic(), Space::Memory(off))),
+                        Some(Target::Memory(off)) => Ok((self.bank_ramps[self.bank(off)], Space::Memory(off))),
             Some(Target::Ls { spe, offset }) => {
                 let p = self.physical(spe).map_err(|e| e.to_string())?;
                 Ok((self.topo.spe(p), Space::Ls { spe: p, offset }))

@@ -1,0 +1,210 @@
+//! Native benchmark programs of the contention suites (seed 000's hot spot
+//! and collective patterns, seed 002's bandwidth experiments).
+//!
+//! Like [`crate::kernels`], each reports elapsed decrementer ticks as its exit
+//! value and reads like the C benchmark it stands for.
+
+use crate::error::SimError;
+use crate::machine::{Machine, ThreadId};
+use crate::mfc::list::ListElement;
+use crate::program::Spu;
+use crate::time::Cycle;
+
+/// Most remote targets of [`traffic`].
+pub const MAX_TARGETS: usize = 8;
+
+/// Parameters of [`region`].
+#[derive(Debug, Clone, Copy)]
+pub struct Region {
+    /// 0 get, 1 put, 2 get+put pairs (copy).
+    pub op: u32,
+    /// Remote region the gets read.
+    pub get_ea: u64,
+    /// Remote region the puts write.
+    pub put_ea: u64,
+    /// Bytes of each remote region before the addresses wrap around.
+    pub span: u64,
+    /// Bytes moved in each direction.
+    pub total: u64,
+    /// Bytes per DMA (or per list element).
+    pub size: u32,
+    /// Wait for completion after this many DMAs (or get+put pairs); 0: only at the end.
+    pub wait_every: u32,
+    /// Use DMA lists of 16 KB (elements of `size` bytes) instead of single DMAs.
+    pub list: bool,
+}
+
+/// Seed 002's SPE bandwidth loop: the SPE moves `total` bytes between eight
+/// 16 KB local-store buffers and a remote region (memory or another SPE's
+/// local store), `size` bytes per DMA, issuing as fast as its queue allows and
+/// waiting every `wait_every` DMAs or only at the end.
+pub async fn region(spu: Spu, p: Region) -> u32 {
+    const BUF: u32 = 16384;
+    let Ok(bufs) = spu.ls_alloc(8 * BUF, 128) else {
+        return u32::MAX;
+    };
+    let per_cmd = if p.list { BUF } else { p.size };
+    let elems = (BUF / p.size).max(1);
+    let Ok(list) = spu.ls_alloc(8 * elems * 2, 8) else {
+        return u32::MAX;
+    };
+    let steps = p.total.div_ceil(per_cmd as u64);
+    spu.mfc_write_tag_mask(0xFFFF_FFFF).await;
+    spu.spu_write_decrementer(u32::MAX).await;
+    let start = spu.spu_read_decrementer().await;
+    let dirs: &[bool] = match p.op {
+        0 => &[false],
+        1 => &[true],
+        _ => &[false, true],
+    };
+    for i in 0..steps {
+        let off = (i * per_cmd as u64) % p.span.max(per_cmd as u64);
+        let lsa = bufs + (i % 8) as u32 * BUF;
+        let tag = (i % 32) as u32;
+        for &put in dirs {
+            let ea = if put { p.put_ea } else { p.get_ea } + off;
+            if p.list {
+                // One list per 16 KB: consecutive elements of `size` bytes.
+                let l = list + if put { 8 * elems } else { 0 };
+                for e in 0..elems {
+                    let el = ListElement {
+                        stall_and_notify: false,
+                        size: p.size,
+                        eal: (ea + (e * p.size) as u64) as u32,
+                    };
+                    spu.ls_write(l + 8 * e, &el.encode().to_be_bytes());
+                }
+                let eah = ea & !0xFFFF_FFFF;
+                if put {
+                    spu.mfc_putl(lsa, eah, l, 8 * elems, tag).await;
+                } else {
+                    spu.mfc_getl(lsa, eah, l, 8 * elems, tag).await;
+                }
+            } else if put {
+                spu.mfc_put(lsa, ea, p.size, tag).await;
+            } else {
+                spu.mfc_get(lsa, ea, p.size, tag).await;
+            }
+        }
+        if p.wait_every > 0 && (i + 1) % p.wait_every as u64 == 0 {
+            spu.mfc_read_tag_status_all().await;
+        }
+    }
+    spu.mfc_read_tag_status_all().await;
+    start.wrapping_sub(spu.spu_read_decrementer().await)
+}
+
+/// Parameters of [`traffic`].
+#[derive(Debug, Clone, Copy)]
+pub struct Traffic {
+    /// Puts instead of gets.
+    pub put: bool,
+    /// Remote buffers (memory or local stores), `targets` of them.
+    pub ea: [u64; MAX_TARGETS],
+    /// Number of remote buffers.
+    pub targets: u32,
+    /// Pick a random buffer for every DMA (else the first only).
+    pub random: bool,
+    /// Seed of the random picks.
+    pub seed: u64,
+    /// Bytes per DMA.
+    pub size: u32,
+    /// DMAs in all.
+    pub count: u32,
+}
+
+/// Seed 000's collective benchmark: a stream of nonblocking DMAs to one
+/// target, or to a uniformly random target each time, with one wait at the end.
+pub async fn traffic(spu: Spu, p: Traffic) -> u32 {
+    let Ok(buf) = spu.ls_alloc(p.size.max(128), 128) else {
+        return u32::MAX;
+    };
+    let mut x = p.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    spu.mfc_write_tag_mask(0xFFFF_FFFF).await;
+    spu.spu_write_decrementer(u32::MAX).await;
+    let start = spu.spu_read_decrementer().await;
+    for i in 0..p.count {
+        let t = if p.random && p.targets > 1 {
+            // xorshift64*: a cheap seeded choice of target.
+            x ^= x >> 12;
+            x ^= x << 25;
+            x ^= x >> 27;
+            (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 33) as u32 % p.targets
+        } else {
+            0
+        };
+        let tag = i % 16;
+        if p.put {
+            spu.mfc_put(buf, p.ea[t as usize], p.size, tag).await;
+        } else {
+            spu.mfc_get(buf, p.ea[t as usize], p.size, tag).await;
+        }
+    }
+    spu.mfc_read_tag_status_all().await;
+    start.wrapping_sub(spu.spu_read_decrementer().await)
+}
+
+/// Names of the kernels [`spawn_after`] knows.
+pub const NAMES: &[&str] = &["region", "traffic"];
+
+/// Starts kernel `name` on logical SPE `spe`, `delay` cycles from now.
+pub fn spawn_after(
+    m: &mut Machine,
+    spe: u32,
+    name: &str,
+    params: &[(String, f64)],
+    delay: Cycle,
+) -> Result<ThreadId, SimError> {
+    let get = |k: &str| -> Result<f64, SimError> {
+        params
+            .iter()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| *v)
+            .ok_or_else(|| SimError::Usage(format!("kernel {name} needs parameter '{k}'")))
+    };
+    let opt = |k: &str, d: f64| params.iter().find(|(n, _)| n == k).map_or(d, |(_, v)| *v);
+    match name {
+        "region" => {
+            let p = Region {
+                op: get("op")? as u32,
+                get_ea: opt("get_ea", 0.0) as u64,
+                put_ea: opt("put_ea", 0.0) as u64,
+                span: get("span")? as u64,
+                total: get("total")? as u64,
+                size: get("size")? as u32,
+                wait_every: opt("wait_every", 0.0) as u32,
+                list: opt("list", 0.0) != 0.0,
+            };
+            if !(128..=16384).contains(&p.size) || 16384 % p.size != 0 {
+                return Err(SimError::Usage(format!(
+                    "region: size {} must divide 16384 and be >= 128",
+                    p.size
+                )));
+            }
+            m.spawn_native_after(spe, 0, 0, delay, move |spu| region(spu, p))
+        }
+        "traffic" => {
+            let targets = get("targets")? as u32;
+            if targets == 0 || targets as usize > MAX_TARGETS {
+                return Err(SimError::Usage(format!(
+                    "traffic: 1 to {MAX_TARGETS} targets, not {targets}"
+                )));
+            }
+            let mut ea = [0u64; MAX_TARGETS];
+            for (i, e) in ea.iter_mut().enumerate().take(targets as usize) {
+                *e = get(&format!("ea{i}"))? as u64;
+            }
+            let p = Traffic {
+                put: opt("put", 0.0) != 0.0,
+                ea,
+                targets,
+                random: opt("random", 0.0) != 0.0,
+                seed: opt("seed", 1.0) as u64,
+                size: get("size")? as u32,
+                count: get("count")? as u32,
+            };
+            m.spawn_native_after(spe, 0, 0, delay, move |spu| traffic(spu, p))
+        }
+        _ => Err(SimError::Usage(format!("unknown kernel '{name}'"))),
+    }
+}
