@@ -249,11 +249,6 @@ def test_a_list_running_off_the_local_store(m: Machine) -> None:
     assert e.value.kind == "list"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine bug: a list element with an unmapped effective address is accepted; the getl "
-    "completes and writes stale bytes (from an earlier transfer's staging buffer) into the local store",
-)
 def test_an_unmapped_element_is_an_error(m: Machine) -> None:
     src = m.alloc(128)
     src.array()[:] = 0x5A

@@ -129,11 +129,10 @@ def run(cmds: list[Cmd]) -> Effects:
     return Effects(first, last)
 
 
-# The engine misses one case of the barrier rule (see the xfail test below):
-# a barrier-form command A does not hold a later command B of its tag even when
-# another barrier-form command lies between them. The random mixes leave that
-# case out while the bug is open; delete this switch when it is fixed.
-SKIP_ENGINE_BUG_BARRIER_AFTER_BARRIER = True
+# The engine once missed one case of the barrier rule (a barrier-form command A
+# must hold a later command B of its tag when another barrier-form command lies
+# between them); fixed, so the random mixes check that case too.
+SKIP_ENGINE_BUG_BARRIER_AFTER_BARRIER = False
 
 
 def must_follow(cmds: list[Cmd], a: int, b: int, *, skip_known_bug: bool = False) -> bool:
@@ -225,13 +224,6 @@ def test_a_barrier_command_does_not_hold_later_commands_behind_itself() -> None:
     assert fx.first[2] < fx.last[1], "the get waited for the barrier command itself"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine bug: CommandQueue::may_start exempts an earlier barrier-form command of the tag "
-    "even when another barrier-form command lies between it and the later command, so "
-    "getb(big); getb(small); put(small) lets the put start while the big getb is in flight "
-    "(when fixed, set SKIP_ENGINE_BUG_BARRIER_AFTER_BARRIER = False)",
-)
 def test_a_barrier_command_before_another_barrier_holds_later_commands() -> None:
     cmds = [Cmd("get", "b", 0, BIG), Cmd("get", "b", 0, 128), Cmd("put", "", 0, 128)]
     fx = run(cmds)

@@ -384,7 +384,7 @@ def test_any_blocking_waits_for_the_first_message_only(m: Machine) -> None:
 
     def main() -> None:
         ctx, t = start(prog)
-        ppe.compute(100)  # let spe_context_run happen first (see the xfail tests at the end)
+        ppe.compute(100)  # start the SPE program first, so the inbound mailbox is what is tested
         spe_in_mbox_write(ctx, [1, 2, 3, 4])
         log["written"] = spe_in_mbox_write(ctx, [5, 6, 7], SPE_MBOX_ANY_BLOCKING)
         pthread_join(t)
@@ -738,11 +738,6 @@ def test_ppe_reaches_a_local_store_through_the_mapping(m: Machine) -> None:
     assert cycles > 2000 + 100, "an uncached load crosses the EIB"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine bug: a PPE load of a local-store address right after the same thread's store to it "
-    "returns the old bytes (the posted store lands after the load read them)",
-)
 def test_a_ppe_load_sees_its_own_earlier_store_to_a_local_store(m: Machine) -> None:
     def main() -> int:
         ls = spe_ls_area_get(spe_context_create())
@@ -831,11 +826,6 @@ def test_a_ppe_store_to_the_line_breaks_the_spe_reservation(m: Machine) -> None:
 # -- engine bugs found by these tests -----------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine bug: two PPE threads waiting on one outbound mailbox are both woken by one message; "
-    "the second reads the empty register (0xFFFFFFFF) and the next message is never delivered",
-)
 def test_two_ppe_threads_waiting_on_one_outbound_mailbox(m: Machine) -> None:
     def prog(speid: int, argp: int, envp: int) -> None:
         spu.compute(1000)
@@ -853,12 +843,6 @@ def test_two_ppe_threads_waiting_on_one_outbound_mailbox(m: Machine) -> None:
     assert m.run(main).value == [1, 2]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine bug: an SPE's DMA write to an inbound mailbox decrements the count of the PPE's "
-    "writes in flight, so a blocking spe_in_mbox_write goes ahead into a full mailbox and "
-    "overwrites a message",
-)
 def test_a_blocking_ppe_write_never_overwrites_when_an_spe_also_writes(m: Machine) -> None:
     """The PPE posts 3 messages; SPE 1's message lands before them; the PPE's
     4th (blocking) write must wait for room: all 5 messages reach SPE 0."""
@@ -888,11 +872,6 @@ def test_a_blocking_ppe_write_never_overwrites_when_an_spe_also_writes(m: Machin
     assert sorted(got) == [1, 2, 3, 4, 99]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine bug: spe_context_run empties the SPE's mailboxes and signals when it is called, "
-    "so a message written to the context before (libspe2 allows it) is lost",
-)
 def test_a_message_written_before_spe_context_run_is_delivered(m: Machine) -> None:
     def main() -> int:
         ctx = spe_context_create()
@@ -904,11 +883,6 @@ def test_a_message_written_before_spe_context_run_is_delivered(m: Machine) -> No
     assert m.run(main).value == 42
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine bug: spe_context_run resets the count of inbound-mailbox writes in flight, so "
-    "five blocking writes all go ahead into the 4-entry mailbox and one is overwritten",
-)
 def test_blocking_writes_racing_spe_context_run_are_not_lost(m: Machine) -> None:
     def main() -> int:
         ctx = spe_context_create()

@@ -85,6 +85,7 @@ __all__ = [
     "spe_out_intr_mbox_status",
     "spe_out_mbox_read",
     "spe_out_mbox_status",
+    "spe_out_mbox_wait",
     "spe_program_load",
     "spe_ps_area_get",
     "spe_signal_write",

@@ -82,6 +82,8 @@ __all__ = [
     "mfc_read_tag_status_any",
     "mfc_read_tag_status_immediate",
     "mfc_sndsig",
+    "mfc_sndsigb",
+    "mfc_sndsigf",
     "mfc_sync",
     "mfc_write_list_stall_ack",
     "mfc_write_tag_mask",
@@ -280,6 +282,16 @@ def mfc_sndsig(ls: int, ea: int, tag: int, tid: int = 0, rid: int = 0) -> None:
     """Writes the 4-byte word at ``ls`` to the signal-notification register at ``ea``
     (another SPE's problem-state area: ``spe_ps_area + SIG_NOTIFY_1``)."""
     _dma("mfc_sndsig", MFC_SNDSIG_CMD, ls, ea, 4, tag)
+
+
+def mfc_sndsigb(ls: int, ea: int, tag: int, tid: int = 0, rid: int = 0) -> None:
+    """``mfc_sndsig`` with a barrier."""
+    _dma("mfc_sndsigb", MFC_SNDSIGB_CMD, ls, ea, 4, tag)
+
+
+def mfc_sndsigf(ls: int, ea: int, tag: int, tid: int = 0, rid: int = 0) -> None:
+    """``mfc_sndsig`` with a fence (e.g. after the data puts it announces)."""
+    _dma("mfc_sndsigf", MFC_SNDSIGF_CMD, ls, ea, 4, tag)
 
 
 def spu_read_in_mbox() -> int:

@@ -35,7 +35,7 @@ pub struct Grant {
     pub start: Cycle,
     /// Cycle the last beat has arrived at the receiver.
     pub arrive: Cycle,
-        /// Cycles the sender's port is busy (the beats).
+    /// Cycles the sender's port is busy (the beats).
     pub beats_time: Cycle,
     /// Which of the ring's concurrent-transfer slots it took.
     pub lane: u8,
@@ -173,14 +173,14 @@ impl Eib {
             return Err(earliest.max(now + 1));
         };
         let duration = self.beats(bytes) * self.beat;
-                let (end, lane) = self.rings[r].occupy(now, src, hops, self.hop, duration);
+        let (end, lane) = self.rings[r].occupy(now, src, hops, self.hop, duration);
         self.send_free[src.idx()] = now + duration;
         self.recv_free[dst.idx()] = now + hop_delay + duration;
         let grant = Grant {
             ring: r as u8,
             hops,
             start: now,
-                        arrive: now + hop_delay + duration,
+            arrive: now + hop_delay + duration,
             beats_time: duration,
             lane,
         };

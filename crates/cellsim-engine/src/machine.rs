@@ -590,11 +590,9 @@ impl Machine {
         t.reset_decrementer(self.now + delay);
         self.threads.push(t);
         if let Some(p) = p {
-            let unit = &mut self.spes[p as usize];
-            unit.thread = Some(id);
-            // A new program finds empty mailboxes and no signals.
-            unit.mbox = Mailboxes::default();
-            unit.signals.clear();
+            // Mailboxes and signals belong to the SPE: what was written to them
+            // before the program started is still there (libspe2 semantics).
+            self.spes[p as usize].thread = Some(id);
         }
         if delay == 0 {
             self.ready.push_back(id);

@@ -20,6 +20,9 @@ pub struct Mailboxes {
     pub inbound_in_flight: u32,
     outbound: Option<u32>,
     outbound_intr: Option<u32>,
+    /// A PPE read is on its way for the outbound (0) or interrupt (1) message:
+    /// other readers wait for the next one.
+    claimed: [bool; 2],
 }
 
 /// Which outbound mailbox.
@@ -68,7 +71,18 @@ impl Mailboxes {
 
     /// Someone reads (and empties) an outbound mailbox.
     pub fn take_outbound(&mut self, which: Outbound) -> Option<u32> {
+        self.claimed[which as usize] = false;
         self.slot(which).take()
+    }
+
+    /// An outbound message no reader has claimed yet.
+    pub fn outbound_available(&self, which: Outbound) -> bool {
+        self.outbound_full(which) && !self.claimed[which as usize]
+    }
+
+    /// A reader claims the outbound message (its read is on the bus).
+    pub fn claim_outbound(&mut self, which: Outbound) {
+        self.claimed[which as usize] = true;
     }
 
     /// Whether an outbound mailbox holds a message.

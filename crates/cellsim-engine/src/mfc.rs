@@ -33,7 +33,7 @@ pub struct Mfc {
     pub atomic_pending: u32,
     /// Atomic status bits waiting to be read (`MFC_RdAtomicStat`).
     pub atomic_status: Option<u32>,
-        /// Tag groups whose DMA list is stalled (`MFC_RdListStallStat`), not yet read.
+    /// Tag groups whose DMA list is stalled (`MFC_RdListStallStat`), not yet read.
     pub list_stall: u32,
     /// The line of the last getllar issued, until a putllc uses it.
     pub reserved_line: Option<u64>,
@@ -57,7 +57,7 @@ impl Mfc {
             proxy_tags: TagGroups::default(),
             atomic_pending: 0,
             atomic_status: None,
-                        list_stall: 0,
+            list_stall: 0,
             reserved_line: None,
             dmac_free: 0,
             dmac_wake: None,

@@ -49,7 +49,11 @@ pub struct Trace {
 impl Trace {
     /// A trace keeping at most `limit` records.
     pub fn new(limit: usize) -> Trace {
-        Trace { records: Vec::new(), limit, dropped: 0 }
+        Trace {
+            records: Vec::new(),
+            limit,
+            dropped: 0,
+        }
     }
 
     /// Adds a record (or counts it as dropped past the limit).
@@ -59,6 +63,11 @@ impl Trace {
             self.dropped += 1;
             return;
         }
-        self.records.push(TraceRecord { track, name: name(), start, end });
+        self.records.push(TraceRecord {
+            track,
+            name: name(),
+            start,
+            end,
+        });
     }
 }

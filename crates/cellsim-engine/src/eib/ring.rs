@@ -78,7 +78,14 @@ impl Ring {
     /// Reserves the path for a transfer starting `now` whose beats take
     /// `duration` cycles at each segment. Returns when the ring slot frees.
     #[inline]
-        pub fn occupy(&mut self, now: Cycle, src: Ramp, hops: u32, hop: Cycle, duration: Cycle) -> (Cycle, u8) {
+    pub fn occupy(
+        &mut self,
+        now: Cycle,
+        src: Ramp,
+        hops: u32,
+        hop: Cycle,
+        duration: Cycle,
+    ) -> (Cycle, u8) {
         let path = &self.path[src.idx()];
         let mut at = now + duration;
         for &seg in &path[..hops as usize] {
@@ -86,7 +93,11 @@ impl Ring {
             at += hop;
         }
         let end = now + hops.saturating_sub(1) as Cycle * hop + duration;
-                let lane = self.slots.iter().position(|e| *e <= now).expect("earliest_start checked a free slot");
+        let lane = self
+            .slots
+            .iter()
+            .position(|e| *e <= now)
+            .expect("earliest_start checked a free slot");
         self.slots[lane] = end;
         self.next_start = now + self.start_interval;
         (end, lane as u8)

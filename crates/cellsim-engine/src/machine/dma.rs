@@ -543,6 +543,15 @@ impl Machine {
                 }
             }
             Owner::Ppe { thread } => {
+                if op.kind == OpKind::Write {
+                    let th = &mut self.threads[thread as usize];
+                    th.stores_in_flight -= 1;
+                    if th.stores_in_flight == 0 {
+                        if let Some((target, remote, size)) = th.deferred_load.take() {
+                            self.ppe_bus_op(thread as usize, OpKind::Read, target, remote, size, 0);
+                        }
+                    }
+                }
                 if op.kind == OpKind::Read {
                     let tid = thread as usize;
                     if let (true, ThreadState::Blocked { request, since }) =
@@ -580,16 +589,16 @@ impl Machine {
                 self.spes[spe as usize].ls.write(offset as usize, bytes);
                 self.counters.put_bytes += n as u64;
             }
-            (OpKind::Write, Space::Ps { spe, reg }, _) => {
+            (OpKind::Write, Space::Ps { spe, reg }, owner) => {
                 let v = read_be_slice(bytes) as u32;
-                self.write_register(spe, reg, v);
+                self.write_register(spe, reg, v, matches!(owner, Owner::Ppe { .. }));
             }
             _ => {}
         }
     }
 
     /// A problem-state register written through the memory map.
-    fn write_register(&mut self, p: u8, reg: u32, v: u32) {
+    fn write_register(&mut self, p: u8, reg: u32, v: u32, counted: bool) {
         if self.trace.is_some() {
             let logical = self.spes[p as usize].logical.unwrap_or(p as u32);
             let what = match reg {
@@ -605,7 +614,10 @@ impl Machine {
         let unit = &mut self.spes[p as usize];
         match reg {
             ps::SPU_IN_MBOX => {
-                unit.mbox.inbound_in_flight = unit.mbox.inbound_in_flight.saturating_sub(1);
+                if counted {
+                    // A PPE write reserved its room when it was issued.
+                    unit.mbox.inbound_in_flight = unit.mbox.inbound_in_flight.saturating_sub(1);
+                }
                 unit.mbox.deliver_inbound(v);
             }
             ps::SIG_NOTIFY_1 => unit.signals.deliver(0, v),

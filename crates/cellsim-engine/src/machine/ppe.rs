@@ -76,13 +76,17 @@ impl Machine {
             }
             Request::PpeReadMbox { spe, which, wait } => {
                 let p = self.physical(spe)?;
-                if wait && !self.spes[p as usize].mbox.outbound_full(which) {
+                let mbox = &mut self.spes[p as usize].mbox;
+                if wait && !mbox.outbound_available(which) {
                     self.threads[tid].wait = Some(Wait::OutMbox(p, which));
                     self.threads[tid].state = ThreadState::Blocked {
                         request: req,
                         since: now,
                     };
                 } else {
+                    if mbox.outbound_available(which) {
+                        mbox.claim_outbound(which);
+                    }
                     self.threads[tid].wait = Some(Wait::Bus);
                     self.threads[tid].state = ThreadState::Blocked {
                         request: req,
@@ -141,7 +145,15 @@ impl Machine {
                         "only the SPU can issue list and atomic commands".into(),
                     ));
                 }
-                let (target, remote) = self.validate(tid, p, &cmd)?;
+                // Errors name the SPE whose queue the command was for.
+                let (target, remote) = self.validate(tid, p, &cmd).map_err(|e| match e {
+                    SimError::Mfc(mut m) => {
+                        m.spe = Some(spe);
+                        m.command = format!("proxy {}", m.command);
+                        SimError::Mfc(m)
+                    }
+                    other => other,
+                })?;
                 self.counters.dma_commands += 1;
                 let mfc = &mut self.spes[p as usize].mfc;
                 count_issue(mfc, &cmd, true);
@@ -228,7 +240,7 @@ impl Machine {
         );
     }
 
-    fn ppe_bus_op(
+    pub(super) fn ppe_bus_op(
         &mut self,
         tid: ThreadId,
         kind: OpKind,
@@ -238,6 +250,17 @@ impl Machine {
         value: u64,
     ) {
         let now = self.now;
+        let th = &mut self.threads[tid];
+        match kind {
+            // A load after a store to the same place must see it: non-cacheable
+            // accesses of a thread are performed in order.
+            OpKind::Read if th.stores_in_flight > 0 => {
+                th.deferred_load = Some((target, remote, size));
+                return;
+            }
+            OpKind::Write => th.stores_in_flight += 1,
+            OpKind::Read => {}
+        }
         let ppe = self.topo.ppe();
         let op = BusOp {
             owner: Owner::Ppe { thread: tid as u32 },

@@ -123,6 +123,10 @@ pub(crate) struct Thread {
     dec_value: u32,
     dec_at: Cycle,
     pub(crate) pending: Option<Pending>,
+    /// PPE: non-cacheable stores issued and not complete.
+    pub(crate) stores_in_flight: u32,
+    /// PPE: a non-cacheable load waiting for those stores (they complete in order).
+    pub(crate) deferred_load: Option<(Ramp, Space, u8)>,
 }
 
 impl Thread {
@@ -145,6 +149,8 @@ impl Thread {
             dec_value: u32::MAX,
             dec_at: 0,
             pending: None,
+            stores_in_flight: 0,
+            deferred_load: None,
         }
     }
 
@@ -373,9 +379,10 @@ impl Machine {
                 _ => None,
             },
             Wait::OutMbox(p, which) => {
-                if !self.spes[p as usize].mbox.outbound_full(which) {
+                if !self.spes[p as usize].mbox.outbound_available(which) {
                     return false;
                 }
+                self.spes[p as usize].mbox.claim_outbound(which);
                 self.threads[tid].wait = Some(Wait::Bus);
                 self.ppe_mmio_read(tid, p, outbound_reg(which));
                 return true;
@@ -607,6 +614,18 @@ impl Machine {
                     cmd.to_string(),
                     format!("list element {i}: {msg}"),
                 ));
+            }
+            for i in 0..cmd.size / 8 {
+                let e = crate::mfc::list::ListElement::read(ls, cmd.list, i);
+                let ea = (cmd.ea & !0xFFFF_FFFF) | e.eal as u64;
+                if let Err(msg) = self.resolve(ea, e.size) {
+                    return Err(self.mfc_error(
+                        tid,
+                        MfcErrorKind::Unmapped,
+                        cmd.to_string(),
+                        format!("list element {i}: {msg}"),
+                    ));
+                }
             }
             return Ok((self.topo.mic(), Space::None));
         }

@@ -274,8 +274,9 @@ impl MfcCommand {
                 return Err((
                     MfcErrorKind::List,
                     format!(
-                        "list size {} is not a multiple of 8 bytes for 1 to {MAX_LIST_ELEMENTS} elements",
-                        self.size
+                                                "list size {} must be 8 bytes per element, 1 to {MAX_LIST_ELEMENTS} elements ({} bytes at most)",
+                        self.size,
+                        8 * MAX_LIST_ELEMENTS
                     ),
                 ));
             }

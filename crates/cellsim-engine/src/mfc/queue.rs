@@ -243,10 +243,9 @@ impl CommandQueue {
             if waits_for_tag {
                 return false;
             }
-            // A barrier command between `o` and `e` holds `e` back until `o` is done.
-            if o.cmd.op.ordering() == Ordering::Barrier {
-                continue;
-            }
+            // A barrier command between `o` and `e` holds `e` back until `o`
+            // is done (`o` may itself be a barrier command: `e` need not wait
+            // for the last barrier, but does for the ones before it).
             let barrier_between = self.slots.iter().flatten().any(|b| {
                 b.cmd.tag == tag
                     && b.cmd.op.ordering() == Ordering::Barrier
