@@ -115,11 +115,16 @@ def switch(calls: int = 20000, machine: str = "qs20") -> dict[str, Any]:
 
 
 def register(group: Any) -> None:
-    """Adds ``speed`` and ``switch`` to the CLI's ``bench`` group."""
+    """Adds ``speed`` and ``switch`` (and ``planner``, :mod:`cellsim.buffering.bench`)
+    to the CLI's ``bench`` group."""
     import json
     import sys
 
     import click
+
+    from .buffering.bench import register as register_planner
+
+    register_planner(group)
 
     def emit(record: dict[str, Any], json_path: str | None) -> None:
         if json_path == "-":

@@ -123,10 +123,12 @@ def plan_loop(
     D1: float | None = None,
     k_max: int = 4,
     tolerance: float = 0.01,
+    margin: float = 1.0,
 ) -> Plan:
     """:func:`plan` for a :class:`Loop` on ``machine``: the fit on the loop's
     streams (or the given ``S``/``D1``), the loop's block-factor granularity,
-    and the local store left by the program as the largest budget."""
+    and the local store left by the program as the largest budget (``margin``:
+    see :func:`~cellsim.buffering.choice.plan`)."""
     m = Machine(machine)
     constants = constants_for(machine, S, D1, loop.inputs, loop.outputs)
     return plan(
@@ -137,4 +139,5 @@ def plan_loop(
         granularity=loop.granularity,
         tolerance=tolerance,
         max_bytes=free_local_store(m),
+        margin=margin,
     )

@@ -3,7 +3,7 @@
 ::
 
     cellsim plan-buffers --c-inner NS --c-outer NS --bytes-per-iter B --budget BYTES
-                         [--machine M] [--S NS] [--D1 NS] [--k-max 4] [--tolerance 0.01]
+                         [--machine M] [--S NS] [--D1 NS] [--k-max 4] [--tolerance 0.01] [--margin 1]
                          [--unit ns|cycles] [--inputs 8,8 --outputs 8] [--json]
 
 prints the recommended number of buffers and block factor, the regime, the
@@ -26,7 +26,7 @@ import click
 from ..exceptions import UsageError
 from ..machine import Machine
 from . import SEED004_INPUTS, SEED004_OUTPUTS, constants_for
-from .choice import DEFAULT_K_MAX, DEFAULT_TOLERANCE, Plan, plan
+from .choice import DEFAULT_K_MAX, DEFAULT_MARGIN, DEFAULT_TOLERANCE, Plan, plan
 from .loop import ELEMENT_SIZES, free_local_store
 from .model import PAPER, Costs
 
@@ -57,6 +57,7 @@ def planner(
     D1: float | None = None,
     k_max: int = DEFAULT_K_MAX,
     tolerance: float = DEFAULT_TOLERANCE,
+    margin: float = DEFAULT_MARGIN,
     unit: str = "ns",
     inputs: tuple[int, ...] | None = None,
     outputs: tuple[int, ...] | None = None,
@@ -95,6 +96,7 @@ def planner(
         granularity=granularity,
         tolerance=tolerance,
         max_bytes=free_local_store(m),
+        margin=margin,
     )
 
 

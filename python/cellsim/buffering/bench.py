@@ -1,0 +1,280 @@
+"""``cellsim bench planner``: how accurate the model is and how good the planner's choices are.
+
+Two measures, on the simulated machine with native kernels:
+
+**Model accuracy.** The relative error ``|predicted - simulated| / simulated``
+of the throughput, over every point of Figure 12 (2b, t1-t4, ``C`` as
+given; :mod:`cellsim.experiments.buffering`) and over every (k, bf) simulated
+for the random loops below: mean and maximum.
+
+**Planner quality.** For a seeded set of random loops (input and output
+streams of 4- or 8-byte elements, ``C_inner`` log-uniform in 0.2-8 ns,
+``C_outer`` uniform in 0-400 ns, a budget log-uniform in 2-128 KB), the
+planner's (k, bf) is simulated, and so is every k <= 4 with block factors on
+a geometric grid (``per_octave`` per octave, plus the largest that fits)
+within the budget; the loop counts as optimal when the planner's throughput
+is within 2% of the best found. Each simulated point is the steady-state
+time per block (:func:`~cellsim.buffering.fitting.steady_block_ns`): the
+difference of two runs, so the prologue and epilogue cancel.
+
+The model uses ``S`` and ``D1`` fitted on the machine for each loop's streams;
+the planner is the paper's rule unless ``margin`` is given (see
+:func:`cellsim.buffering.choice.plan`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from statistics import mean
+from typing import Any
+
+import numpy as np
+
+from ..exceptions import UsageError
+from ..machine import Machine
+from .choice import DEFAULT_MARGIN, DEFAULT_TOLERANCE, max_block_factor, plan
+from .fitting import fitted_constants, steady_block_ns
+from .loop import Loop, free_local_store
+from .model import predict
+
+__all__ = ["OPTIMAL_WITHIN", "LoopCase", "evaluate", "planner_bench", "random_loops", "register"]
+
+OPTIMAL_WITHIN = 0.02
+"""The planner's choice counts as optimal within 2% of the best simulated throughput."""
+
+BLOCKS = (12, 36)
+"""Runs of 12 and 36 blocks: a 24-block window, a multiple of every k <= 4."""
+
+
+@dataclass(frozen=True)
+class LoopCase:
+    """One random loop of the benchmark and its budget."""
+
+    loop: Loop
+    budget_bytes: int
+
+
+def random_loops(count: int, seed: int = 0) -> list[LoopCase]:
+    """``count`` random loops with budgets (seeded, so the set is reproducible)."""
+    if not (isinstance(count, int) and count >= 1):
+        raise UsageError(f"the number of loops must be a positive integer, not {count!r}")
+    rng = np.random.default_rng(seed)
+    out: list[LoopCase] = []
+    while len(out) < count:
+        e = int(rng.choice([4, 8]))
+        n_in, n_out = int(rng.integers(1, 4)), int(rng.integers(1, 3))
+        c_inner = round(float(math.exp(rng.uniform(math.log(0.2), math.log(8.0)))), 3)
+        c_outer = round(float(rng.uniform(0.0, 400.0)), 1)
+        budget = int(math.exp(rng.uniform(math.log(2048), math.log(128 * 1024))))
+        loop = Loop(4096, c_inner, c_outer, (e,) * n_in, (e,) * n_out)
+        if budget >= loop.granularity * loop.bytes_per_iter:
+            out.append(LoopCase(loop, budget))
+    return out
+
+
+def _grid(g: int, bf_max: int, per_octave: int) -> list[int]:
+    """Multiples of ``g`` from ``g`` to ``bf_max``, ``per_octave`` per octave, and ``bf_max``."""
+    top = bf_max // g
+    units = {top}
+    i = 0
+    while True:
+        u = round(2 ** (i / per_octave))
+        if u > top:
+            break
+        units.add(u)
+        i += 1
+    return sorted(u * g for u in units)
+
+
+def evaluate(
+    case: LoopCase,
+    *,
+    machine: str = "qs20",
+    per_octave: int = 3,
+    tolerance: float = DEFAULT_TOLERANCE,
+    margin: float = DEFAULT_MARGIN,
+) -> dict[str, Any]:
+    """The planner's choice for one loop against every (k <= 4, bf) on the grid, simulated."""
+    loop, budget = case.loop, case.budget_bytes
+    m = Machine(machine)
+    costs = loop.costs(m.core_hz)
+    consts = fitted_constants(machine, loop.inputs, loop.outputs).constants
+    g, B = loop.granularity, loop.bytes_per_iter
+    p = plan(
+        costs,
+        budget,
+        consts,
+        k_max=4,
+        granularity=g,
+        tolerance=tolerance,
+        max_bytes=free_local_store(m),
+        margin=margin,
+    )
+    cands = {(p.chosen.k, p.chosen.bf)}
+    for k in range(1, 5):
+        bf_max = max_block_factor(budget, k, B, g)
+        if bf_max >= g:
+            cands |= {(k, bf) for bf in _grid(g, bf_max, per_octave)}
+    points = []
+    for k, bf in sorted(cands):
+        sim = 1000.0 * B * bf / steady_block_ns(loop, k, bf, machine=machine, blocks=BLOCKS)
+        pred = predict(costs, k, bf, consts).throughput_mbs
+        points.append({"k": k, "bf": bf, "simulated_mbs": sim, "predicted_mbs": pred})
+    best = max(points, key=lambda q: q["simulated_mbs"])
+    mine = next(q for q in points if (q["k"], q["bf"]) == (p.chosen.k, p.chosen.bf))
+    errors = [abs(q["predicted_mbs"] - q["simulated_mbs"]) / q["simulated_mbs"] for q in points]
+    return {
+        "inputs": list(loop.inputs),
+        "outputs": list(loop.outputs),
+        "bytes_per_iter": B,
+        "c_inner_ns": loop.c_inner,
+        "c_outer_ns": loop.c_outer,
+        "budget_bytes": budget,
+        "S_ns": consts.S_ns,
+        "D1_ns_per_byte": consts.D1_ns_per_byte,
+        "planner_k": p.chosen.k,
+        "planner_bf": p.chosen.bf,
+        "planner_regime": p.chosen.regime,
+        "planner_predicted_mbs": p.chosen.throughput_mbs,
+        "planner_simulated_mbs": mine["simulated_mbs"],
+        "best_k": best["k"],
+        "best_bf": best["bf"],
+        "best_simulated_mbs": best["simulated_mbs"],
+        "fraction_of_best": mine["simulated_mbs"] / best["simulated_mbs"],
+        "optimal": mine["simulated_mbs"] >= (1 - OPTIMAL_WITHIN) * best["simulated_mbs"],
+        "points": len(points),
+        "errors": errors,
+        "model_mean_error": mean(errors),
+        "model_max_error": max(errors),
+    }
+
+
+def planner_bench(
+    loops: int = 200,
+    *,
+    seed: int = 0,
+    machine: str = "qs20",
+    per_octave: int = 3,
+    figure12: bool = True,
+    margin: float = DEFAULT_MARGIN,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]:
+    """Both measures; see the module docstring. Errors are fractions (0.02 is 2%)."""
+    t0 = time.perf_counter()
+    Machine(machine)  # an unknown machine fails before any work
+    if not (isinstance(per_octave, int) and per_octave >= 1):
+        raise UsageError(f"per_octave must be a positive integer, not {per_octave!r}")
+    cases = random_loops(loops, seed)
+    fig12_errors: list[float] = []
+    if figure12:
+        from ..experiments import buffering as exp
+
+        recs = exp.run(machine=machine, seed=seed, figures=["12"])
+        fig12_errors = [
+            abs(r["predicted_mbs"] - r["simulated_mbs"]) / r["simulated_mbs"]
+            for r in recs
+            if r["c_scale"] == 1.0
+        ]
+    per_loop = []
+    for i, case in enumerate(cases):
+        per_loop.append(evaluate(case, machine=machine, per_octave=per_octave, margin=margin))
+        if progress is not None:
+            progress(i + 1, len(cases))
+    random_errors = [e for r in per_loop for e in r.pop("errors")]
+    every = fig12_errors + random_errors
+    optimal = sum(1 for r in per_loop if r["optimal"])
+    return {
+        "machine": machine,
+        "seed": seed,
+        "loops": len(per_loop),
+        "model_mean_error": mean(every),
+        "model_max_error": max(every),
+        "optimal_fraction": optimal / len(per_loop),
+        "optimal_within": OPTIMAL_WITHIN,
+        "margin": margin,
+        "figure12_points": len(fig12_errors),
+        "figure12_mean_error": mean(fig12_errors) if fig12_errors else None,
+        "figure12_max_error": max(fig12_errors) if fig12_errors else None,
+        "random_points": len(random_errors),
+        "random_mean_error": mean(random_errors),
+        "random_max_error": max(random_errors),
+        "planner_mean_fraction_of_best": mean(r["fraction_of_best"] for r in per_loop),
+        "planner_worst_fraction_of_best": min(r["fraction_of_best"] for r in per_loop),
+        "wall_s": time.perf_counter() - t0,
+        "per_loop": per_loop,
+    }
+
+
+def register(group: Any) -> None:
+    """Adds ``planner`` to the CLI's ``bench`` group."""
+    import json
+    import sys
+
+    import click
+
+    @group.command("planner")
+    @click.option("--loops", type=click.IntRange(min=1), default=200, show_default=True, help="random loops")
+    @click.option("--seed", type=int, default=0, show_default=True, help="seed of the random loops")
+    @click.option("--machine", "-m", default="qs20", show_default=True, help="machine name or TOML file")
+    @click.option(
+        "--per-octave",
+        type=click.IntRange(min=1),
+        default=3,
+        show_default=True,
+        help="block factors simulated per octave for every k",
+    )
+    @click.option(
+        "--margin",
+        type=float,
+        default=DEFAULT_MARGIN,
+        show_default=True,
+        help="the planner's margin on the set-up time (1: the paper's rule)",
+    )
+    @click.option("--no-figure12", is_flag=True, help="leave Figure 12's points out of the model accuracy")
+    @click.option("--json", "json_path", metavar="PATH|-", help="write the result as JSON ('-': stdout only)")
+    @click.option("--verbose", "-v", is_flag=True, help="one line per loop")
+    def planner_cmd(
+        loops: int,
+        seed: int,
+        machine: str,
+        per_octave: int,
+        margin: float,
+        no_figure12: bool,
+        json_path: str | None,
+        verbose: bool,
+    ) -> None:
+        """Model accuracy (predicted vs simulated throughput) and planner quality (random loops)."""
+        res = planner_bench(
+            loops, seed=seed, machine=machine, per_octave=per_octave, figure12=not no_figure12, margin=margin
+        )
+        if json_path == "-":
+            click.echo(json.dumps(res))
+            return
+        if json_path:
+            with open(json_path, "w") as f:
+                json.dump(res, f, indent=1)
+        if verbose:
+            for r in res["per_loop"]:
+                click.echo(
+                    f"in {r['inputs']} out {r['outputs']} C_inner {r['c_inner_ns']:6.3f} C_outer "
+                    f"{r['c_outer_ns']:5.1f} budget {r['budget_bytes']:6d}: planner k={r['planner_k']} "
+                    f"bf={r['planner_bf']:5d} {r['planner_simulated_mbs']:7.0f} MB/s, best k={r['best_k']} "
+                    f"bf={r['best_bf']:5d} {r['best_simulated_mbs']:7.0f} MB/s "
+                    f"({100 * r['fraction_of_best']:.1f}%){'' if r['optimal'] else '  <-- not within 2%'}"
+                )
+        for k, v in res.items():
+            if k == "per_loop":
+                continue
+            if (
+                (isinstance(v, float) and "error" in k)
+                or k.startswith("optimal_fraction")
+                or "fraction_of" in k
+            ):
+                click.echo(f"{k:>32}: {v:.4f} ({100 * v:.1f}%)", file=sys.stdout)
+            elif isinstance(v, float):
+                click.echo(f"{k:>32}: {v:,.3f}", file=sys.stdout)
+            else:
+                click.echo(f"{k:>32}: {v}", file=sys.stdout)
