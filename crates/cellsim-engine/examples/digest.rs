@@ -354,6 +354,15 @@ fn synthetic(preset: &str, rate: f64, cycles: u64) {
 }
 
 fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() == 4 && args[1] == "uniform" {
+        // Synthetic traffic only, for instruction counts: `digest uniform RATE CYCLES`.
+        let mut m = machine("qs20", &[], 1);
+        m.start_synthetic(args[2].parse().unwrap()).unwrap();
+        m.run_for(args[3].parse().unwrap()).unwrap();
+        println!("transfers {}", m.eib().stats.transfers);
+        return;
+    }
     for log in [false, true] {
         LOG.with(|l| l.set(log));
         println!("######## reservation log {log}");
