@@ -36,9 +36,15 @@ pub struct DataArbiter {
     rr: usize,
     /// Per receiver: the sender granted last.
     turn: [u8; RAMPS],
-    /// Per receiver, this round: bit `s` set when sender `s` has a request
-    /// for it in its window.
+    /// Per receiver: bit `s` set when sender `s` (other than the priority
+    /// element) has a request for it in its window. Kept up to date as
+    /// requests arrive; the windows of senders granted during a round are
+    /// refreshed when the round ends, so a round sees them as it began.
     wants: [u16; RAMPS],
+    /// Senders granted during the current round and the receiver of the
+    /// grant (their `wants` bits are stale until the round ends).
+    granted: [(u8, u8); RAMPS],
+    n_granted: usize,
     window: usize,
     pending: usize,
     priority: Ramp,
@@ -58,6 +64,8 @@ impl DataArbiter {
             rr: RAMPS - 1,
             turn: [RAMPS as u8 - 1; RAMPS],
             wants: [0; RAMPS],
+            granted: [(0, 0); RAMPS],
+            n_granted: 0,
             window,
             pending: 0,
             priority,
@@ -69,7 +77,11 @@ impl DataArbiter {
     /// Queues a transfer from `src` to `dst` whose data is ready.
     #[inline]
     pub fn request(&mut self, src: Ramp, dst: Ramp, op: OpId) {
-        self.queues[src.idx()].push_back((op, dst.0));
+        let q = &mut self.queues[src.idx()];
+        q.push_back((op, dst.0));
+        if q.len() <= self.window && src != self.priority {
+            self.wants[dst.idx()] |= 1 << src.idx();
+        }
         self.waiting |= 1 << src.idx();
         self.not_before[src.idx()] = 0;
         self.pending += 1;
@@ -91,28 +103,18 @@ impl DataArbiter {
         now: Cycle,
         mut try_start: impl FnMut(OpId) -> Result<Cycle, Cycle>,
     ) -> Option<Cycle> {
-        let mut retry = Cycle::MAX;
         self.rounds += 1;
-        // Who wants which receiver, and which elements might start now; the
-        // others only bound the retry.
-        self.wants = [0; RAMPS];
+        // `wants` is kept up to date between rounds (see `refresh_wants`).
+        // Which elements might start now; the others only bound the retry.
         let mut ready = 0u16;
+        let mut retry = Cycle::MAX;
         let mut bits = self.waiting;
         while bits != 0 {
             let r = bits.trailing_zeros() as usize;
             bits &= bits - 1;
-            if r != self.priority.idx() {
-                let q = &self.queues[r];
-                for i in 0..q.len().min(self.window) {
-                    self.wants[q[i].1 as usize] |= 1 << r;
-                }
-            }
             let nb = self.not_before[r];
-            if nb <= now {
-                ready |= 1 << r;
-            } else {
-                retry = retry.min(nb);
-            }
+            ready |= ((nb <= now) as u16) << r;
+            retry = retry.min(if nb > now { nb } else { Cycle::MAX });
         }
         let p = self.priority.idx();
         if ready & (1 << p) != 0 {
@@ -137,7 +139,23 @@ impl DataArbiter {
         if let Some(r) = granted_rr {
             self.rr = r;
         }
+        // Senders that were granted this round changed their window: the
+        // round saw the windows as they were when it began.
+        for k in 0..std::mem::take(&mut self.n_granted) {
+            let (r, d) = self.granted[k];
+            self.refresh_wants(r as usize, d as usize);
+        }
         (self.pending > 0).then_some(retry)
+    }
+
+    /// Sender `r` was granted a request for `d`: its window changed.
+    #[inline]
+    fn refresh_wants(&mut self, r: usize, d: usize) {
+        self.wants[d] &= !(1 << r);
+        let q = &self.queues[r];
+        for i in 0..q.len().min(self.window) {
+            self.wants[q[i].1 as usize] |= 1 << r;
+        }
     }
 
     /// Whether it is sender `r`'s turn at receiver `d`: the first sender
@@ -189,6 +207,8 @@ impl DataArbiter {
                     self.pending -= 1;
                     if r != self.priority.idx() {
                         self.turn[d as usize] = r as u8;
+                        self.granted[self.n_granted] = (r as u8, d);
+                        self.n_granted += 1;
                     }
                     if self.wants[d as usize] & !(1 << r) != 0 {
                         // The next sender in turn for `d` learns its exact time next round.
