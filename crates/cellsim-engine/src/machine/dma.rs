@@ -237,7 +237,8 @@ impl Machine {
     pub(super) fn run_arbiter(&mut self) {
         let now = self.now;
         let mic_ramp = self.topo.mic();
-        let t = self.timing;
+        let (ls_access, mic_accept, put_ack) =
+            (self.timing.ls_access, self.timing.mic_accept, self.timing.put_ack);
         let Machine {
             arbiter,
             eib,
@@ -247,7 +248,7 @@ impl Machine {
             ..
         } = self;
         let retry = arbiter.arbitrate(now, |id| {
-            let op = ops[id];
+            let op = &ops[id];
             let (src, dst) = (op.data_src(), op.data_dst());
             let to_memory = op.kind == OpKind::Write && matches!(op.remote, Space::Memory(_));
             if to_memory {
@@ -256,12 +257,12 @@ impl Machine {
             let g = eib.try_grant(now, src, dst, op.size)?;
             let done = match (op.kind, op.remote) {
                 (_, Space::None) => g.arrive,
-                (OpKind::Read, _) => g.arrive + t.ls_access,
+                (OpKind::Read, _) => g.arrive + ls_access,
                 (OpKind::Write, Space::Memory(_)) => {
                     mic.write(g.arrive, op.size);
-                    g.arrive + t.mic_accept + t.put_ack
+                    g.arrive + mic_accept + put_ack
                 }
-                (OpKind::Write, Space::Ls { .. }) => g.arrive + t.ls_access + t.put_ack,
+                (OpKind::Write, Space::Ls { .. }) => g.arrive + ls_access + put_ack,
             };
             if src == mic_ramp && matches!(op.remote, Space::Memory(_)) {
                 if let Some((next, ready)) = mic.read_sent(now, op.requester.idx(), |i| ops[i].size)
