@@ -85,7 +85,7 @@ impl<E> Calendar<E> {
     }
 
     /// Schedules `event` at time `at` (which must not be in the past).
-    #[inline]
+    #[inline(always)]
     pub fn schedule(&mut self, at: Cycle, event: E) {
         debug_assert!(
             at >= self.now,
