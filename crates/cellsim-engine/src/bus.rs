@@ -113,16 +113,21 @@ impl<T: Copy> Slab<T> {
     }
 
     /// Stores `v` and returns its index.
-    #[inline]
+    #[inline(always)]
     pub fn insert(&mut self, v: T) -> u32 {
         self.live += 1;
         if let Some(i) = self.free.pop() {
             self.items[i as usize] = v;
             i
         } else {
-            self.items.push(v);
-            (self.items.len() - 1) as u32
+            self.push_new(v)
         }
+    }
+
+    #[cold]
+    fn push_new(&mut self, v: T) -> u32 {
+        self.items.push(v);
+        (self.items.len() - 1) as u32
     }
 
     /// Frees slot `i`.
