@@ -18,16 +18,15 @@
 //! A request that cannot go now tells the arbiter when it might, so that the
 //! arbiter sleeps until then instead of retrying every cycle.
 
-use crate::bus::OpId;
+use crate::bus::{Fifo, OpId};
 use crate::time::Cycle;
 use crate::topology::{Ramp, RAMPS};
-use std::collections::VecDeque;
 
 /// Ready transfers per sending element and the round-robin pointers.
 #[derive(Debug, Clone)]
 pub struct DataArbiter {
     /// Per sender: (request, receiver) in arrival order.
-    queues: [VecDeque<(OpId, u8)>; RAMPS],
+    queues: [Fifo<(OpId, u8)>; RAMPS],
     /// Bit `r` set when element `r` has a ready transfer.
     waiting: u16,
     /// Per element: no transfer of its window can start before this cycle
@@ -58,7 +57,7 @@ impl DataArbiter {
     /// An arbiter that favours `priority` (the MIC's ramp).
     pub fn new(priority: Ramp, window: usize) -> DataArbiter {
         DataArbiter {
-            queues: std::array::from_fn(|_| VecDeque::with_capacity(32)),
+            queues: std::array::from_fn(|_| Fifo::with_capacity(32)),
             waiting: 0,
             not_before: [0; RAMPS],
             rr: RAMPS - 1,
@@ -154,7 +153,7 @@ impl DataArbiter {
         self.wants[d] &= !(1 << r);
         let q = &self.queues[r];
         for i in 0..q.len().min(self.window) {
-            self.wants[q[i].1 as usize] |= 1 << r;
+            self.wants[q.get(i).1 as usize] |= 1 << r;
         }
     }
 
@@ -191,7 +190,7 @@ impl DataArbiter {
         let mut earliest = Cycle::MAX;
         let mut waits_turn = false;
         for i in 0..n {
-            let (op, d) = self.queues[r][i];
+            let (op, d) = self.queues[r].get(i);
             if !self.my_turn(r, d as usize) {
                 waits_turn = true;
                 continue;
