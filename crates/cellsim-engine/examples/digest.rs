@@ -77,7 +77,10 @@ fn report(name: &str, m: &Machine) {
     let s = m.summary();
     println!("cycles {}", s.cycles);
     for t in &s.threads {
-        println!("thread {} spe {:?}/{:?} {:?}", t.id, t.spe, t.physical, t.state);
+        println!(
+            "thread {} spe {:?}/{:?} {:?}",
+            t.id, t.spe, t.physical, t.state
+        );
     }
     println!("placement {:?}", m.placement());
     println!("counters {:?}", m.counters());
@@ -350,7 +353,10 @@ fn synthetic(preset: &str, rate: f64, cycles: u64) {
     let mut m = machine(preset, &[], 1);
     m.start_synthetic(rate).unwrap();
     m.run_for(cycles).unwrap();
-    report(&format!("synthetic {preset} rate {rate} cycles {cycles}"), &m);
+    report(
+        &format!("synthetic {preset} rate {rate} cycles {cycles}"),
+        &m,
+    );
 }
 
 fn main() {
@@ -393,7 +399,12 @@ fn scenarios() {
         random_mix("qs20", &[], seed, 400);
     }
     random_mix("qs20", &["eib.arbiter_window=3"], 11, 400);
-    random_mix("qs20", &["mic.write_buffer_lines=2", "biu.max_outstanding=4"], 12, 300);
+    random_mix(
+        "qs20",
+        &["mic.write_buffer_lines=2", "biu.max_outstanding=4"],
+        12,
+        300,
+    );
     random_mix("ps3", &[], 13, 300);
     for rate in [0.01, 0.03, 0.1] {
         synthetic("qs20", rate, 200_000);

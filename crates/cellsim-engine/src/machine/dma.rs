@@ -243,8 +243,11 @@ impl Machine {
     pub(super) fn run_arbiter(&mut self) {
         let now = self.now;
         let mic_ramp = self.topo.mic();
-        let (ls_access, mic_accept, put_ack) =
-            (self.timing.ls_access, self.timing.mic_accept, self.timing.put_ack);
+        let (ls_access, mic_accept, put_ack) = (
+            self.timing.ls_access,
+            self.timing.mic_accept,
+            self.timing.put_ack,
+        );
         let Machine {
             arbiter,
             eib,
