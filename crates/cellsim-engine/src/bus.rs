@@ -131,16 +131,21 @@ impl<T: Copy> Slab<T> {
     }
 
     /// Stores `v` and returns its index.
-    #[inline]
+    #[inline(always)]
     pub fn insert(&mut self, v: T) -> u32 {
         self.live += 1;
         if let Some(i) = self.free.pop() {
             self.items[i as usize] = v;
             i
         } else {
-            self.items.push(v);
-            (self.items.len() - 1) as u32
+            self.push_new(v)
         }
+    }
+
+    #[cold]
+    fn push_new(&mut self, v: T) -> u32 {
+        self.items.push(v);
+        (self.items.len() - 1) as u32
     }
 
     /// Frees slot `i`.
@@ -169,5 +174,134 @@ impl<T> std::ops::IndexMut<u32> for Slab<T> {
     #[inline]
     fn index_mut(&mut self, i: u32) -> &mut T {
         &mut self.items[i as usize]
+    }
+}
+
+/// A first-in first-out queue on a power-of-two ring buffer: what the
+/// per-element queues of the arbiter and the BIUs need (push at the back,
+/// look at and take from the front, peek at the first few), with cheaper,
+/// inlined operations than `VecDeque`. Grows by doubling; never shrinks.
+#[derive(Debug, Clone)]
+pub struct Fifo<T> {
+    buf: Box<[T]>,
+    head: usize,
+    len: usize,
+    mask: usize,
+}
+
+impl<T: Copy + Default> Fifo<T> {
+    /// An empty queue with room for at least `capacity` items before it grows.
+    pub fn with_capacity(capacity: usize) -> Self {
+        let n = capacity.max(4).next_power_of_two();
+        Fifo {
+            buf: vec![T::default(); n].into_boxed_slice(),
+            head: 0,
+            len: 0,
+            mask: n - 1,
+        }
+    }
+
+    /// Number of items.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when empty.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Appends `v` at the back.
+    #[inline(always)]
+    pub fn push_back(&mut self, v: T) {
+        if self.len > self.mask {
+            self.grow();
+        }
+        self.buf[(self.head + self.len) & self.mask] = v;
+        self.len += 1;
+    }
+
+    #[cold]
+    fn grow(&mut self) {
+        let n = self.buf.len();
+        let mut buf = vec![T::default(); 2 * n];
+        for (k, slot) in buf.iter_mut().take(self.len).enumerate() {
+            *slot = self.buf[(self.head + k) & self.mask];
+        }
+        self.buf = buf.into_boxed_slice();
+        self.head = 0;
+        self.mask = 2 * n - 1;
+    }
+
+    /// The front item.
+    #[inline]
+    pub fn front(&self) -> Option<T> {
+        (self.len > 0).then(|| self.buf[self.head])
+    }
+
+    /// Takes the front item.
+    #[inline]
+    pub fn pop_front(&mut self) -> Option<T> {
+        if self.len == 0 {
+            return None;
+        }
+        let v = self.buf[self.head];
+        self.head = (self.head + 1) & self.mask;
+        self.len -= 1;
+        Some(v)
+    }
+
+    /// The `i`-th item from the front (`i < len`).
+    #[inline]
+    pub fn get(&self, i: usize) -> T {
+        debug_assert!(i < self.len);
+        self.buf[(self.head + i) & self.mask]
+    }
+
+    /// Removes the `i`-th item from the front (`i < len`), keeping the order
+    /// of the others.
+    pub fn remove(&mut self, i: usize) -> T {
+        assert!(i < self.len, "Fifo::remove out of range");
+        let m = self.mask;
+        let v = self.buf[(self.head + i) & m];
+        for k in i..self.len - 1 {
+            self.buf[(self.head + k) & m] = self.buf[(self.head + k + 1) & m];
+        }
+        self.len -= 1;
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Fifo;
+    use std::collections::VecDeque;
+
+    #[test]
+    fn fifo_behaves_like_a_vecdeque() {
+        let mut f: Fifo<u32> = Fifo::with_capacity(2);
+        let mut v: VecDeque<u32> = VecDeque::new();
+        let mut x = 12345u32;
+        for step in 0..5000u32 {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            match (x >> 16) % 7 {
+                0..=2 => {
+                    f.push_back(step);
+                    v.push_back(step);
+                }
+                3 | 4 => assert_eq!(f.pop_front(), v.pop_front()),
+                5 if !v.is_empty() => {
+                    let i = (x as usize >> 8) % v.len();
+                    assert_eq!(f.remove(i), v.remove(i).unwrap());
+                }
+                _ => assert_eq!(f.front(), v.front().copied()),
+            }
+            assert_eq!(f.len(), v.len());
+            for (i, e) in v.iter().enumerate() {
+                assert_eq!(f.get(i), *e);
+            }
+        }
     }
 }

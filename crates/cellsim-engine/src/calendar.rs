@@ -85,7 +85,7 @@ impl<E> Calendar<E> {
     }
 
     /// Schedules `event` at time `at` (which must not be in the past).
-    #[inline]
+    #[inline(always)]
     pub fn schedule(&mut self, at: Cycle, event: E) {
         debug_assert!(
             at >= self.now,
@@ -144,9 +144,16 @@ impl<E> Calendar<E> {
 
     /// Moves time forward to `t` (no event may be due before `t`) and pulls
     /// far events that now fall inside the wheel.
+    #[inline]
     pub fn advance_to(&mut self, t: Cycle) {
         debug_assert!(t >= self.now);
         self.now = t;
+        if !self.far.is_empty() {
+            self.pull_far();
+        }
+    }
+
+    fn pull_far(&mut self) {
         while let Some(f) = self.far.peek() {
             if f.time - self.now >= WHEEL as Cycle {
                 break;

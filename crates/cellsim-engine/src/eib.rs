@@ -67,6 +67,8 @@ pub struct Eib {
     hop: Cycle,
     beat: Cycle,
     beat_bytes: u32,
+    /// Port time of a full 128-byte line.
+    line_time: Cycle,
     /// Counters.
     pub stats: EibStats,
     /// Reservation log for invariant checks (off unless enabled).
@@ -115,6 +117,7 @@ impl Eib {
             hop: t.hop,
             beat: t.beat,
             beat_bytes: cfg.eib.beat_bytes,
+            line_time: 128u32.div_ceil(cfg.eib.beat_bytes).max(1) as Cycle * t.beat,
             log: None,
         }
     }
@@ -172,8 +175,16 @@ impl Eib {
         let (Some(r), true) = (chosen, earliest <= now) else {
             return Err(earliest.max(now + 1));
         };
-        let duration = self.beats(bytes) * self.beat;
-        let (end, lane) = self.rings[r].occupy(now, src, hops, self.hop, duration);
+        let duration = if bytes == 128 {
+            self.line_time
+        } else {
+            self.beats(bytes) * self.beat
+        };
+        // Reserve the segments and count their busy time in one pass.
+        let busy = &mut self.stats.segment_busy[r];
+        let (end, lane) = self.rings[r].reserve(now, src, hops, self.hop, duration, |seg| {
+            busy[seg] += duration
+        });
         self.send_free[src.idx()] = now + duration;
         self.recv_free[dst.idx()] = now + hop_delay + duration;
         let grant = Grant {
@@ -184,22 +195,19 @@ impl Eib {
             beats_time: duration,
             lane,
         };
-        self.account(grant, src, dst, bytes, duration, end);
+        self.account(grant, src, dst, bytes, end);
         Ok(grant)
     }
 
-    fn account(&mut self, g: Grant, src: Ramp, dst: Ramp, bytes: u32, duration: Cycle, end: Cycle) {
+    #[inline]
+    fn account(&mut self, g: Grant, src: Ramp, dst: Ramp, bytes: u32, end: Cycle) {
         let s = &mut self.stats;
         s.transfers += 1;
         s.bytes += bytes as u64;
         s.sent[src.idx()] += bytes as u64;
         s.received[dst.idx()] += bytes as u64;
-        let ring = &self.rings[g.ring as usize];
-        for k in 0..g.hops {
-            s.segment_busy[g.ring as usize][ring.segment(src, k)] += duration;
-        }
         if let Some(log) = self.log.as_mut() {
-            log.record(ring, g, src, dst, self.hop, end);
+            log.record(&self.rings[g.ring as usize], g, src, dst, self.hop, end);
         }
     }
 

@@ -735,7 +735,7 @@ impl Machine {
     }
 
     /// Stores a new bus request (and makes room for its staged bytes).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn new_op(&mut self, op: BusOp) -> OpId {
         let id = self.ops.insert(op);
         if self.staging.len() <= id as usize {

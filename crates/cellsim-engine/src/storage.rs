@@ -71,6 +71,23 @@ impl Storage {
         unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.ptr.add(offset), data.len()) }
     }
 
+    /// Copies `out.len()` (a constant) bytes starting at `offset` into `out`:
+    /// inlined as a few vector moves rather than a call to `memcpy`.
+    #[inline(always)]
+    pub fn read_array<const N: usize>(&self, offset: usize, out: &mut [u8; N]) {
+        assert!(offset + N <= self.len, "storage read out of range");
+        // SAFETY: range checked above; no overlapping mutable access exists.
+        *out = unsafe { std::ptr::read_unaligned(self.ptr.add(offset) as *const [u8; N]) };
+    }
+
+    /// Copies `data` (of constant size) into the store at `offset`.
+    #[inline(always)]
+    pub fn write_array<const N: usize>(&self, offset: usize, data: &[u8; N]) {
+        assert!(offset + N <= self.len, "storage write out of range");
+        // SAFETY: range checked above; no overlapping reference exists.
+        unsafe { std::ptr::write_unaligned(self.ptr.add(offset) as *mut [u8; N], *data) }
+    }
+
     /// Copies `len` bytes from `src` at `src_off` to `dst` at `dst_off`
     /// (the two may be the same store; ranges may overlap).
     #[inline]

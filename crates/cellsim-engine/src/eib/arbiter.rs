@@ -18,16 +18,15 @@
 //! A request that cannot go now tells the arbiter when it might, so that the
 //! arbiter sleeps until then instead of retrying every cycle.
 
-use crate::bus::OpId;
+use crate::bus::{Fifo, OpId};
 use crate::time::Cycle;
 use crate::topology::{Ramp, RAMPS};
-use std::collections::VecDeque;
 
 /// Ready transfers per sending element and the round-robin pointers.
 #[derive(Debug, Clone)]
 pub struct DataArbiter {
     /// Per sender: (request, receiver) in arrival order.
-    queues: [VecDeque<(OpId, u8)>; RAMPS],
+    queues: [Fifo<(OpId, u8)>; RAMPS],
     /// Bit `r` set when element `r` has a ready transfer.
     waiting: u16,
     /// Per element: no transfer of its window can start before this cycle
@@ -36,9 +35,15 @@ pub struct DataArbiter {
     rr: usize,
     /// Per receiver: the sender granted last.
     turn: [u8; RAMPS],
-    /// Per receiver, this round: bit `s` set when sender `s` has a request
-    /// for it in its window.
+    /// Per receiver: bit `s` set when sender `s` (other than the priority
+    /// element) has a request for it in its window. Kept up to date as
+    /// requests arrive; the windows of senders granted during a round are
+    /// refreshed when the round ends, so a round sees them as it began.
     wants: [u16; RAMPS],
+    /// Senders granted during the current round and the receiver of the
+    /// grant (their `wants` bits are stale until the round ends).
+    granted: [(u8, u8); RAMPS],
+    n_granted: usize,
     window: usize,
     pending: usize,
     priority: Ramp,
@@ -52,12 +57,14 @@ impl DataArbiter {
     /// An arbiter that favours `priority` (the MIC's ramp).
     pub fn new(priority: Ramp, window: usize) -> DataArbiter {
         DataArbiter {
-            queues: std::array::from_fn(|_| VecDeque::with_capacity(32)),
+            queues: std::array::from_fn(|_| Fifo::with_capacity(32)),
             waiting: 0,
             not_before: [0; RAMPS],
             rr: RAMPS - 1,
             turn: [RAMPS as u8 - 1; RAMPS],
             wants: [0; RAMPS],
+            granted: [(0, 0); RAMPS],
+            n_granted: 0,
             window,
             pending: 0,
             priority,
@@ -69,7 +76,11 @@ impl DataArbiter {
     /// Queues a transfer from `src` to `dst` whose data is ready.
     #[inline]
     pub fn request(&mut self, src: Ramp, dst: Ramp, op: OpId) {
-        self.queues[src.idx()].push_back((op, dst.0));
+        let q = &mut self.queues[src.idx()];
+        q.push_back((op, dst.0));
+        if q.len() <= self.window && src != self.priority {
+            self.wants[dst.idx()] |= 1 << src.idx();
+        }
         self.waiting |= 1 << src.idx();
         self.not_before[src.idx()] = 0;
         self.pending += 1;
@@ -91,28 +102,18 @@ impl DataArbiter {
         now: Cycle,
         mut try_start: impl FnMut(OpId) -> Result<Cycle, Cycle>,
     ) -> Option<Cycle> {
-        let mut retry = Cycle::MAX;
         self.rounds += 1;
-        // Who wants which receiver, and which elements might start now; the
-        // others only bound the retry.
-        self.wants = [0; RAMPS];
+        // `wants` is kept up to date between rounds (see `refresh_wants`).
+        // Which elements might start now; the others only bound the retry.
         let mut ready = 0u16;
+        let mut retry = Cycle::MAX;
         let mut bits = self.waiting;
         while bits != 0 {
             let r = bits.trailing_zeros() as usize;
             bits &= bits - 1;
-            if r != self.priority.idx() {
-                let q = &self.queues[r];
-                for i in 0..q.len().min(self.window) {
-                    self.wants[q[i].1 as usize] |= 1 << r;
-                }
-            }
             let nb = self.not_before[r];
-            if nb <= now {
-                ready |= 1 << r;
-            } else {
-                retry = retry.min(nb);
-            }
+            ready |= ((nb <= now) as u16) << r;
+            retry = retry.min(if nb > now { nb } else { Cycle::MAX });
         }
         let p = self.priority.idx();
         if ready & (1 << p) != 0 {
@@ -137,7 +138,23 @@ impl DataArbiter {
         if let Some(r) = granted_rr {
             self.rr = r;
         }
+        // Senders that were granted this round changed their window: the
+        // round saw the windows as they were when it began.
+        for k in 0..std::mem::take(&mut self.n_granted) {
+            let (r, d) = self.granted[k];
+            self.refresh_wants(r as usize, d as usize);
+        }
         (self.pending > 0).then_some(retry)
+    }
+
+    /// Sender `r` was granted a request for `d`: its window changed.
+    #[inline]
+    fn refresh_wants(&mut self, r: usize, d: usize) {
+        self.wants[d] &= !(1 << r);
+        let q = &self.queues[r];
+        for i in 0..q.len().min(self.window) {
+            self.wants[q.get(i).1 as usize] |= 1 << r;
+        }
     }
 
     /// Whether it is sender `r`'s turn at receiver `d`: the first sender
@@ -173,7 +190,7 @@ impl DataArbiter {
         let mut earliest = Cycle::MAX;
         let mut waits_turn = false;
         for i in 0..n {
-            let (op, d) = self.queues[r][i];
+            let (op, d) = self.queues[r].get(i);
             if !self.my_turn(r, d as usize) {
                 waits_turn = true;
                 continue;
@@ -189,6 +206,8 @@ impl DataArbiter {
                     self.pending -= 1;
                     if r != self.priority.idx() {
                         self.turn[d as usize] = r as u8;
+                        self.granted[self.n_granted] = (r as u8, d);
+                        self.n_granted += 1;
                     }
                     if self.wants[d as usize] & !(1 << r) != 0 {
                         // The next sender in turn for `d` learns its exact time next round.

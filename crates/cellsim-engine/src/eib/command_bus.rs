@@ -8,17 +8,16 @@
 //! waiting are served round-robin. A [`Biu`] holds an element's unrolled
 //! requests and limits how many it has in flight.
 
-use crate::bus::OpId;
+use crate::bus::{Fifo, OpId};
 use crate::time::Cycle;
 use crate::topology::{Ramp, RAMPS};
-use std::collections::VecDeque;
 
 /// An element's bus interface unit: requests waiting for the command bus and
 /// a count of those in flight.
 #[derive(Debug, Clone)]
 pub struct Biu {
     /// Requests waiting for the command bus, oldest first.
-    pub queue: VecDeque<OpId>,
+    pub queue: Fifo<OpId>,
     /// Requests accepted by the command bus and not yet complete.
     pub outstanding: u32,
     depth: u32,
@@ -29,7 +28,7 @@ impl Biu {
     /// An empty BIU.
     pub fn new(depth: u32, max_outstanding: u32) -> Biu {
         Biu {
-            queue: VecDeque::with_capacity(depth as usize),
+            queue: Fifo::with_capacity(depth as usize),
             outstanding: 0,
             depth,
             max_outstanding,

@@ -86,10 +86,25 @@ impl Ring {
         hop: Cycle,
         duration: Cycle,
     ) -> (Cycle, u8) {
+        self.reserve(now, src, hops, hop, duration, |_| {})
+    }
+
+    /// [`Ring::occupy`], calling `each(segment)` for every segment reserved.
+    #[inline(always)]
+    pub(crate) fn reserve(
+        &mut self,
+        now: Cycle,
+        src: Ramp,
+        hops: u32,
+        hop: Cycle,
+        duration: Cycle,
+        mut each: impl FnMut(usize),
+    ) -> (Cycle, u8) {
         let path = &self.path[src.idx()];
         let mut at = now + duration;
         for &seg in &path[..hops as usize] {
             self.seg_free[seg as usize] = at;
+            each(seg as usize);
             at += hop;
         }
         let end = now + hops.saturating_sub(1) as Cycle * hop + duration;

@@ -350,17 +350,19 @@ impl Machine {
         };
         match (op.kind, op.remote) {
             (OpKind::Read, Space::Memory(a)) => {
-                self.memory
-                    .read(a as usize, &mut self.staging[id as usize][..n]);
+                read_into(&self.memory, a as usize, &mut self.staging[id as usize], n);
                 if op.atomic == Some(Atomic::GetLLAR) {
                     self.reservations
                         .reserve(Holder::Spe(mfc_spe.expect("MFC")), a);
                 }
             }
             (OpKind::Read, Space::Ls { spe, offset }) => {
-                self.spes[spe as usize]
-                    .ls
-                    .read(offset as usize, &mut self.staging[id as usize][..n]);
+                read_into(
+                    &self.spes[spe as usize].ls,
+                    offset as usize,
+                    &mut self.staging[id as usize],
+                    n,
+                );
             }
             (OpKind::Read, Space::Ps { spe, reg }) => {
                 let v = self.read_register(spe, reg);
@@ -380,9 +382,12 @@ impl Machine {
             }
             (OpKind::Write, Space::Ls { .. } | Space::Ps { .. }) => {
                 if let Some(p) = mfc_spe {
-                    self.spes[p as usize]
-                        .ls
-                        .read(op.lsa as usize, &mut self.staging[id as usize][..n]);
+                    read_into(
+                        &self.spes[p as usize].ls,
+                        op.lsa as usize,
+                        &mut self.staging[id as usize],
+                        n,
+                    );
                 }
                 // A PPE store's bytes were staged when it was issued.
             }
@@ -433,7 +438,14 @@ impl Machine {
     pub(super) fn run_arbiter(&mut self) {
         let now = self.now;
         let shift = self.interleave_shift;
-        let t = self.timing;
+        // Copy the few timing values the closure needs, not the whole Timing.
+        let (ls_access, mic_accept, put_ack, mmio_access, hop) = (
+            self.timing.ls_access,
+            self.timing.mic_accept,
+            self.timing.put_ack,
+            self.timing.mmio_access,
+            self.timing.hop,
+        );
         let Machine {
             arbiter,
             eib,
@@ -445,7 +457,7 @@ impl Machine {
             ..
         } = self;
         let retry = arbiter.arbitrate(now, |id| {
-            let op = ops[id];
+            let op = &ops[id];
             let (src, dst) = (op.data_src(), op.data_dst());
             let bank = match op.remote {
                 Space::Memory(a) => Some(super::bank_of(shift, a)),
@@ -463,15 +475,15 @@ impl Machine {
                         + if matches!(op.owner, Owner::Ppe { .. }) {
                             0
                         } else {
-                            t.ls_access
+                            ls_access
                         }
                 }
                 (OpKind::Write, Space::Memory(_)) => {
                     mics[bank.unwrap_or(0)].write(g.arrive, op.size);
-                    g.arrive + t.mic_accept + t.put_ack
+                    g.arrive + mic_accept + put_ack
                 }
-                (OpKind::Write, Space::Ls { .. }) => g.arrive + t.ls_access + t.put_ack,
-                (OpKind::Write, Space::Ps { .. }) => g.arrive + t.mmio_access + t.put_ack,
+                (OpKind::Write, Space::Ls { .. }) => g.arrive + ls_access + put_ack,
+                (OpKind::Write, Space::Ps { .. }) => g.arrive + mmio_access + put_ack,
             };
             if let (OpKind::Read, Some(b)) = (op.kind, bank) {
                 if let Some((next, ready)) =
@@ -491,7 +503,7 @@ impl Machine {
                     )
                 };
                 // The lane is free again when the last beat leaves the last segment.
-                let end = (g.arrive - t.hop).max(g.start + g.beats_time);
+                let end = (g.arrive - hop).max(g.start + g.beats_time);
                 tr.push(Track::Ring(g.ring, g.lane), name, g.start, end);
             }
             Ok(g.start + g.beats_time)
@@ -579,14 +591,15 @@ impl Machine {
     /// Bytes bound for a local store or a problem-state register land.
     fn land(&mut self, id: OpId, op: &BusOp) {
         let n = op.size as usize;
-        let bytes = &self.staging[id as usize][..n];
+        let line = &self.staging[id as usize];
+        let bytes = &line[..n];
         match (op.kind, op.remote, op.owner) {
             (OpKind::Read, _, Owner::Mfc { spe, .. }) if !op.failed => {
-                self.spes[spe as usize].ls.write(op.lsa as usize, bytes);
+                write_from(&self.spes[spe as usize].ls, op.lsa as usize, line, n);
                 self.counters.get_bytes += n as u64;
             }
             (OpKind::Write, Space::Ls { spe, offset }, _) => {
-                self.spes[spe as usize].ls.write(offset as usize, bytes);
+                write_from(&self.spes[spe as usize].ls, offset as usize, line, n);
                 self.counters.put_bytes += n as u64;
             }
             (OpKind::Write, Space::Ps { spe, reg }, owner) => {
@@ -701,6 +714,27 @@ impl Machine {
                 self.schedule(self.now + completion, Event::Retire(p, slot, proxy));
             }
         }
+    }
+}
+
+/// Reads `n` bytes into a staging line; a full line is a fixed-size copy the
+/// compiler inlines.
+#[inline(always)]
+fn read_into(src: &Storage, off: usize, line: &mut [u8; 128], n: usize) {
+    if n == line.len() {
+        src.read_array(off, line);
+    } else {
+        src.read(off, &mut line[..n]);
+    }
+}
+
+/// Writes `n` bytes of a staging line.
+#[inline(always)]
+fn write_from(dst: &Storage, off: usize, line: &[u8; 128], n: usize) {
+    if n == line.len() {
+        dst.write_array(off, line);
+    } else {
+        dst.write(off, &line[..n]);
     }
 }
 

@@ -223,10 +223,13 @@ impl CommandQueue {
     }
 
     /// Whether the ordering rules let `e` start (or, for `mfc_barrier`, complete).
+    #[inline]
     pub fn may_start(&self, e: &Entry) -> bool {
-        if self.ordered == 0 {
-            return true;
-        }
+        self.ordered == 0 || self.may_start_ordered(e)
+    }
+
+    /// [`CommandQueue::may_start`] when ordered entries are present.
+    fn may_start_ordered(&self, e: &Entry) -> bool {
         let older = || self.slots.iter().flatten().filter(move |o| o.seq < e.seq);
         if e.cmd.op.is_sync() {
             return older().next().is_none();
@@ -265,6 +268,7 @@ impl CommandQueue {
     /// command not started yet qualifies only if `new_allowed` (the DMAC's
     /// per-command set-up is over). Also returns the earliest `ready_at` of
     /// commands not ready yet.
+    #[inline]
     pub fn pick(
         &self,
         now: Cycle,
