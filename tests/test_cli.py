@@ -13,6 +13,7 @@ from click.testing import CliRunner, Result
 
 import cellsim
 from cellsim.cli import cli
+from cellsim.experiments import all_experiments
 
 SMALL = ["--op", "put", "--target", "ls", "--sizes", "128,256"]
 
@@ -148,7 +149,7 @@ def test_reproduce_writes_every_file(tmp_path: Path) -> None:
         assert len(df) == len(records)
         assert (out / f"{name}.png").read_bytes()[:4] == b"\x89PNG"
     html = (out / "report.html").read_text()
-    assert html.count("data:image/png;base64,") == 2
+    assert html.count("data:image/png;base64,") == len(all_experiments())
     assert "000-t1-spe-put-latency" in html and "000-f5b-mem-put-nonblocking" in html
     assert "<img" in html and "src='http" not in html  # self-contained
     assert "report.html" in r.stdout and "published values reproduced" in r.stdout
@@ -165,7 +166,8 @@ def test_entry_point_errors_without_traceback() -> None:
     assert p.returncode == 1
     assert p.stdout == ""
     assert p.stderr.strip().splitlines() == [
-        "error: unknown experiment 'nope': known experiments are dma-latency, dma-batch"
+        "error: unknown experiment 'nope': known experiments are "
+        + ", ".join(e.name for e in all_experiments())
     ]
 
 

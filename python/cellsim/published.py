@@ -134,16 +134,16 @@ _Q_BATCH = (
 )
 
 _Q_004_CONST = (
-    "The constant values that were determined are S=130ns, D_1=0.0877ns per byte, C_outer=300ns "
-    "(for all test cases)"
+    r"The constant values that were determined are $S=130\text{ns}$, $D_1=0.0877\text{ns}$ per byte, "
+    r"$C_{outer}=300\text{ns}$ (for all test cases)"
 )
 _Q_004_DMA = (
-    "t1 and t2 reach almost the same peak performance. Since their values of C_inner are smaller than "
-    "the value of D per iteration, they should become DMA-bound."
+    "$t1$ and $t2$ reach almost the same peak performance. Since their values of C_{inner} are smaller "
+    "than the value of D per iteration, they should become DMA-bound."
 )
 _Q_004_COMP = (
-    "the values of C_inner in t3 and t4 are larger than the value of D, and they become "
-    "computation-bound. Their peak performance is determined by the amount of computation, C_inner."
+    "the values of C_{inner} in $t3$ and $t4$ are larger than the value of D , and they become "
+    "computation-bound. Their peak performance is determined by the amount of computation, C_{inner} ."
 )
 _Q_004_FLAT = (
     "We notice that 2b and 3b have a similar performance curve, while the performance of 1b is much "
@@ -316,12 +316,12 @@ PUBLISHED: tuple[Published, ...] = (
         id="004-s4-D1",
         paper="004",
         figure="Sec 4",
-        description="DMA transfer time per byte D1 (0.0877 ns/B), same regression",
+        description="DMA transfer time per byte D1, same regression",
         experiment="buffering",
         where={},
-        quantity="fit_D1_ps_per_byte",
-        value=87.7,
-        unit="ps/B",
+        quantity="fit_D1_ns_per_byte",
+        value=0.0877,
+        unit="ns/B",
         kind="value",
         quote=_Q_004_CONST,
     ),

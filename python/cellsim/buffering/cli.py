@@ -180,6 +180,13 @@ def _describe(p: Plan, machine: str) -> None:
     help="a throughput within this fraction of the best counts as the best",
 )
 @click.option(
+    "--margin",
+    type=float,
+    default=DEFAULT_MARGIN,
+    show_default=True,
+    help="a scheme counts as bound only if it is with S times this (1: the paper's rule)",
+)
+@click.option(
     "--unit", type=click.Choice(["ns", "cycles"]), default="ns", show_default=True, help="unit of C"
 )
 @click.option(
