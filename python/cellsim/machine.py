@@ -381,6 +381,16 @@ class Machine:
         """Counters of the run so far (transfers, bytes per ramp, segment busy time, ...)."""
         return dict(self._engine.stats())
 
+    def record_dma_latencies(self) -> None:
+        """Starts recording the latency of every DMA command (from its entry into
+        the MFC queue to its tag-group update); call it before :meth:`run`."""
+        self._engine.record_dma_latencies()
+
+    def dma_latencies(self, spe: int) -> np.ndarray:
+        """The recorded DMA latencies of logical SPE ``spe`` in SPU cycles, in the
+        order the commands retired (empty unless :meth:`record_dma_latencies` was called)."""
+        return np.asarray(self._engine.dma_latencies(int(spe)), dtype=np.int64)
+
     def write_trace(self, path: str) -> None:
         """Writes the recorded trace as Chrome trace JSON (open it at https://ui.perfetto.dev)."""
         from .trace import write_chrome_trace
