@@ -284,9 +284,9 @@ def _common_params() -> list[click.Parameter]:
     return [
         click.Option(
             ["--machine", "-m"],
-            default="qs20",
-            show_default=True,
-            help="machine name (see `cellsim machines`) or machine TOML file",
+            default=None,
+            help="machine name (see `cellsim machines`) or machine TOML file "
+            "(default: the paper's machine, qs20 for seeds 000 and 004, blade21 for seed 002)",
         ),
         click.Option(["--seed", "-s"], type=int, default=0, show_default=True, help="seed of the machines"),
         click.Option(
@@ -318,7 +318,7 @@ def _check_machine(machine: str) -> None:
 
 def _make_run_command(exp: Experiment) -> click.Command:
     def callback(
-        machine: str,
+        machine: str | None,
         seed: int,
         json_path: str | None,
         plot_path: str | None,
@@ -327,6 +327,7 @@ def _make_run_command(exp: Experiment) -> click.Command:
         python_programs: bool,
         **options: Any,
     ) -> None:
+        machine = machine or exp.machine
         _check_machine(machine)
         opts = {k: v for k, v in options.items() if v not in (None, ())}
         with contextlib.ExitStack() as stack:
@@ -386,14 +387,20 @@ cli.add_command(plan_buffers)
     show_default=True,
     help="directory for the results",
 )
-@click.option("--machine", "-m", default="qs20", show_default=True, help="machine name or TOML file")
+@click.option(
+    "--machine",
+    "-m",
+    default=None,
+    help="machine name or TOML file for every experiment (default: each experiment's own machine)",
+)
 @click.option("--seed", "-s", type=int, default=0, show_default=True, help="seed of the machines")
 @click.option("--python", "python_programs", is_flag=True, help="run the Python benchmark programs")
-def reproduce(out: str, machine: str, seed: int, python_programs: bool) -> None:
+def reproduce(out: str, machine: str | None, seed: int, python_programs: bool) -> None:
     """Run every experiment and write DIR/<name>.json, .parquet, .png and DIR/report.html."""
     from .report import reproduce as _reproduce
 
-    _check_machine(machine)
+    if machine is not None:
+        _check_machine(machine)
     with _Progress("reproduce") as progress:
         results = _reproduce(
             out,

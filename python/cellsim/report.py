@@ -40,15 +40,16 @@ class ExperimentResult:
 def reproduce(
     out: str | Path,
     *,
-    machine: str = "qs20",
+    machine: str | None = None,
     seed: int = 0,
     native: bool = True,
     experiments: Sequence[Experiment] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> list[ExperimentResult]:
     """Runs ``experiments`` (default: all) and writes their files and
-    ``report.html`` into ``out``. ``progress(name, done, total)`` follows the
-    points of each experiment."""
+    ``report.html`` into ``out``. ``machine`` (default: each experiment's own,
+    ``Experiment.machine``) is used for every experiment. ``progress(name,
+    done, total)`` follows the points of each experiment."""
     import pandas as pd
 
     out = Path(out)
@@ -57,7 +58,7 @@ def reproduce(
     for exp in experiments if experiments is not None else all_experiments():
         cb = None if progress is None else (lambda d, t, _n=exp.name: progress(_n, d, t))
         t0 = time.perf_counter()
-        records = exp.run(machine=machine, seed=seed, native=native, progress=cb)
+        records = exp.run(machine=machine or exp.machine, seed=seed, native=native, progress=cb)
         seconds = time.perf_counter() - t0
         comparison = exp.compare(records)
         res = ExperimentResult(exp, records, comparison, seconds)
@@ -113,10 +114,14 @@ img { max-width: 100%; border: 1px solid #ddd; }
 
 
 def write_html(
-    path: str | Path, results: Sequence[ExperimentResult], *, machine: str, seed: int, native: bool
+    path: str | Path, results: Sequence[ExperimentResult], *, machine: str | None, seed: int, native: bool
 ) -> None:
-    """Writes a self-contained HTML report (figures embedded as base64 PNG)."""
+    """Writes a self-contained HTML report (figures embedded as base64 PNG);
+    ``machine`` None means each experiment ran on its own machine."""
     e = html.escape
+    if machine is None:
+        own = sorted({r.experiment.machine for r in results})
+        machine = f"each experiment's own ({', '.join(own)})"
     now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     parts = [
         "<!DOCTYPE html><html><head><meta charset='utf-8'>",

@@ -72,6 +72,9 @@ class Experiment:
     tables: Callable[[Sequence[dict[str, Any]]], list[Table]] | None = None
     """How ``cellsim run`` prints the records, if not one row per record:
     ``tables(records)`` returns :class:`Table` values."""
+    machine: str = "qs20"
+    """The machine the paper measured: what ``cellsim run`` and ``cellsim
+    reproduce`` use when no ``--machine`` is given."""
 
 
 @dataclass(frozen=True)
