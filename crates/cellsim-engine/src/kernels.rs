@@ -376,3 +376,99 @@ fn k_buffered_loop_params(
     }
     Ok(p)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::MachineConfig;
+
+    fn params(
+        n: u32,
+        bf: u32,
+        k: u32,
+        ins: &[(u64, u32)],
+        outs: &[(u64, u32)],
+    ) -> Vec<(String, f64)> {
+        let mut p = vec![
+            ("n".to_string(), n as f64),
+            ("bf".to_string(), bf as f64),
+            ("k".to_string(), k as f64),
+            ("c_inner".to_string(), 2.5),
+            ("c_outer".to_string(), 100.0),
+            ("n_in".to_string(), ins.len() as f64),
+            ("n_out".to_string(), outs.len() as f64),
+        ];
+        for (prefix, list) in [("in", ins), ("out", outs)] {
+            for (s, &(ea, size)) in list.iter().enumerate() {
+                p.push((format!("{prefix}{s}_ea"), ea as f64));
+                p.push((format!("{prefix}{s}_size"), size as f64));
+            }
+        }
+        p
+    }
+
+    /// B[i] = A1[i] + A2[i] on big-endian 8-byte integers, for 1 to 4 buffers
+    /// and a partial last block; more buffers never take longer.
+    #[test]
+    fn k_buffered_loop_adds_the_streams() {
+        let n = 1000u32;
+        let mut last = u64::MAX;
+        for k in 1..=4 {
+            let mut m = Machine::new(MachineConfig::load("qs20", &[]).unwrap(), 1);
+            let (a1, a2, b) = (
+                m.alloc(8 * n as u64, 128).unwrap(),
+                m.alloc(8 * n as u64, 128).unwrap(),
+                m.alloc(8 * n as u64, 128).unwrap(),
+            );
+            for i in 0..n as u64 {
+                let x = u64::MAX - i;
+                m.memory().write((a1 + 8 * i) as usize, &x.to_be_bytes());
+                m.memory()
+                    .write((a2 + 8 * i) as usize, &(3 * i).to_be_bytes());
+            }
+            let p = params(n, 96, k, &[(a1, 8), (a2, 8)], &[(b, 8)]);
+            spawn(&mut m, 0, "k_buffered_loop", &p).unwrap();
+            let summary = m.run().unwrap();
+            for i in 0..n as u64 {
+                let mut out = [0u8; 8];
+                m.memory().read((b + 8 * i) as usize, &mut out);
+                assert_eq!(
+                    u64::from_be_bytes(out),
+                    (u64::MAX - i).wrapping_add(3 * i),
+                    "k {k} i {i}"
+                );
+            }
+            assert!(summary.cycles <= last, "k = {k} took longer than k - 1");
+            last = summary.cycles;
+        }
+    }
+
+    #[test]
+    fn k_buffered_loop_rejects_bad_parameters() {
+        let mut m = Machine::new(MachineConfig::load("qs20", &[]).unwrap(), 1);
+        let mut p = params(64, 16, 2, &[(0x10000, 8)], &[(0x20000, 8)]);
+        p.retain(|(k, _)| k != "out0_size");
+        let e = spawn(&mut m, 0, "k_buffered_loop", &p)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("needs parameter 'out0_size'"), "{e}");
+        for (key, v, want) in [
+            ("k", 33.0, "k = 33 buffers"),
+            ("bf", 0.0, "bf must be a positive integer, not 0"),
+            ("n_in", 9.0, "n_in must be 0 to 8, not 9"),
+            (
+                "in0_size",
+                3.0,
+                "in0_size must be 1, 2, 4 or 8 bytes, not 3",
+            ),
+            ("c_inner", -1.0, "must be non-negative cycles"),
+        ] {
+            let mut p = params(64, 16, 2, &[(0x10000, 8)], &[(0x20000, 8)]);
+            p.iter_mut().find(|(k, _)| k == key).unwrap().1 = v;
+            let e = spawn(&mut m, 0, "k_buffered_loop", &p)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(want), "{key}: {e}");
+        }
+    }
+}
