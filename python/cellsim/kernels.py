@@ -20,14 +20,29 @@ from .machine import Machine
 from .spu import (
     ls_alloc,
     mfc_get,
+    mfc_getl,
+    mfc_list,
     mfc_put,
+    mfc_putl,
     mfc_read_tag_status_all,
     mfc_write_tag_mask,
     spu_read_decrementer,
     spu_write_decrementer,
 )
 
-__all__ = ["Kernel", "dma_bench", "load_dma_bench", "load_stream", "stream"]
+__all__ = [
+    "Kernel",
+    "dma_bench",
+    "load_dma_bench",
+    "load_region",
+    "load_stream",
+    "load_traffic",
+    "region",
+    "stream",
+    "traffic",
+]
+
+_MASK64 = (1 << 64) - 1
 
 
 class Kernel:
@@ -83,6 +98,91 @@ def stream(speid: int, argp: int, envp: int, *, get_ea: int, put_ea: int, size: 
     return 0
 
 
+def region(
+    speid: int,
+    argp: int,
+    envp: int,
+    *,
+    op: int,
+    span: int,
+    total: int,
+    size: int,
+    get_ea: int = 0,
+    put_ea: int = 0,
+    wait_every: int = 0,
+    list: bool = False,
+) -> int:
+    """Seed 002's SPE bandwidth loop (twin of ``bandwidth.rs``'s ``region``):
+    moves ``total`` bytes in each direction between eight 16 KB local-store
+    buffers and a remote region of ``span`` bytes at ``get_ea`` / ``put_ea``
+    (memory or another local store), ``size`` bytes per DMA, or DMA lists of
+    16 KB with ``size``-byte elements; ``op`` 0 get, 1 put, 2 get+put pairs;
+    waits every ``wait_every`` DMAs (pairs) or only at the end. Returns
+    elapsed decrementer ticks."""
+    buf = 16384
+    bufs = ls_alloc(8 * buf, 128)
+    per_cmd = buf if list else size
+    elems = max(buf // size, 1)
+    lst = ls_alloc(8 * elems * 2, 8)
+    steps = -(-total // per_cmd)
+    mfc_write_tag_mask(0xFFFFFFFF)
+    spu_write_decrementer(0xFFFFFFFF)
+    start = spu_read_decrementer()
+    dirs = (False,) if op == 0 else (True,) if op == 1 else (False, True)
+    for i in range(steps):
+        off = (i * per_cmd) % max(span, per_cmd)
+        lsa = bufs + (i % 8) * buf
+        tag = i % 32
+        for put in dirs:
+            ea = (put_ea if put else get_ea) + off
+            if list:
+                at = lst + (8 * elems if put else 0)
+                n = mfc_list(at, [(size, ea + e * size) for e in range(elems)])
+                (mfc_putl if put else mfc_getl)(lsa, ea & ~0xFFFFFFFF, at, n, tag)
+            else:
+                (mfc_put if put else mfc_get)(lsa, ea, size, tag)
+        if wait_every > 0 and (i + 1) % wait_every == 0:
+            mfc_read_tag_status_all()
+    mfc_read_tag_status_all()
+    return (start - spu_read_decrementer()) & 0xFFFFFFFF
+
+
+def traffic(
+    speid: int,
+    argp: int,
+    envp: int,
+    *,
+    targets: int,
+    size: int,
+    count: int,
+    put: bool = False,
+    random: bool = False,
+    seed: int = 1,
+    **eas: int,
+) -> int:
+    """Seed 000's collective benchmark (twin of ``bandwidth.rs``'s ``traffic``):
+    ``count`` nonblocking DMAs of ``size`` bytes to ``ea0``, or each to a random
+    one of ``ea0`` .. ``ea<targets-1>`` (xorshift64* seeded by ``seed``), one
+    wait at the end. Returns elapsed decrementer ticks."""
+    ea = [int(eas[f"ea{i}"]) for i in range(targets)]
+    buf = ls_alloc(max(size, 128), 128)
+    x = ((int(seed) * 0x9E3779B97F4A7C15) & _MASK64) | 1
+    mfc_write_tag_mask(0xFFFFFFFF)
+    spu_write_decrementer(0xFFFFFFFF)
+    start = spu_read_decrementer()
+    dma = mfc_put if put else mfc_get
+    for i in range(count):
+        t = 0
+        if random and targets > 1:
+            x ^= x >> 12
+            x ^= (x << 25) & _MASK64
+            x ^= x >> 27
+            t = (((x * 0x2545F4914F6CDD1D) & _MASK64) >> 33) % targets
+        dma(buf, ea[t], size, i % 16)
+    mfc_read_tag_status_all()
+    return (start - spu_read_decrementer()) & 0xFFFFFFFF
+
+
 def _load(m: Machine, spe: int, native: bool, name: str, fn: Callable[..., int], **params: Any) -> None:
     if native:
         m.load_kernel(spe, name, **{k: float(v) for k, v in params.items()})
@@ -102,3 +202,15 @@ def load_stream(
 ) -> None:
     """Loads :func:`stream` (native or Python) on logical SPE ``spe``."""
     _load(m, spe, native, "stream", stream, get_ea=get_ea, put_ea=put_ea, size=size, pairs=pairs)
+
+
+def load_region(m: Machine, spe: int, *, native: bool = True, **params: int) -> None:
+    """Loads :func:`region` (native or Python) on logical SPE ``spe``; ``params``
+    as :func:`region`'s keywords."""
+    _load(m, spe, native, "region", region, **params)
+
+
+def load_traffic(m: Machine, spe: int, *, native: bool = True, **params: int) -> None:
+    """Loads :func:`traffic` (native or Python) on logical SPE ``spe``; ``params``
+    as :func:`traffic`'s keywords (``ea0`` ... for the targets)."""
+    _load(m, spe, native, "traffic", traffic, **params)
