@@ -122,6 +122,12 @@ impl Eib {
         }
     }
 
+    /// When `r`'s send port is free again.
+    #[inline]
+    pub fn send_free(&self, r: Ramp) -> Cycle {
+        self.send_free[r.idx()]
+    }
+
     /// Number of data rings.
     pub fn ring_count(&self) -> usize {
         self.rings.len()

@@ -75,14 +75,17 @@ impl DataArbiter {
 
     /// Queues a transfer from `src` to `dst` whose data is ready.
     #[inline]
-    pub fn request(&mut self, src: Ramp, dst: Ramp, op: OpId) {
+    ///
+    /// `port_free` is when `src`'s send port frees: none of its transfers can
+    /// start earlier, so the arbiter need not try before.
+    pub fn request(&mut self, src: Ramp, dst: Ramp, op: OpId, port_free: Cycle) {
         let q = &mut self.queues[src.idx()];
         q.push_back((op, dst.0));
         if q.len() <= self.window && src != self.priority {
             self.wants[dst.idx()] |= 1 << src.idx();
         }
         self.waiting |= 1 << src.idx();
-        self.not_before[src.idx()] = 0;
+        self.not_before[src.idx()] = port_free;
         self.pending += 1;
     }
 
@@ -239,9 +242,9 @@ mod tests {
     #[test]
     fn the_memory_controller_goes_first_then_round_robin() {
         let mut a = DataArbiter::new(Ramp(11), 1);
-        a.request(Ramp(3), Ramp(0), 30);
-        a.request(Ramp(11), Ramp(1), 110);
-        a.request(Ramp(5), Ramp(2), 50);
+        a.request(Ramp(3), Ramp(0), 30, 0);
+        a.request(Ramp(11), Ramp(1), 110, 0);
+        a.request(Ramp(5), Ramp(2), 50, 0);
         let mut order = Vec::new();
         // Only one grant per arbitration in this test.
         let mut budget = 1;
@@ -274,8 +277,8 @@ mod tests {
     fn senders_to_one_receiver_take_turns() {
         let mut a = DataArbiter::new(Ramp(11), 1);
         for s in [1u8, 4, 7] {
-            a.request(Ramp(s), Ramp(9), s as u32);
-            a.request(Ramp(s), Ramp(9), s as u32);
+            a.request(Ramp(s), Ramp(9), s as u32, 0);
+            a.request(Ramp(s), Ramp(9), s as u32, 0);
         }
         let mut order = Vec::new();
         for now in 0..6 {
@@ -291,8 +294,8 @@ mod tests {
     #[test]
     fn the_window_lets_a_blocked_head_be_overtaken() {
         let mut a = DataArbiter::new(Ramp(11), 2);
-        a.request(Ramp(1), Ramp(5), 1);
-        a.request(Ramp(1), Ramp(6), 2);
+        a.request(Ramp(1), Ramp(5), 1, 0);
+        a.request(Ramp(1), Ramp(6), 2, 0);
         let mut got = Vec::new();
         a.arbitrate(0, |op| {
             if op == 1 {

@@ -426,8 +426,10 @@ impl Machine {
     /// Data is at the sender and the command phase is over: ask for a ring.
     pub(super) fn data_ready(&mut self, id: OpId) {
         let op = &self.ops[id];
-        self.arbiter.request(op.data_src(), op.data_dst(), id);
-        self.wake_arbiter(self.now);
+        let (src, dst) = (op.data_src(), op.data_dst());
+        let port_free = self.eib.send_free(src);
+        self.arbiter.request(src, dst, id, port_free);
+        self.wake_arbiter(self.now.max(port_free));
     }
 
     /// One arbitration of the data rings. A granted transfer's completion is
