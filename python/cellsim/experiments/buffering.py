@@ -408,9 +408,8 @@ def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         for st in values:
             if st.quantity != entry.quantity:
                 continue
-            if "kernel" in entry.where and not pub.matches(
-                {"kernel": entry.where["kernel"]}, {"kernel": st.kernel}
-            ):
+            per_kernel = st.kernel is not None and "kernel" in entry.where
+            if per_kernel and not pub.matches({"kernel": entry.where["kernel"]}, {"kernel": st.kernel}):
                 continue
             rows.append(compare_row(entry, st.point, st.value, st.note))
     return rows
