@@ -108,6 +108,15 @@ def test_the_visible_statements(records: list[dict[str, Any]]) -> None:
     assert [r["point"].split(",")[0] for r in comp] == ["t3"]
 
 
+def test_t1_and_t2_are_compared_with_each_other() -> None:
+    recs = buffering.run(kernels=["t1", "t2"], figures=["10"], blocks=16)
+    (row,) = [r for r in buffering.compare(recs) if r["id"] == "004-f10-t1-t2-same-peak"]
+    peaks = {r["kernel"]: r["simulated_mbs"] for r in by(recs, scheme=2, block=max(buffering.FIG10_BLOCKS))}
+    assert row["simulated"] == pytest.approx(peaks["t2"] / peaks["t1"])
+    # t2 is computation-bound on the simulated chip (D = 1.18 ns < C_inner = 1.73 ns)
+    assert row["within"] is False
+
+
 def test_held_out_results_are_registered_without_values() -> None:
     held = entries(paper="004", held_out=True)
     assert {e.id for e in held} == {

@@ -634,6 +634,7 @@ EXPERIMENT = Experiment(
     plot=plot,
     compare=compare,
     tables=tables,
+    machine="qs20",
     options=(
         Option(
             "kernels",
