@@ -29,6 +29,33 @@ def test_every_entry_belongs_to_a_registered_experiment() -> None:
         "dma-latency": {"op", "target", "size"},
         "dma-batch": {"op", "target", "size", "batch"},
         "buffering": {"figure", "kernel", "scheme", "c_scale"},
+        "hotspot": {"target", "op", "spes"},
+        "collective": {"pattern", "op"},
+        "latency-hist": {"op", "spe"},
+        "spe-mem": {"op", "spes", "size"},
+        "spe-spe": {"size", "wait_every"},
+        "couples": {"pairs", "mode", "size"},
+        "cycle": {"spes", "mode", "size"},
+    }
+    contention_quantities = {
+        "aggregate_gbs",
+        "put_over_get",
+        "put_degradation_pct",
+        "get_minus_put_gbs",
+        "over_uniform",
+        "mean_max_over_min",
+        "mode_ns",
+        "max_ns",
+        "bandwidth_gbs",
+        "max_bandwidth_gbs",
+        "bw2_over_bw4",
+        "bw8_over_bw4",
+        "over_1k",
+        "loss_outside_over_inside",
+        "mean_gbs",
+        "min_over_max_size",
+        "spread_gbs",
+        "list_over_elem",
     }
     buffering_quantities = {
         "fit_S_ns",
@@ -51,6 +78,8 @@ def test_every_entry_belongs_to_a_registered_experiment() -> None:
         assert set(e.where) <= fields[e.experiment], e.id
         if e.experiment == "buffering":
             assert e.quantity in buffering_quantities, e.id
+        elif e.experiment not in ("dma-latency", "dma-batch"):
+            assert e.quantity in contention_quantities, e.id
         else:
             assert e.quantity in ("latency_ns", "bandwidth_gbs", "batch_speedup")
 
@@ -84,6 +113,18 @@ def test_seed_000_values_are_the_published_ones() -> None:
         "000-f5b-mem-put-nonblocking": 25.6,
         "000-f5f-ls-put-nonblocking": 25.6,
         "000-f5-batching-256": (2.0, 3.0),
+        "000-f6a-ls-hotspot-asymptote": 25.6,
+        "000-f6a-mem-get-saturates": 25.6,
+        "000-f6a-get-outperforms-put": 1.0,
+        "000-f6a-put-degradation": None,
+        "000-f6b-complement": None,
+        "000-f6b-pairwise-get-over-put": 1.0,
+        "000-f6b-pairwise-gap": None,
+        "000-f6b-uniform": None,
+        "000-f6b-other-static-like-uniform": 1.0,
+        "000-f7-fair": 1.0,
+        "000-f7-peak": None,
+        "000-f7-worst": None,
     }
     assert get("000-f4a-mem-get-under-100ns").kind == "upper_bound"
     assert get("000-f5-batching-256").text() == "2-3 x"
@@ -94,7 +135,8 @@ def test_seed_000_values_are_the_published_ones() -> None:
 
 def test_filters() -> None:
     assert {e.experiment for e in entries(experiment="dma-batch")} == {"dma-batch"}
-    assert {e.paper for e in entries(held_out=True)} == {"004"}  # seed 004's Figure 12 numbers
+    # seed 000's Figures 6-7, seed 002's 8-SPE results, seed 004's Figure 12 numbers
+    assert {e.paper for e in entries(held_out=True)} == {"000", "002", "004"}
     assert len(entries(held_out=False)) + len(entries(held_out=True)) == len(PUBLISHED)
 
 

@@ -164,6 +164,104 @@ _Q_004_SENS = (
     "and [held out for validation] maximum."
 )
 
+# -- seed 000, Figures 6 and 7 (qs20, 16 KB nonblocking DMAs, aggregate = sum over SPEs) ---------
+_Q_F6A_LS = (
+    "Figure 6a shows that the Cell processor resolves hot spots in accesses to local storage optimally, "
+    "reaching the asymptotic performance with two or more SPEs."
+)
+_Q_F6A_GET = (
+    "Counterintuitively, get commands outperform puts under load. In fact, with two or more SPEs, two or "
+    "more get sources saturate the bandwidth either in main or local store."
+)
+_Q_F6A_PUT = (
+    "The put protocol, on the other hand, suffers from a minor performance degradation, "
+    "[held out for validation] below the optimal value."
+)
+_Q_F6B_COMPLEMENT = (
+    "The first static pattern, complement, is resolved optimally by the network, and can be mapped to the "
+    "four rings with an aggregate performance of [held out for validation]."
+)
+_Q_F6B_PAIRWISE = (
+    "As the hot spot experiments show, gets have better contention resolution properties under heavy load, "
+    "and Figure 6b further confirms this, showing a gap of [held out for validation] in aggregate bandwidth "
+    "between put- and get-based patterns."
+)
+_Q_F6B_UNIFORM = "In this case, aggregate bandwidth is only [held out for validation]."
+_Q_F6B_OTHER = (
+    "In this case, aggregate bandwidth is only [held out for validation]. We also explored other static "
+    "communication patterns and found results in the same aggregate-performance range."
+)
+_Q_F7_FAIR = (
+    "One important result is that the distributions show no measurable differences across the SPEs, "
+    "evidence of a fair and efficient algorithm for network resource allocation."
+)
+_Q_F7_PEAK = "The peak of both distributions shows a latency increase of [held out for validation]."
+_Q_F7_WORST = "In both cases, the worst-case latency is [held out for validation]."
+
+# -- seed 002, sections 4.2.1-4.2.5 (blade21; peaks 16.8 GB/s per port direction) --------------
+# Quoted with the line-end hyphenation of the text undone.
+_Q_F9_ONE = (
+    "Our results show that when a single SPE is active, it only achieves 10 GB/s regardless of the "
+    "operation, 60% of peak performance for GET and PUT operations and 30% for copy."
+)
+_Q_F9_TWO = (
+    "When two or more SPEs are active, we achieve 20 GB/s GET or PUT performance, and we achieve a "
+    "maximum of 23 GB/s in copy operations."
+)
+_Q_F9_TREND = (
+    "Bandwidth still increases from 2 to 4 threads, but it drops when all 8 SPEs are active due to "
+    "saturation of the 4 EIB rings."
+)
+_Q_F11_PEAK = (
+    "The graph also shows that, delaying synchronization, DMA-elem transfers obtain almost peak "
+    "performance for element sizes of 1024 Bytes and above. For chunks of data smaller than 1024 Bytes, "
+    "the bandwidth performance degradation is significant."
+)
+_Q_F11_WAIT = (
+    "The results show that it is important to saturate the DMA request queue before synchronizing, "
+    "especially for DMA elements between 1024 Bytes and 8KB."
+)
+_Q_F13_TWO = (
+    "In the case of 2 SPEs, this is the same experiment performed in the previous section, obtaining "
+    "almost the peak bandwidth performance for both DMA-elem and DMA-list."
+)
+_Q_F13_FOUR = "For 4 SPEs (2 active, 2 passive), the performance results are also near peak performance."
+_Q_F13_LIST = (
+    "It is worth noting that DMA-list transfers show constant bandwidth performance, independent of the "
+    "transferred element size and the number of involved SPEs."
+)
+_Q_F13_EIGHT = (
+    "However, for 8 SPEs, the average performance is [held out for validation] for DMA-elem and DMA-list "
+    "transfers respectively, well below the peak performance of 134.4 GB/s."
+)
+_Q_F14_DIFF = (
+    "Our results show differences of [held out for validation] between the maximum and minimum achieved "
+    "performance, depending on the physical location of SPEs."
+)
+_Q_F14_LIST = (
+    "For DMA tranfers larger than 512 Bytes, the use of DMA-list transfers seems to increase the number of "
+    "conflicts, and achieve slightly lower performance than DMA-elem transfers."
+)
+_Q_F16_ELEM = (
+    "Like in the previous experiments, while DMA-elem performance shows significant degradation for "
+    "element sizes under 1024 Bytes, DMA-list transfers show constant performance for any data size "
+    "element."
+)
+_Q_F16_TWO = (
+    "In the case of 2 SPEs, peak bandwidth performance (33.6 GB/s) is obtained for both DMA-elem and "
+    "DMA-list."
+)
+_Q_F16_MORE = "We achieve [held out for validation] for 4 SPEs and [held out for validation] for 8 SPEs."
+_Q_F17 = (
+    "The results show variations of [held out for validation] for DMA-elem transfers and "
+    "[held out for validation] for DMA-list transfers."
+)
+
+_TWO_PLUS = (2, 3, 4, 5, 6, 7, 8)
+_SIZES_002 = (128, 256, 512, 1024, 2048, 4096, 8192, 16384)
+_KB_PLUS = (1024, 2048, 4096, 8192, 16384)
+_BELOW_KB = (128, 256, 512)
+
 PUBLISHED: tuple[Published, ...] = (
     # -- seed 000, Table 1 ------------------------------------------------------------
     Published(
@@ -483,6 +581,425 @@ PUBLISHED: tuple[Published, ...] = (
         kind="value",
         held_out=True,
         quote=_Q_004_SENS,
+    ),
+    # -- seed 000, Figure 6a: hot spots (hotspot) ----------------------------------------------
+    Published(
+        id="000-f6a-ls-hotspot-asymptote",
+        paper="000",
+        figure="Fig 6a",
+        description="LS hot spot, 2 or more SPEs (the hot SPE included): the asymptotic 25.6 GB/s",
+        experiment="hotspot",
+        where={"target": "ls", "spes": _TWO_PLUS},
+        quantity="aggregate_gbs",
+        value=25.6,
+        unit="GB/s",
+        kind="value",
+        quote=_Q_F6A_LS,
+    ),
+    Published(
+        id="000-f6a-mem-get-saturates",
+        paper="000",
+        figure="Fig 6a",
+        description="memory hot spot, 2 or more get sources saturate the 25.6 GB/s (LS: see the asymptote)",
+        experiment="hotspot",
+        where={"target": "memory", "op": "get", "spes": _TWO_PLUS},
+        quantity="aggregate_gbs",
+        value=25.6,
+        unit="GB/s",
+        kind="value",
+        quote=_Q_F6A_GET,
+    ),
+    Published(
+        id="000-f6a-get-outperforms-put",
+        paper="000",
+        figure="Fig 6a",
+        description="gets outperform puts under load: put over get aggregate, 2+ SPEs (mean)",
+        experiment="hotspot",
+        where={"spes": _TWO_PLUS},
+        quantity="put_over_get",
+        value=1.0,
+        unit="x",
+        kind="upper_bound",
+        quote=_Q_F6A_GET,
+    ),
+    Published(
+        id="000-f6a-put-degradation",
+        paper="000",
+        figure="Fig 6a",
+        description="put hot spot: degradation below the optimal 25.6 GB/s, 2+ SPEs (mean)",
+        experiment="hotspot",
+        where={"op": "put", "spes": _TWO_PLUS},
+        quantity="put_degradation_pct",
+        value=None,
+        unit="%",
+        kind="value",
+        held_out=True,
+        quote=_Q_F6A_PUT,
+    ),
+    # -- seed 000, Figure 6b: collective patterns (collective) ---------------------------------
+    Published(
+        id="000-f6b-complement",
+        paper="000",
+        figure="Fig 6b",
+        description="complement pattern, aggregate of 8 SPEs",
+        experiment="collective",
+        where={"pattern": "complement"},
+        quantity="aggregate_gbs",
+        value=None,
+        unit="GB/s",
+        kind="value",
+        held_out=True,
+        quote=_Q_F6B_COMPLEMENT,
+    ),
+    Published(
+        id="000-f6b-pairwise-get-over-put",
+        paper="000",
+        figure="Fig 6b",
+        description="pairwise: gets resolve contention better than puts (put over get aggregate)",
+        experiment="collective",
+        where={"pattern": "pairwise"},
+        quantity="put_over_get",
+        value=1.0,
+        unit="x",
+        kind="upper_bound",
+        quote=_Q_F6B_PAIRWISE,
+    ),
+    Published(
+        id="000-f6b-pairwise-gap",
+        paper="000",
+        figure="Fig 6b",
+        description="pairwise: gap between the get- and put-based aggregates",
+        experiment="collective",
+        where={"pattern": "pairwise"},
+        quantity="get_minus_put_gbs",
+        value=None,
+        unit="GB/s",
+        kind="value",
+        held_out=True,
+        quote=_Q_F6B_PAIRWISE,
+    ),
+    Published(
+        id="000-f6b-uniform",
+        paper="000",
+        figure="Fig 6b",
+        description="uniform traffic (random target SPE per DMA), aggregate of 8 SPEs",
+        experiment="collective",
+        where={"pattern": "uniform"},
+        quantity="aggregate_gbs",
+        value=None,
+        unit="GB/s",
+        kind="value",
+        held_out=True,
+        quote=_Q_F6B_UNIFORM,
+    ),
+    Published(
+        id="000-f6b-other-static-like-uniform",
+        paper="000",
+        figure="Fig 6b",
+        description="other static patterns in uniform's aggregate range: aggregate over uniform's",
+        experiment="collective",
+        where={"pattern": ("transpose", "neighbor", "bit-reverse")},
+        quantity="over_uniform",
+        value=1.0,
+        unit="x",
+        kind="value",
+        quote=_Q_F6B_OTHER,
+    ),
+    # -- seed 000, Figure 7: latency distribution, memory hot spot (latency-hist) ---------------
+    Published(
+        id="000-f7-fair",
+        paper="000",
+        figure="Fig 7",
+        description="no measurable difference across SPEs: largest over smallest SPE mean latency",
+        experiment="latency-hist",
+        where={},
+        quantity="mean_max_over_min",
+        value=1.0,
+        unit="x",
+        kind="value",
+        quote=_Q_F7_FAIR,
+    ),
+    Published(
+        id="000-f7-peak",
+        paper="000",
+        figure="Fig 7",
+        description="peak (mode) of the latency distribution, mean over SPEs",
+        experiment="latency-hist",
+        where={},
+        quantity="mode_ns",
+        value=None,
+        unit="ns",
+        kind="value",
+        held_out=True,
+        quote=_Q_F7_PEAK,
+    ),
+    Published(
+        id="000-f7-worst",
+        paper="000",
+        figure="Fig 7",
+        description="worst-case latency over all SPEs",
+        experiment="latency-hist",
+        where={},
+        quantity="max_ns",
+        value=None,
+        unit="ns",
+        kind="value",
+        held_out=True,
+        quote=_Q_F7_WORST,
+    ),
+    # -- seed 002, Figure 9: SPEs to memory (spe-mem) -----------------------------------------
+    Published(
+        id="002-f9-one-spe",
+        paper="002",
+        figure="Fig 9",
+        description="one SPE to memory, any op, 2 KB and larger elements",
+        experiment="spe-mem",
+        where={"spes": 1, "size": _LARGE},
+        quantity="bandwidth_gbs",
+        value=10.0,
+        unit="GB/s",
+        kind="value",
+        quote=_Q_F9_ONE,
+    ),
+    Published(
+        id="002-f9-two-plus",
+        paper="002",
+        figure="Fig 9",
+        description="2 or more SPEs to memory, GET or PUT, 2 KB and larger elements",
+        experiment="spe-mem",
+        where={"spes": _TWO_PLUS, "op": ("get", "put"), "size": _LARGE},
+        quantity="bandwidth_gbs",
+        value=20.0,
+        unit="GB/s",
+        kind="value",
+        quote=_Q_F9_TWO,
+    ),
+    Published(
+        id="002-f9-copy-max",
+        paper="002",
+        figure="Fig 9",
+        description="2 or more SPEs, copy: the largest bandwidth measured",
+        experiment="spe-mem",
+        where={"spes": _TWO_PLUS, "op": "copy"},
+        quantity="max_bandwidth_gbs",
+        value=23.0,
+        unit="GB/s",
+        kind="value",
+        quote=_Q_F9_TWO,
+    ),
+    Published(
+        id="002-f9-grows-2-to-4",
+        paper="002",
+        figure="Fig 9",
+        description="bandwidth grows from 2 to 4 SPEs: 2-SPE over 4-SPE (mean, 2 KB and larger)",
+        experiment="spe-mem",
+        where={"size": _LARGE},
+        quantity="bw2_over_bw4",
+        value=1.0,
+        unit="x",
+        kind="upper_bound",
+        quote=_Q_F9_TREND,
+    ),
+    Published(
+        id="002-f9-drops-at-8",
+        paper="002",
+        figure="Fig 9",
+        description="bandwidth drops at 8 SPEs: 8-SPE over 4-SPE (mean, 2 KB and larger)",
+        experiment="spe-mem",
+        where={"size": _LARGE},
+        quantity="bw8_over_bw4",
+        value=1.0,
+        unit="x",
+        kind="upper_bound",
+        quote=_Q_F9_TREND,
+    ),
+    # -- seed 002, Figure 11: one active SPE, one passive (spe-spe) ---------------------------
+    Published(
+        id="002-f11-near-peak",
+        paper="002",
+        figure="Fig 11",
+        description="get+put pairs waiting at the end, 1 KB and larger: almost the 33.6 GB/s peak",
+        experiment="spe-spe",
+        where={"wait_every": 0, "size": _KB_PLUS},
+        quantity="bandwidth_gbs",
+        value=33.6,
+        unit="GB/s",
+        kind="value",
+        quote=_Q_F11_PEAK,
+    ),
+    Published(
+        id="002-f11-drop-below-1k",
+        paper="002",
+        figure="Fig 11",
+        description="waiting at the end, below 1 KB: significant drop (bandwidth over 1 KB's)",
+        experiment="spe-spe",
+        where={"wait_every": 0, "size": _BELOW_KB},
+        quantity="over_1k",
+        value=1.0,
+        unit="x",
+        kind="upper_bound",
+        quote=_Q_F11_PEAK,
+    ),
+    Published(
+        id="002-f11-early-wait-1k-8k",
+        paper="002",
+        figure="Fig 11",
+        description="waiting after every pair costs most at 1-8 KB: largest loss elsewhere over largest "
+        "loss at 1-8 KB (GB/s lost against waiting at the end)",
+        experiment="spe-spe",
+        where={},
+        quantity="loss_outside_over_inside",
+        value=1.0,
+        unit="x",
+        kind="upper_bound",
+        quote=_Q_F11_WAIT,
+    ),
+    # -- seed 002, Figures 13-14: couples of SPEs (couples) -----------------------------------
+    *(
+        Published(
+            id=f"002-f13-couples-{pairs}-{mode}",
+            paper="002",
+            figure="Fig 13",
+            description=f"{pairs} couple{'s' if pairs > 1 else ''}, DMA-{mode}"
+            + (", 1 KB and larger" if mode == "elem" else "")
+            + f": near the {peak:g} GB/s peak (mean over placements)",
+            experiment="couples",
+            where={"pairs": pairs, "mode": mode, **({"size": _KB_PLUS} if mode == "elem" else {})},
+            quantity="mean_gbs",
+            value=peak,
+            unit="GB/s",
+            kind="value",
+            quote=_Q_F13_TWO if pairs == 1 else _Q_F13_FOUR,
+        )
+        for pairs, peak in ((1, 33.6), (2, 67.2))
+        for mode in ("elem", "list")
+    ),
+    Published(
+        id="002-f13-list-constant",
+        paper="002",
+        figure="Fig 13",
+        description="DMA-list bandwidth constant whatever the element size: smallest over largest",
+        experiment="couples",
+        where={"mode": "list"},
+        quantity="min_over_max_size",
+        value=1.0,
+        unit="x",
+        kind="value",
+        quote=_Q_F13_LIST,
+    ),
+    Published(
+        id="002-f13-couples-4",
+        paper="002",
+        figure="Fig 13",
+        description="4 couples (8 SPEs): average bandwidth (mean over sizes and placements)",
+        experiment="couples",
+        where={"pairs": 4},
+        quantity="mean_gbs",
+        value=None,
+        unit="GB/s",
+        kind="value",
+        held_out=True,
+        quote=_Q_F13_EIGHT,
+    ),
+    Published(
+        id="002-f14-couples-4-spread",
+        paper="002",
+        figure="Fig 14",
+        description="4 couples: max - min over placements (mean over sizes)",
+        experiment="couples",
+        where={"pairs": 4},
+        quantity="spread_gbs",
+        value=None,
+        unit="GB/s",
+        kind="value",
+        held_out=True,
+        quote=_Q_F14_DIFF,
+    ),
+    Published(
+        id="002-f14-list-below-elem",
+        paper="002",
+        figure="Fig 14",
+        description="4 couples, elements over 512 B: DMA-list slightly below DMA-elem (list over elem)",
+        experiment="couples",
+        where={"pairs": 4, "size": _KB_PLUS},
+        quantity="list_over_elem",
+        value=1.0,
+        unit="x",
+        kind="upper_bound",
+        quote=_Q_F14_LIST,
+    ),
+    # -- seed 002, Figures 16-17: cycles of SPEs (cycle) --------------------------------------
+    *(
+        Published(
+            id=f"002-f16-cycle-2-{mode}",
+            paper="002",
+            figure="Fig 16",
+            description=f"cycle of 2 SPEs, DMA-{mode}"
+            + (", 1 KB and larger" if mode == "elem" else "")
+            + ": the 33.6 GB/s peak (mean over placements)",
+            experiment="cycle",
+            where={"spes": 2, "mode": mode, **({"size": _KB_PLUS} if mode == "elem" else {})},
+            quantity="mean_gbs",
+            value=33.6,
+            unit="GB/s",
+            kind="value",
+            quote=_Q_F16_TWO,
+        )
+        for mode in ("elem", "list")
+    ),
+    Published(
+        id="002-f16-list-constant",
+        paper="002",
+        figure="Fig 16",
+        description="DMA-list bandwidth constant whatever the element size: smallest over largest",
+        experiment="cycle",
+        where={"mode": "list"},
+        quantity="min_over_max_size",
+        value=1.0,
+        unit="x",
+        kind="value",
+        quote=_Q_F16_ELEM,
+    ),
+    Published(
+        id="002-f16-elem-drop-below-1k",
+        paper="002",
+        figure="Fig 16",
+        description="DMA-elem below 1 KB: significant degradation (bandwidth over 1 KB's)",
+        experiment="cycle",
+        where={"mode": "elem", "size": _BELOW_KB},
+        quantity="over_1k",
+        value=1.0,
+        unit="x",
+        kind="upper_bound",
+        quote=_Q_F16_ELEM,
+    ),
+    Published(
+        id="002-f16-cycle-4-8",
+        paper="002",
+        figure="Fig 16",
+        description="cycles of 4 and 8 SPEs: bandwidth (mean over sizes and placements)",
+        experiment="cycle",
+        where={"spes": (4, 8)},
+        quantity="mean_gbs",
+        value=None,
+        unit="GB/s",
+        kind="value",
+        held_out=True,
+        quote=_Q_F16_MORE,
+    ),
+    Published(
+        id="002-f17-cycle-8-spread",
+        paper="002",
+        figure="Fig 17",
+        description="cycle of 8 SPEs: max - min over placements (mean over sizes)",
+        experiment="cycle",
+        where={"spes": 8},
+        quantity="spread_gbs",
+        value=None,
+        unit="GB/s",
+        kind="value",
+        held_out=True,
+        quote=_Q_F17,
     ),
 )
 

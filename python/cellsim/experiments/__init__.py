@@ -18,8 +18,8 @@ CLI builds its command-line flags. To add an experiment, write the module
 and append its name to ``_MODULES``.
 
 >>> from cellsim import experiments
->>> [e.name for e in experiments.all_experiments()]
-['dma-latency', 'dma-batch', 'buffering']
+>>> [e.name for e in experiments.all_experiments()][:5]
+['dma-latency', 'dma-batch', 'hotspot', 'collective', 'latency-hist']
 """
 
 from __future__ import annotations
@@ -86,7 +86,18 @@ class Table:
     rows: Sequence[Sequence[str]]
 
 
-_MODULES = ("dma_latency", "dma_batch", "buffering")
+_MODULES = (
+    "dma_latency",
+    "dma_batch",
+    "hotspot",
+    "collective",
+    "latency_hist",
+    "spe_mem",
+    "spe_spe",
+    "couples",
+    "cycle",
+    "buffering",
+)
 _REGISTRY: dict[str, Experiment] = {}
 
 

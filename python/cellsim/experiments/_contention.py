@@ -1,0 +1,234 @@
+"""Helpers shared by the contention experiments: seed 000's hot spots,
+collective patterns and latency distribution, seed 002's SPE bandwidth suite.
+
+Every point runs the native kernels of ``bandwidth.rs`` (or their Python
+twins in :mod:`cellsim.kernels`) on a fresh machine. An SPE's bandwidth is the
+bytes it moved over its own elapsed decrementer time; an aggregate is the sum
+over SPEs ("the sum of the communication bandwidths reached by each SPE",
+seed 000).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .. import published as pub
+from ..exceptions import UsageError
+from ..kernels import load_region, load_traffic
+from ..machine import Machine
+from ._common import compare_row
+
+__all__ = [
+    "DMA_SIZE",
+    "LS_GET",
+    "LS_PUT",
+    "LS_SPAN",
+    "LS_TARGET",
+    "MB",
+    "SIZES_002",
+    "KernelRun",
+    "Load",
+    "check_positive",
+    "check_sizes_002",
+    "check_spes",
+    "eib_gbs",
+    "placement_seeds",
+    "port_gbs",
+    "rows_for",
+    "run_kernels",
+    "spread",
+]
+
+MB = 1 << 20
+DMA_SIZE = 16384
+"""Seed 000's collective benchmarks: "Each SPE issues a sequence of 16,384-byte DMA commands"."""
+
+LS_TARGET = 0x28000
+"""Offset in a target SPE's local store of the buffer that ``traffic`` DMAs
+read or write: above the kernels' own buffers (from 0x4000; ``region``'s
+eight 16 KB buffers and its lists end below 0x25000), 128-byte aligned."""
+
+LS_GET = 0x28000
+LS_PUT = 0x30000
+LS_SPAN = 0x8000
+"""The remote regions of seed 002's SPE-to-SPE loops in the passive SPE's
+local store: gets read 32 KB from ``LS_GET``, puts write 32 KB from
+``LS_PUT`` ("two target SPE's local store locations")."""
+
+SIZES_002: tuple[int, ...] = tuple(128 << i for i in range(8))
+"""Seed 002's element sizes: 128 B to 16 KB."""
+
+
+@dataclass(frozen=True)
+class Load:
+    """One kernel on one logical SPE: ``kernel`` is ``region`` or ``traffic``,
+    ``params`` its keywords, ``nbytes`` the bytes it moves (both directions)."""
+
+    spe: int
+    kernel: str
+    params: Mapping[str, int]
+    nbytes: int
+
+
+@dataclass
+class KernelRun:
+    """The outcome of :func:`run_kernels`."""
+
+    machine: str
+    seed: int
+    placement: list[int]
+    elapsed_ns: dict[int, float]
+    """Each loaded SPE's elapsed decrementer time."""
+    gbs: dict[int, float]
+    """Each loaded SPE's bandwidth: its bytes over its elapsed time."""
+    transfers: int
+    """128-byte (or smaller) EIB data transfers of the run."""
+    stats: dict[str, Any] = field(repr=False)
+    latencies_ns: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
+    core_hz: float = 0.0
+
+    @property
+    def aggregate_gbs(self) -> float:
+        """The sum over SPEs of each SPE's bandwidth."""
+        return float(sum(self.gbs.values()))
+
+
+def run_kernels(
+    machine: str,
+    seed: int,
+    loads: Sequence[Load],
+    *,
+    native: bool = True,
+    placement: Sequence[int] | None = None,
+    latencies: bool = False,
+    setup: Callable[[Machine], Sequence[Load]] | None = None,
+) -> KernelRun:
+    """Runs ``loads`` together on a fresh ``Machine(machine, seed=seed)``.
+
+    ``setup(m)``, if given, returns more loads built on the machine (for
+    buffers in main memory). With ``latencies`` every DMA command's latency is
+    recorded (:meth:`Machine.dma_latencies`).
+    """
+    m = Machine(machine, seed=seed, placement=placement)
+    every = list(loads) + (list(setup(m)) if setup is not None else [])
+    for ld in every:
+        loader = load_region if ld.kernel == "region" else load_traffic
+        loader(m, ld.spe, native=native, **ld.params)
+    if latencies:
+        m.record_dma_latencies()
+    result = m.run()
+    tick_ns = 1e9 / float(m.info["timebase_hz"])
+    ends = {p.spe: p.exit_code for p in result.programs if p.spe is not None}
+    elapsed: dict[int, float] = {}
+    gbs: dict[int, float] = {}
+    for ld in every:
+        ticks = ends.get(ld.spe)
+        if ticks is None or ticks <= 0 or ticks == 0xFFFFFFFF:
+            raise UsageError(
+                f"the {ld.kernel} kernel on SPE {ld.spe} measured {ticks} decrementer ticks; "
+                "move more data per SPE"
+            )
+        elapsed[ld.spe] = ticks * tick_ns
+        gbs[ld.spe] = ld.nbytes / elapsed[ld.spe]
+    lat = {}
+    if latencies:
+        ns_per_cycle = 1e9 / m.core_hz
+        lat = {ld.spe: m.dma_latencies(ld.spe) * ns_per_cycle for ld in every}
+    return KernelRun(
+        machine=m.name,
+        seed=seed,
+        placement=m.placement,
+        elapsed_ns=elapsed,
+        gbs=gbs,
+        transfers=int(result.stats["transfers"]),
+        stats=result.stats,
+        latencies_ns=lat,
+        core_hz=m.core_hz,
+    )
+
+
+def port_gbs(machine: str) -> float:
+    """One EIB port's bandwidth per direction: 16 bytes per bus cycle (half
+    the core clock): 25.6 GB/s on qs20, 16.8 on blade21."""
+    return 8.0 * Machine(machine).core_hz / 1e9
+
+
+def eib_gbs(machine: str) -> float:
+    """The EIB's peak: one 128-byte command per bus cycle, 204.8 GB/s on qs20,
+    134.4 on blade21."""
+    return 64.0 * Machine(machine).core_hz / 1e9
+
+
+def placement_seeds(seed: int, count: int) -> list[int]:
+    """The machine seeds of ``count`` logical-to-physical placements:
+    ``seed, seed + 1, ...``; placement ``k`` is what ``Machine(m, seed=seed + k)`` draws."""
+    return [seed + k for k in range(count)]
+
+
+def spread(runs: Sequence[KernelRun], values: Sequence[float]) -> dict[str, Any]:
+    """Min, max, median and mean of ``values`` (one per placement run) and the
+    best and worst placements (machine seed and logical-to-physical map)."""
+    if not values:
+        raise UsageError("no placements to summarise")
+    best = max(range(len(values)), key=lambda i: values[i])
+    worst = min(range(len(values)), key=lambda i: values[i])
+    return {
+        "min_gbs": float(min(values)),
+        "max_gbs": float(max(values)),
+        "median_gbs": float(statistics.median(values)),
+        "mean_gbs": float(statistics.fmean(values)),
+        "per_placement_gbs": [float(v) for v in values],
+        "placement_seeds": [r.seed for r in runs],
+        "best_seed": runs[best].seed,
+        "best_placement": runs[best].placement,
+        "worst_seed": runs[worst].seed,
+        "worst_placement": runs[worst].placement,
+    }
+
+
+def check_spes(values: Iterable[int], default: Sequence[int], lo: int, hi: int, what: str) -> tuple[int, ...]:
+    """Validates a list of SPE (or pair) counts in ``[lo, hi]``; empty means ``default``."""
+    out = tuple(int(v) for v in values) or tuple(default)
+    for v in out:
+        if not lo <= v <= hi:
+            raise UsageError(f"{what} {v} is not between {lo} and {hi}")
+    return out
+
+
+def check_sizes_002(sizes: Iterable[int]) -> tuple[int, ...]:
+    """Validates seed 002 element sizes (128 B to 16 KB, dividing 16 KB: the
+    ``region`` kernel's buffers and lists are 16 KB); empty means :data:`SIZES_002`."""
+    out = tuple(int(s) for s in sizes) or SIZES_002
+    for s in out:
+        if s < 128 or s > 16384 or 16384 % s:
+            raise UsageError(f"element size {s} must be 128 to 16384 bytes and divide 16384")
+    return out
+
+
+def check_positive(name: str, value: float | None, default: float) -> float:
+    """``value`` (or ``default`` if None), which must be positive."""
+    v = default if value is None else value
+    if v <= 0:
+        raise UsageError(f"{name} must be positive, not {v}")
+    return v
+
+
+def rows_for(
+    experiment: str,
+    quantity: str,
+    measure: Callable[[pub.Published], list[tuple[str, float, str]]],
+) -> list[dict[str, Any]]:
+    """Comparison rows for every published entry of ``experiment`` on
+    ``quantity``: ``measure(entry)`` gives ``(point, simulated, note)`` tuples."""
+    rows = []
+    for entry in pub.entries(experiment=experiment):
+        if entry.quantity != quantity:
+            continue
+        for point, value, note in measure(entry):
+            rows.append(compare_row(entry, point, value, note))
+    return rows

@@ -1,0 +1,415 @@
+"""What seed 002's ``couples`` and ``cycle`` experiments share: several active
+SPEs, each running the SPE-to-SPE loop of ``spe-spe`` (get+put pairs waiting
+only at the end) with its logical neighbour, on N seeded logical-to-physical
+placements per point; the summary is min, max, median and mean over the
+placements, with the best and worst placement named.
+
+An experiment is described by a :class:`Links`: the record key (``pairs`` or
+``spes``), its default values, which (active, passive) links a value gives,
+and the peak.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from os import PathLike
+from typing import Any
+
+from .. import published as pub
+from . import Option, Table
+from ._common import ProgressFn, check_choices, figure_legend, size_axis
+from ._contention import (
+    MB,
+    KernelRun,
+    check_positive,
+    check_sizes_002,
+    check_spes,
+    placement_seeds,
+    port_gbs,
+    rows_for,
+    run_kernels,
+    spread,
+)
+from .spe_spe import pair_load
+
+__all__ = ["DEFAULT_MB", "DEFAULT_PLACEMENTS", "MODES", "Links"]
+
+MODES: tuple[str, ...] = ("elem", "list")
+DEFAULT_PLACEMENTS = 10
+"""Placements per point, as the paper."""
+DEFAULT_MB = 2
+"""MB per active SPE and direction by default (the paper: 32)."""
+
+
+@dataclass(frozen=True)
+class Links:
+    """One links experiment."""
+
+    name: str
+    key: str
+    """The record field that sizes the experiment (``pairs``, ``spes``)."""
+    noun: str
+    values: tuple[int, ...]
+    lo: int
+    hi: int
+    links: Callable[[int], list[tuple[int, int]]]
+    """(active, passive) logical SPEs for a value of ``key``."""
+    peak_ports: Callable[[int], int]
+    """The peak in port-directions (16.8 GB/s each on blade21)."""
+    figure_avg: str
+    figure_spread: str
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """The fields of a record."""
+        return (
+            "machine",
+            "seed",
+            self.key,
+            "mode",
+            "size",
+            "mb_per_spe",
+            "links",
+            "placements",
+            "min_gbs",
+            "max_gbs",
+            "median_gbs",
+            "mean_gbs",
+            "per_placement_gbs",
+            "placement_seeds",
+            "best_seed",
+            "best_placement",
+            "worst_seed",
+            "worst_placement",
+            "peak_gbs",
+            "transfers",
+        )
+
+    # -- running -------------------------------------------------------------------------
+
+    def run(
+        self,
+        machine: str = "blade21",
+        seed: int = 0,
+        native: bool = True,
+        progress: ProgressFn | None = None,
+        *,
+        values: Iterable[int] = (),
+        modes: Iterable[str] = (),
+        sizes: Iterable[int] = (),
+        placements: int | None = None,
+        mb_per_spe: int | None = None,
+    ) -> list[dict[str, Any]]:
+        """One record per (value of ``key``, mode, size) over the placements."""
+        values_ = check_spes(values, self.values, self.lo, self.hi, self.noun)
+        modes_ = check_choices("mode", modes, MODES)
+        sizes_ = check_sizes_002(sizes)
+        seeds = placement_seeds(seed, int(check_positive("placements", placements, DEFAULT_PLACEMENTS)))
+        mb = int(check_positive("mb_per_spe", mb_per_spe, DEFAULT_MB))
+        points = [(v, mo, s) for v in values_ for mo in modes_ for s in sizes_]
+        total_runs = len(points) * len(seeds)
+        records = []
+        done = 0
+        for v, mode, size in points:
+            loads = [
+                pair_load(a, p, size=size, total=mb * MB, lists=mode == "list") for a, p in self.links(v)
+            ]
+            runs: list[KernelRun] = []
+            for s in seeds:
+                runs.append(run_kernels(machine, s, loads, native=native))
+                done += 1
+                if progress is not None:
+                    progress(done, total_runs)
+            records.append(
+                {
+                    "machine": runs[0].machine,
+                    "seed": seed,
+                    self.key: v,
+                    "mode": mode,
+                    "size": size,
+                    "mb_per_spe": mb,
+                    "links": [list(link) for link in self.links(v)],
+                    "placements": len(runs),
+                    **spread(runs, [r.aggregate_gbs for r in runs]),
+                    "peak_gbs": self.peak_ports(v) * port_gbs(runs[0].machine),
+                    "transfers": sum(r.transfers for r in runs),
+                }
+            )
+        return records
+
+    # -- comparing -----------------------------------------------------------------------
+
+    def compare(self, records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Rows for this experiment's published entries (see the module docstring of
+        the experiment)."""
+        k = self.key
+        by = {(r[k], r["mode"], r["size"]): r for r in records}
+        groups = sorted({(r[k], r["mode"]) for r in records}, key=lambda g: (g[0], MODES.index(g[1])))
+
+        def point(v: int, mode: str, size: int | None = None) -> str:
+            s = f"{v} {self.noun}{'s' if v > 1 else ''}, DMA-{mode}"
+            return s if size is None else f"{s}, {size} B"
+
+        def mean_gbs(e: pub.Published) -> list[tuple[str, float, str]]:
+            if not e.held_out:
+                return [
+                    (point(r[k], r["mode"], r["size"]), r["mean_gbs"], _minmax(r))
+                    for r in records
+                    if pub.matches(e.where, r)
+                ]
+            out = []
+            for v, mode in groups:
+                rs = [r for r in records if r[k] == v and r["mode"] == mode and pub.matches(e.where, r)]
+                if rs:
+                    vals = [r["mean_gbs"] for r in rs]
+                    note = f"mean over {len(rs)} sizes; per size {min(vals):.1f}-{max(vals):.1f} GB/s"
+                    out.append((point(v, mode), statistics.fmean(vals), note))
+            return out
+
+        def constant(e: pub.Published) -> list[tuple[str, float, str]]:
+            out = []
+            for v, mode in groups:
+                rs = [r for r in records if r[k] == v and r["mode"] == mode and pub.matches(e.where, r)]
+                if len(rs) > 1:
+                    vals = [r["mean_gbs"] for r in rs]
+                    note = f"{min(vals):.1f}-{max(vals):.1f} GB/s over {len(rs)} sizes"
+                    out.append((point(v, mode), min(vals) / max(vals), note))
+            return out
+
+        def spread_gbs(e: pub.Published) -> list[tuple[str, float, str]]:
+            out = []
+            for v, mode in groups:
+                rs = [r for r in records if r[k] == v and r["mode"] == mode and pub.matches(e.where, r)]
+                if rs:
+                    widest = max(rs, key=lambda r: r["max_gbs"] - r["min_gbs"])
+                    note = (
+                        f"mean over {len(rs)} sizes of max - min over {widest['placements']} placements; "
+                        f"widest at {widest['size']} B: best {widest['best_placement']} "
+                        f"(seed {widest['best_seed']}) {widest['max_gbs']:.1f}, worst "
+                        f"{widest['worst_placement']} (seed {widest['worst_seed']}) "
+                        f"{widest['min_gbs']:.1f} GB/s"
+                    )
+                    out.append(
+                        (point(v, mode), statistics.fmean(r["max_gbs"] - r["min_gbs"] for r in rs), note)
+                    )
+            return out
+
+        def list_over_elem(e: pub.Published) -> list[tuple[str, float, str]]:
+            out = []
+            for r in records:
+                if r["mode"] == "list" and pub.matches(e.where, r) and (r[k], "elem", r["size"]) in by:
+                    el = by[(r[k], "elem", r["size"])]["mean_gbs"]
+                    out.append(
+                        (
+                            f"{r[k]} {self.noun}s, {r['size']} B",
+                            r["mean_gbs"] / el,
+                            f"list {r['mean_gbs']:.1f}, elem {el:.1f}",
+                        )
+                    )
+            return out
+
+        def over_1k(e: pub.Published) -> list[tuple[str, float, str]]:
+            out = []
+            for r in records:
+                ref = by.get((r[k], r["mode"], 1024))
+                if ref is not None and pub.matches(e.where, r):
+                    out.append(
+                        (
+                            point(r[k], r["mode"], r["size"]),
+                            r["mean_gbs"] / ref["mean_gbs"],
+                            f"1 KB: {ref['mean_gbs']:.1f} GB/s",
+                        )
+                    )
+            return out
+
+        return [
+            *rows_for(self.name, "mean_gbs", mean_gbs),
+            *rows_for(self.name, "min_over_max_size", constant),
+            *rows_for(self.name, "over_1k", over_1k),
+            *rows_for(self.name, "list_over_elem", list_over_elem),
+            *rows_for(self.name, "spread_gbs", spread_gbs),
+        ]
+
+    # -- tables and plots ----------------------------------------------------------------
+
+    def tables(self, records: Sequence[dict[str, Any]]) -> list[Table]:
+        """Mean (min-max) GB/s by size per mode, and the best and worst placement of each point."""
+        if not records:
+            return []
+        k = self.key
+        vals = sorted({r[k] for r in records})
+        by = {(r[k], r["mode"], r["size"]): r for r in records}
+        r0 = records[0]
+        out = []
+        for mode in MODES:
+            if not any(r["mode"] == mode for r in records):
+                continue
+            rows = []
+            for size in sorted({r["size"] for r in records if r["mode"] == mode}):
+                cells = [str(size)]
+                for v in vals:
+                    r = by.get((v, mode, size))
+                    cells.append(
+                        "" if r is None else f"{r['mean_gbs']:.1f} ({r['min_gbs']:.1f}-{r['max_gbs']:.1f})"
+                    )
+                rows.append(cells)
+            peaks = {r[k]: r["peak_gbs"] for r in records}
+            heads = [f"{v} {self.noun}{'s' if v > 1 else ''} (peak {peaks[v]:g})" for v in vals]
+            out.append(
+                Table(
+                    f"{self.name} DMA-{mode}: mean (min-max) GB/s over {r0['placements']} placements "
+                    f"from seed {r0['seed']}, {r0['machine']}, {r0['mb_per_spe']} MB per active SPE "
+                    "and direction",
+                    ["size (B)", *heads],
+                    rows,
+                )
+            )
+        rows = [
+            [
+                str(r[k]),
+                r["mode"],
+                str(r["size"]),
+                f"{r['median_gbs']:.1f}",
+                f"{r['best_placement']} (seed {r['best_seed']})",
+                f"{r['max_gbs']:.1f}",
+                f"{r['worst_placement']} (seed {r['worst_seed']})",
+                f"{r['min_gbs']:.1f}",
+            ]
+            for r in records
+        ]
+        out.append(
+            Table(
+                f"{self.name}: best and worst placements (physical SPE of logical SPE 0..7)",
+                [self.key, "mode", "size (B)", "median", "best placement", "GB/s", "worst placement", "GB/s"],
+                rows,
+            )
+        )
+        return out
+
+    def plot(self, records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
+        """Top: mean bandwidth against the element size (min-max band) per value
+        of the key, DMA-elem and DMA-list; bottom: min, median, mean and max for
+        the largest value, with the peaks and the published statements."""
+        from matplotlib import colormaps
+        from matplotlib.figure import Figure
+
+        k = self.key
+        fig = Figure(figsize=(14, 11), layout="constrained")
+        axes = fig.subplots(2, 2, sharey="row")
+        machine = records[0]["machine"] if records else "blade21"
+        vals = sorted({r[k] for r in records})
+        cmap = colormaps["viridis"]
+        colors = {v: cmap(0.85 * i / max(len(vals) - 1, 1)) for i, v in enumerate(vals)}
+        for j, mode in enumerate(MODES):
+            ax = axes[0][j]
+            for v in vals:
+                curve = sorted(
+                    (r for r in records if r[k] == v and r["mode"] == mode), key=lambda r: r["size"]
+                )
+                if not curve:
+                    continue
+                xs = [r["size"] for r in curve]
+                ax.plot(
+                    xs,
+                    [r["mean_gbs"] for r in curve],
+                    marker="o",
+                    markersize=4,
+                    color=colors[v],
+                    label=f"simulated mean, {v} {self.noun}{'s' if v > 1 else ''}",
+                )
+                ax.fill_between(
+                    xs,
+                    [r["min_gbs"] for r in curve],
+                    [r["max_gbs"] for r in curve],
+                    color=colors[v],
+                    alpha=0.15,
+                )
+                ax.axhline(curve[0]["peak_gbs"], color=colors[v], linestyle=":", linewidth=1)
+            for e in pub.entries(experiment=self.name, held_out=False):
+                if e.quantity != "mean_gbs" or e.where.get("mode") != mode:
+                    continue
+                pts = [r for r in records if pub.matches(e.where, r)]
+                if pts:
+                    ax.plot(
+                        [min(r["size"] for r in pts), max(r["size"] for r in pts)],
+                        [e.value, e.value],
+                        linestyle="--",
+                        color="crimson",
+                        marker="D",
+                        markerfacecolor="none",
+                        label=f"published {e.figure}: near peak ({self.key} {e.where[k]})",
+                    )
+            ax.set(
+                ylabel="bandwidth (GB/s)",
+                title=f"({'ab'[j]}) DMA-{mode}: mean over placements, min-max shaded; peaks dotted",
+            )
+            size_axis(ax)
+            ax.set_xlim(100, 20000)
+            ax.grid(True, which="both", alpha=0.3)
+            ax = axes[1][j]
+            if vals:
+                top = vals[-1]
+                curve = sorted(
+                    (r for r in records if r[k] == top and r["mode"] == mode), key=lambda r: r["size"]
+                )
+                xs = [r["size"] for r in curve]
+                for key, style in (
+                    ("min_gbs", "v:"),
+                    ("median_gbs", "o-"),
+                    ("mean_gbs", "s--"),
+                    ("max_gbs", "^:"),
+                ):
+                    ax.plot(
+                        xs,
+                        [r[key] for r in curve],
+                        style,
+                        markersize=5 if key != "median_gbs" else 8,
+                        color="tab:blue",
+                        label=key.split("_")[0],
+                    )
+                if curve:
+                    ax.axhline(
+                        curve[0]["peak_gbs"],
+                        color="grey",
+                        linestyle=":",
+                        label=f"peak {curve[0]['peak_gbs']:g} GB/s",
+                    )
+                ax.set(
+                    ylabel="bandwidth (GB/s)",
+                    title=f"DMA-{mode}, {top} {self.noun}s: min, median, mean, max over placements "
+                    f"({self.figure_spread})",
+                )
+            size_axis(ax)
+            ax.set_xlim(100, 20000)
+            ax.grid(True, which="both", alpha=0.3)
+        figure_legend(fig, axes.flat, ncol=4)
+        fig.suptitle(
+            f"seed 002, {self.figure_avg} and {self.figure_spread}: {self.name}, {machine} "
+            "(simulated; published dashed)"
+        )
+        fig.savefig(path, dpi=90)
+
+    def options(self, help_values: str) -> tuple[Option, ...]:
+        """The command-line options."""
+        return (
+            Option(self.key, "ints", help_values),
+            Option("modes", "choice", "DMA-elem or DMA-list of 16 KB (default both)", MODES, "--mode"),
+            Option("sizes", "ints", "element sizes in bytes (default 128,256,...,16384)"),
+            Option(
+                "placements",
+                "int",
+                f"seeded logical-to-physical placements per point (default {DEFAULT_PLACEMENTS})",
+            ),
+            Option(
+                "mb_per_spe", "int", f"MB per active SPE and direction (default {DEFAULT_MB}; the paper: 32)"
+            ),
+        )
+
+
+def _minmax(r: dict[str, Any]) -> str:
+    return (
+        f"{r['placements']} placements: {r['min_gbs']:.1f}-{r['max_gbs']:.1f}, "
+        f"median {r['median_gbs']:.1f} GB/s"
+    )
