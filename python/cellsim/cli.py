@@ -395,20 +395,30 @@ cli.add_command(plan_buffers)
 )
 @click.option("--seed", "-s", type=int, default=0, show_default=True, help="seed of the machines")
 @click.option("--python", "python_programs", is_flag=True, help="run the Python benchmark programs")
-def reproduce(out: str, machine: str | None, seed: int, python_programs: bool) -> None:
+@click.option(
+    "--only",
+    multiple=True,
+    type=click.Choice([e.name for e in all_experiments()]),
+    help="run only this experiment (repeat for several; default every experiment)",
+)
+def reproduce(out: str, machine: str | None, seed: int, python_programs: bool, only: tuple[str, ...]) -> None:
     """Run every experiment and write DIR/<name>.json, .parquet, .png and DIR/report.html."""
     from .report import reproduce as _reproduce
 
     if machine is not None:
         _check_machine(machine)
+    chosen = [e for e in all_experiments() if e.name in only] if only else None
+    t0 = time.perf_counter()
     with _Progress("reproduce") as progress:
         results = _reproduce(
             out,
             machine=machine,
             seed=seed,
             native=not python_programs,
+            experiments=chosen,
             progress=lambda name, done, total: progress(done, total, name),
         )
+    seconds = time.perf_counter() - t0
     con = _console()
     every = []
     for r in results:
@@ -428,6 +438,13 @@ def reproduce(out: str, machine: str | None, seed: int, python_programs: bool) -
             + f"  ({len(r.records)} points, {r.seconds:.1f} s)"
         )
     con.print(f"  report.html: {(Path(out) / 'report.html').resolve()}")
+    counted = [r for r in results if any("transfers" in rec for rec in r.records)]
+    transfers = sum(int(rec.get("transfers", 0)) for r in counted for rec in r.records)
+    line = f"{len(results)} experiments in {seconds:.1f} s"
+    if transfers:
+        rate = transfers / max(sum(r.seconds for r in counted), 1e-9)
+        line += f"; {transfers:,} simulated EIB transfers in those that count them ({rate:,.0f} per second)"
+    con.print(line)
 
 
 @cli.command()
