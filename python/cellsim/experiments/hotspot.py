@@ -213,7 +213,10 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
     axes = fig.subplots(1, 2, sharey=True)
     machine = records[0]["machine"] if records else "qs20"
     limit = port_gbs(machine)
-    colors = {"get": "tab:blue", "put": "tab:orange"}
+    styles = {
+        "get": {"color": "tab:blue", "marker": "o", "markersize": 9, "linewidth": 3},
+        "put": {"color": "tab:orange", "marker": "s", "markersize": 5, "linewidth": 1.5},
+    }
     for ax, target in zip(axes, TARGETS, strict=True):
         ax.axhline(limit, color="grey", linestyle=":", linewidth=1, label=f"{limit:g} GB/s: one EIB port")
         for op in OPS:
@@ -224,8 +227,7 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
                 ax.plot(
                     [r["spes"] for r in pts],
                     [r["aggregate_gbs"] for r in pts],
-                    marker="o",
-                    color=colors[op],
+                    **styles[op],  # type: ignore[arg-type]
                     label=f"simulated {op}",
                 )
         for e in pub.entries(experiment=NAME, held_out=False):
@@ -247,6 +249,7 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
         where = "main memory" if target == "memory" else "one local store (hot SPE included)"
         ax.set(xlabel="SPEs", ylabel="aggregate bandwidth (GB/s)", title=f"hot spot on {where}, {machine}")
         ax.set_ylim(0, limit * 1.15)
+        ax.set_xticks(sorted({r["spes"] for r in records}))
         ax.grid(True, alpha=0.3)
     figure_legend(fig, axes, ncol=2)
     fig.suptitle("seed 000, Figure 6a: hot spots, 16 KB nonblocking DMAs (simulated; published in crimson)")
