@@ -108,6 +108,7 @@ th { background: #f0f0f0; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.bad td { background: #fde8e8; }
 tr.heldout td { background: #eef3fb; }
+caption { text-align: left; font-weight: bold; padding: 0.3em 0; }
 img { max-width: 100%; border: 1px solid #ddd; }
 .meta { color: #666; font-size: 0.9em; }
 """
@@ -168,6 +169,18 @@ def write_html(
                 f"<td><small>{e(row['note'])}</small></td></tr>"
             )
         parts.append("</table>")
+        if exp.tables is not None and r.records:
+            # the experiment's own tables of its points (as `cellsim run` prints them)
+            for tab in exp.tables(r.records):
+                head = "".join(f"<th>{e(c)}</th>" for c in tab.columns)
+                parts.append(f"<table><caption>{e(tab.title)}</caption><tr>{head}</tr>")
+                for cells in tab.rows:
+                    tds = "".join(
+                        (f"<td>{e(c)}</td>" if i == 0 else f"<td class='num'>{e(c)}</td>")
+                        for i, c in enumerate(cells)
+                    )
+                    parts.append(f"<tr>{tds}</tr>")
+                parts.append("</table>")
         files = ", ".join(f"<code>{e(p.name)}</code>" for k, p in r.files.items() if k != "png")
         parts.append(f"<p class='meta'>Data: {files}.</p>")
     parts.append("</body></html>\n")
