@@ -334,7 +334,7 @@ class Links:
                 if pts:
                     ax.plot(
                         [min(r["size"] for r in pts), max(r["size"] for r in pts)],
-                        [e.value, e.value],
+                        [float(e.value)] * 2,  # type: ignore[arg-type]
                         linestyle="--",
                         color="crimson",
                         marker="D",

@@ -17,7 +17,7 @@ over SPEs of each SPE's bytes over its own elapsed time.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from os import PathLike
 from typing import Any
 
@@ -120,7 +120,7 @@ def run(
     return records
 
 
-def _agg(records: Sequence[dict[str, Any]], where: dict[str, Any]) -> dict[tuple[str, str, int], float]:
+def _agg(records: Sequence[dict[str, Any]], where: Mapping[str, Any]) -> dict[tuple[str, str, int], float]:
     return {(r["target"], r["op"], r["spes"]): r["aggregate_gbs"] for r in records if pub.matches(where, r)}
 
 
@@ -239,7 +239,7 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
             if xs:
                 ax.plot(
                     [min(xs), max(xs)],
-                    [e.value, e.value],
+                    [float(e.value)] * 2,  # type: ignore[arg-type]
                     linestyle="--",
                     color="crimson",
                     marker="D",

@@ -29,7 +29,7 @@ fits (``span_mb``, 31.9 MB there).
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from os import PathLike
 from typing import Any
 
@@ -152,7 +152,7 @@ def run(
     return records
 
 
-def _mean_over(records: Sequence[dict[str, Any]], where: dict[str, Any], op: str, x: int) -> float | None:
+def _mean_over(records: Sequence[dict[str, Any]], where: Mapping[str, Any], op: str, x: int) -> float | None:
     vals = [r["bandwidth_gbs"] for r in records if r["op"] == op and r["spes"] == x and pub.matches(where, r)]
     return statistics.fmean(vals) if vals else None
 
@@ -264,7 +264,7 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
                 sizes = [s for s in e.where["size"] if any(r["size"] == s for r in pts)]
                 ax.plot(
                     [min(sizes), max(sizes)],
-                    [e.value, e.value],
+                    [float(e.value)] * 2,  # type: ignore[arg-type]
                     linestyle="--",
                     color="crimson" if e.where["spes"] == 1 else "darkred",
                     marker="D",

@@ -253,7 +253,7 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
             if sizes:
                 ax.plot(
                     [min(sizes), max(sizes)],
-                    [e.value, e.value],
+                    [float(e.value)] * 2,  # type: ignore[arg-type]
                     linestyle="--",
                     color="crimson",
                     marker="D",
