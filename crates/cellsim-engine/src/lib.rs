@@ -22,6 +22,7 @@
 //! - [`topology`], [`memory_map`], [`storage`]: where things are and the real bytes;
 //! - [`config`]: machine files; [`calendar`], [`time`], [`rng`]: the engine's clockwork;
 //! - [`kernels`], [`bandwidth`]: native benchmark programs used by the experiments;
+//! - [`messaging`]: seed 001's SPE message-passing library and the programs built on it;
 //! - [`trace`]: records for Chrome/Perfetto traces;
 //! - [`error`]: what a run can end with.
 //!
@@ -59,6 +60,7 @@ pub mod kernels;
 pub mod machine;
 pub mod mailbox;
 pub mod memory_map;
+pub mod messaging;
 pub mod mfc;
 pub mod mic;
 pub mod program;

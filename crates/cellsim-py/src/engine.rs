@@ -300,6 +300,8 @@ impl PyEngine {
     ) -> PyResult<usize> {
         let r = if cellsim_engine::bandwidth::NAMES.contains(&name) {
             cellsim_engine::bandwidth::spawn_after(&mut self.m, spe, name, &params, delay)
+        } else if cellsim_engine::messaging::NAMES.contains(&name) {
+            cellsim_engine::messaging::spawn_after(&mut self.m, spe, name, &params, delay)
         } else {
             kernels::spawn_after(&mut self.m, spe, name, &params, delay)
         };

@@ -24,6 +24,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     let mut kernels = cellsim_engine::kernels::NAMES.to_vec();
     kernels.extend_from_slice(cellsim_engine::bandwidth::NAMES);
+    kernels.extend_from_slice(cellsim_engine::messaging::NAMES);
     m.add("KERNELS", kernels)?;
     Ok(())
 }
