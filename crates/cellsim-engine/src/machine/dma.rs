@@ -7,7 +7,8 @@
 //!    boundary of the effective address) per bus cycle into the BIU queue,
 //!    alternating gets and puts, SPU queue before proxy queue, respecting
 //!    barriers and fences. A DMA list fetches each element from the local
-//!    store (`list_element` cycles) before unrolling it, and stops after an
+//!    store (`list_element` cycles, the next one while the current one
+//!    unrolls) before unrolling it, and stops after an
 //!    element marked stall-and-notify until the program acknowledges.
 //! 3. **Command bus**: one command per bus cycle chip-wide; the command phase
 //!    (Table 1, "coherence protocol") ends with the combined response. The
@@ -60,6 +61,7 @@ impl Machine {
             cursor: pend.cmd.lsa,
             stall_pending: false,
             stalled: false,
+            prefetched_at: 0,
         });
         let seg = if list.is_some() {
             Segment::empty()
@@ -262,8 +264,19 @@ impl Machine {
             remote,
         };
         l.cursor += elem.size;
+        // The first element costs a full fetch (Table 1); later ones were
+        // fetched while their predecessor unrolled, so a list of small
+        // elements is not bound by one fetch per element (002: lists give the
+        // same bandwidth whatever the element size).
+        let fetch = self.timing.list_element;
+        let ready = if l.next == 0 {
+            now + fetch
+        } else {
+            now.max(l.prefetched_at)
+        };
+        l.prefetched_at = ready + fetch;
         l.next += 1;
-        e.ready_at = now + self.timing.list_element;
+        e.ready_at = ready;
         if elem.size == 0 {
             e.seg.size = 0;
         }

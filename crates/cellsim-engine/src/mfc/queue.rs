@@ -69,6 +69,9 @@ pub struct ListProgress {
     pub stall_pending: bool,
     /// The list is stalled until the program acknowledges.
     pub stalled: bool,
+    /// When the element after the current one is in the MFC: the fetch unit
+    /// reads the next element while the current one unrolls.
+    pub prefetched_at: Cycle,
 }
 
 /// A command in the queue.
