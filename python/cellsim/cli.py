@@ -277,6 +277,10 @@ def _option_param(opt: Option) -> click.Option:
             help=opt.help,
             metavar="NUMBER",
         )
+    if opt.type == "str":
+        return click.Option([opt.cli_flag, opt.name], type=str, default=None, help=opt.help)
+    if opt.type == "flag":
+        return click.Option([opt.cli_flag, opt.name], is_flag=True, default=False, help=opt.help)
     return click.Option([opt.cli_flag, opt.name], type=click.IntRange(min=1), default=None, help=opt.help)
 
 

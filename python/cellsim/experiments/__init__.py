@@ -40,12 +40,12 @@ class Option:
 
     ``type`` is ``choice`` (several of ``choices`` may be given), ``ints``
     (a list of integers, ``8,16,128`` on the command line), ``int`` or
-    ``float`` (a positive number).
+    ``float`` (a positive number), ``str`` (a string) or ``flag`` (on/off).
     The default (``None`` / empty) means the experiment's own default.
     """
 
     name: str
-    type: Literal["choice", "ints", "int", "float"]
+    type: Literal["choice", "ints", "int", "float", "str", "flag"]
     help: str
     choices: Sequence[str] = ()
     flag: str = ""
@@ -97,6 +97,8 @@ _MODULES = (
     "couples",
     "cycle",
     "buffering",
+    "ring",
+    "mapping",
 )
 _REGISTRY: dict[str, Experiment] = {}
 

@@ -1,0 +1,101 @@
+"""Options shared by the seed 001 experiments (``ring``, ``mapping``) and ``cellsim map``."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from ..exceptions import UsageError
+from ..messaging.simulate import MODES, Variation
+from . import Option
+
+__all__ = [
+    "LIBRARY_OPTIONS",
+    "SWEEP_OPTIONS",
+    "VARIATION_OPTIONS",
+    "default_sweep_path",
+    "one_mode",
+    "variation_from",
+]
+
+LIBRARY_OPTIONS = (
+    Option("mode", "str", "placement: default (drawn per run, as libspe) or pinned (default: pinned)"),
+    Option("packet", "int", "bytes per packet (seed 001: 512, 1024, 2048; default 1024)"),
+    Option("transmissions", "int", "sends per SPE (seed 001: 10^7)"),
+    Option("unidirectional", "flag", "a unidirectional ring (seed 001, Figure 5)"),
+    Option("buffers", "int", "buffers per neighbour and direction (default 2)"),
+    Option("poll_cycles", "int", "SPU cycles between polls when idle (default 200)"),
+)
+
+VARIATION_OPTIONS = (
+    Option("quiet", "flag", "switch every run-to-run variation mechanism off"),
+    Option("no_skew", "flag", "no start-time skew between SPEs"),
+    Option("no_phase", "flag", "no arbitration-phase offsets"),
+    Option("no_os_noise", "flag", "no background traffic of the PPE's operating system"),
+    Option("no_hypervisor", "flag", "no background traffic of the PS3 hypervisor's SPE"),
+    Option("visible", "ints", "physical SPEs Linux sees (ps3 default 0,1,2,3,4,5)"),
+    Option("hypervisor_spe", "int", "physical SPE of the PS3 hypervisor (default: the first hidden one)"),
+)
+
+SWEEP_OPTIONS = (
+    Option("workers", "int", "local worker processes (default: all cores)"),
+    Option("cluster", "str", "address of a Dask scheduler to run the sweep on (tcp://host:8786)"),
+    Option("out", "str", "Parquet dataset the finished points are appended to (default: a cache file)"),
+    Option("resume", "flag", "keep the points already in the results file and run only the rest"),
+)
+
+
+def one_mode(mode: Any) -> str:
+    """The placement mode (``pinned`` if not given)."""
+    if mode in (None, "", ()):
+        return "pinned"
+    if isinstance(mode, (list, tuple)):
+        if len(mode) != 1:
+            raise UsageError(f"give one mode, not {list(mode)}")
+        mode = mode[0]
+    if mode not in MODES:
+        raise UsageError(f"mode {mode!r} is not one of {', '.join(MODES)}")
+    return str(mode)
+
+
+def variation_from(
+    quiet: bool = False,
+    no_skew: bool = False,
+    no_phase: bool = False,
+    no_os_noise: bool = False,
+    no_hypervisor: bool = False,
+    visible: Iterable[int] = (),
+    hypervisor_spe: int | None = None,
+) -> Variation:
+    """The variation mechanisms the flags leave on."""
+    v = Variation.off() if quiet else Variation()
+    d = v.as_dict()
+    if no_skew:
+        d["skew_ns"] = 0.0
+    if no_phase:
+        d["phase"] = False
+    if no_os_noise:
+        d["os_noise_ns"] = 0.0
+    if no_hypervisor:
+        d["hypervisor_ns"] = 0.0
+    vis = tuple(int(x) for x in visible)
+    if vis:
+        if len(set(vis)) != len(vis) or any(not 0 <= x < 8 for x in vis):
+            raise UsageError(f"visible SPEs {list(vis)} must be distinct physical SPEs 0-7")
+        d["visible"] = tuple(sorted(vis))
+    else:
+        d["visible"] = None
+    if hypervisor_spe is not None:
+        d["hypervisor_spe"] = int(hypervisor_spe)
+    return Variation(**d)
+
+
+def default_sweep_path(name: str, fingerprint: str) -> Path:
+    """Where a sweep's results go when no ``--out`` is given:
+    ``$CELLSIM_SWEEPS`` or ``~/.cache/cellsim/sweeps``, one file per settings."""
+    base = os.environ.get("CELLSIM_SWEEPS") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "cellsim", "sweeps"
+    )
+    return Path(base) / f"{name}-{fingerprint}.parquet"

@@ -1,0 +1,189 @@
+"""``ring``: seed 001's ring benchmark under one mapping.
+
+``k`` tasks on ``k`` SPEs (6 on ``ps3``, 8 on ``qs20``/``qs22``) in a
+bidirectional ring (``unidirectional`` for the paper's Figure 5): each task
+starts two packets and forwards every packet it receives to its other
+neighbour, ``transmissions`` sends per SPE, over seed 001's message-passing
+library (:mod:`cellsim.messaging`). Task ``i`` runs on logical SPE ``a_i`` of
+the mapping ``[a0 ... ak-1]`` (``a0 = 0``). Each record is one run: the
+runtime in simulated ns (the last task's end), the physical SPE of each task,
+the bytes and utilisation of every ring segment (both rings of a direction
+together) and the command bus's load. Packet bytes are checked after the run.
+
+>>> from cellsim.experiments import ring
+>>> r = ring.run("qs20", transmissions=20, mapping="[02467531]")[0]
+>>> r["bytes_ok"], r["mapping"], r["runtime_ns"] > 0
+(True, '[02467531]', True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from os import PathLike
+from typing import Any
+
+from ..exceptions import UsageError
+from ..messaging.patterns import format_mapping, parse_mapping, ring_pattern
+from ..messaging.simulate import machine_spes, point_seed, simulate
+from . import Experiment, Option, Table
+from ._common import ProgressFn
+from ._messaging import LIBRARY_OPTIONS, VARIATION_OPTIONS, one_mode, variation_from
+
+__all__ = ["DEFAULT_TRANSMISSIONS", "EXPERIMENT", "compare", "plot", "run", "tables"]
+
+NAME = "ring"
+DEFAULT_TRANSMISSIONS = 10_000
+
+
+def run(
+    machine: str = "qs20",
+    seed: int = 0,
+    native: bool = True,
+    progress: ProgressFn | None = None,
+    *,
+    mapping: str | Sequence[int] | None = None,
+    mode: str | None = None,
+    packet: int | None = None,
+    transmissions: int | None = None,
+    runs: int | None = None,
+    unidirectional: bool = False,
+    buffers: int | None = None,
+    poll_cycles: int | None = None,
+    quiet: bool = False,
+    no_skew: bool = False,
+    no_phase: bool = False,
+    no_os_noise: bool = False,
+    no_hypervisor: bool = False,
+    visible: Iterable[int] = (),
+    hypervisor_spe: int | None = None,
+) -> list[dict[str, Any]]:
+    """Runs the ring ``runs`` times (default 1); one record per run.
+
+    ``mapping`` defaults to the identity; the other arguments are those of
+    :func:`cellsim.messaging.simulate` (``buffers`` is ``nbuf``).
+    """
+    mode = one_mode(mode)
+    var = variation_from(quiet, no_skew, no_phase, no_os_noise, no_hypervisor, visible, hypervisor_spe)
+    vis = var.visible if var.visible is not None else machine_spes(machine)
+    k = len(vis)
+    mp = parse_mapping(mapping, k) if mapping is not None else tuple(range(k))
+    if len(mp) > len(vis):
+        raise UsageError(f"mapping {format_mapping(list(mp))} has {len(mp)} tasks but {machine} has {k} SPEs")
+    n = DEFAULT_TRANSMISSIONS if transmissions is None else int(transmissions)
+    if n < 2:
+        raise UsageError(f"transmissions {n}: each task starts two packets, so it needs at least 2")
+    runs = 1 if runs is None else int(runs)
+    if runs < 1:
+        raise UsageError(f"runs must be at least 1, not {runs}")
+    pkt = 1024 if packet is None else int(packet)
+    pattern = ring_pattern(len(mp), unidirectional, pkt)
+    out = []
+    for r in range(runs):
+        rec = simulate(
+            machine,
+            pattern,
+            mp,
+            count=n,
+            mode=mode,
+            seed=point_seed(seed, machine, mode, pattern.name, format_mapping(list(mp)), r),
+            variation=var,
+            packet=pkt,
+            nbuf=2 if buffers is None else int(buffers),
+            poll_cycles=200 if poll_cycles is None else int(poll_cycles),
+            native=native,
+        )
+        rec.update({"run": r, "transmissions": n, "unidirectional": unidirectional})
+        out.append(rec)
+        if progress is not None:
+            progress(r + 1, runs)
+    return out
+
+
+def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
+    """The runs, then the traffic of the first run per ring segment."""
+    if not records:
+        return []
+    r0 = records[0]
+    runs = Table(
+        f"ring: {r0['machine']} {r0['mode']}, mapping {r0['mapping']}, {r0['packet']} B packets, "
+        f"{r0['transmissions']} transmissions per SPE" + (", unidirectional" if r0["unidirectional"] else ""),
+        ("run", "runtime (ns)", "per transmission (ns)", "physical SPE of each task", "command bus", "bytes"),
+        [
+            (
+                str(r["run"]),
+                f"{r['runtime_ns']:,.0f}",
+                f"{r['runtime_ns'] / r['transmissions']:.1f}",
+                " ".join(str(p) for p in r["placement"]),
+                f"{r['command_bus_requests']:,} requests, {100 * r['command_bus_utilisation']:.1f}%",
+                "ok" if r.get("bytes_ok") else "?",
+            )
+            for r in records
+        ],
+    )
+    segs = Table(
+        "ring segments (run 0; both rings of a direction together, utilisation of their capacity)",
+        ("segment", "direction", "MB", "utilisation"),
+        [
+            (
+                s["segment"],
+                "clockwise" if i < len(r0["segments"]) // 2 else "counter-clockwise",
+                f"{s['bytes'] / 1e6:.3f}",
+                f"{100 * s['utilisation']:.2f}%",
+            )
+            for i, s in enumerate(r0["segments"])
+        ],
+    )
+    return [runs, segs]
+
+
+def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Seed 001 publishes no runtime of a single mapping: nothing to compare."""
+    return []
+
+
+def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
+    """The utilisation of every ring segment in both directions (run 0)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    r0 = records[0]
+    segs = r0["segments"]
+    half = len(segs) // 2
+    fig, axes = plt.subplots(2, 1, figsize=(10, 6), layout="constrained", sharey=True)
+    for ax, part, title in ((axes[0], segs[:half], "clockwise"), (axes[1], segs[half:], "counter-clockwise")):
+        ax.bar(range(half), [100 * s["utilisation"] for s in part], color="tab:blue")
+        ax.set_xticks(range(half), [s["segment"] for s in part], rotation=30, fontsize=7)
+        ax.set_ylabel("utilisation (%)")
+        ax.set_title(f"{title} rings", fontsize=9)
+    fig.suptitle(
+        f"ring {r0['mapping']} on {r0['machine']} ({r0['mode']}): {r0['runtime_ns'] / 1e3:,.1f} us, "
+        f"command bus {100 * r0['command_bus_utilisation']:.1f}% busy"
+    )
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+EXPERIMENT = Experiment(
+    name=NAME,
+    title="Ring of tasks over SPE message passing",
+    paper="001",
+    figure="Section 2.2",
+    description=(
+        "k tasks on k SPEs in a bidirectional ring over seed 001's message-passing library: each task "
+        "starts two packets and forwards every packet it receives; runtime, the traffic on each ring "
+        "segment and on the command bus. --mapping [a0...ak-1] puts task i on logical SPE a_i."
+    ),
+    run=run,
+    plot=plot,
+    compare=compare,
+    tables=tables,
+    machine="qs20",
+    options=(
+        Option("mapping", "str", "task i on logical SPE a_i, e.g. [02467531] (default: identity)"),
+        *LIBRARY_OPTIONS,
+        Option("runs", "int", "runs (default 1)"),
+        *VARIATION_OPTIONS,
+    ),
+)

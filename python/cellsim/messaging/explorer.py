@@ -1,0 +1,356 @@
+"""The task-mapping explorer: every mapping of a pattern, ranked.
+
+:func:`explore` runs all ``(k-1)!`` mappings of ``k`` tasks with task 0 fixed
+on SPE 0, ``runs`` runs each (seed 001 did three), through the sweep runner
+(:mod:`cellsim.sweep`: local processes or Dask, resumable Parquet results),
+and ranks them by mean runtime. Each run's seed is a hash of the base seed,
+the machine, the mode, the mapping and the run number, so the same seed gives
+the same ranking however the sweep is run.
+
+:func:`summary` gives the numbers seed 001 discusses: the worst-over-best
+ratios of the mean and of single runs, the mean of all mappings over the best
+(what a random mapping costs), and the rank and ratio of the identity mapping
+and of the "intuitive" ones.
+"""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+from collections.abc import Sequence
+from os import PathLike
+from typing import Any
+
+from ..exceptions import UsageError
+from .patterns import Pattern, builtin, format_mapping, parse_mapping, ring_pattern
+from .simulate import DEFAULTS, MODES, Variation, machine_spes, point_seed, simulate
+
+__all__ = [
+    "DEFAULT_RUNS",
+    "DEFAULT_TRANSMISSIONS",
+    "INTUITIVE",
+    "all_mappings",
+    "explore",
+    "plot_ranks",
+    "run_point",
+    "summary",
+]
+
+DEFAULT_TRANSMISSIONS = 1000
+"""Transmissions per SPE of the explorer (seed 001: 10^7). Chosen where the
+ranking has stopped changing (``benches/mapping_steady.py``, docs/messaging.md)."""
+
+DEFAULT_RUNS = 3
+"""Runs per mapping (seed 001 did three)."""
+
+INTUITIVE = {
+    6: ("[024531]",),
+    8: ("[02467531]", "[01357642]"),
+}
+"""The mappings seed 001 names as the ones one would choose intuitively."""
+
+
+def all_mappings(k: int) -> list[tuple[int, ...]]:
+    """The ``(k-1)!`` mappings of ``k`` tasks with task 0 on SPE 0, in lexicographic order."""
+    return [(0, *p) for p in itertools.permutations(range(1, k))]
+
+
+def run_point(point: dict[str, Any]) -> dict[str, Any]:
+    """One run of one mapping (the sweep's point function)."""
+    pattern = _pattern(point)
+    var = Variation(**{**point["variation"], "visible": _tuple(point["variation"].get("visible"))})
+    rec = simulate(
+        point["machine"],
+        pattern,
+        tuple(point["mapping"]),
+        count=point["count"],
+        mode=point["mode"],
+        seed=point["seed"],
+        variation=var,
+        packet=point["packet"],
+        nbuf=point["nbuf"],
+        poll_cycles=point["poll_cycles"],
+        native=point.get("native", True),
+        traffic=False,
+    )
+    return {
+        "mapping": rec["mapping"],
+        "run": point["run"],
+        "seed": point["seed"],
+        "runtime_ns": rec["runtime_ns"],
+        "placement": rec["placement"],
+        "bytes_ok": rec["bytes_ok"],
+    }
+
+
+def _tuple(v: Any) -> tuple[int, ...] | None:
+    return None if v is None else tuple(int(x) for x in v)
+
+
+def _pattern(point: dict[str, Any]) -> Pattern:
+    if point["pattern"] in ("ring", "ring-uni"):
+        return ring_pattern(point["tasks"], point["pattern"] == "ring-uni", point["packet"])
+    if "edges" in point:
+        return Pattern(point["pattern"], point["tasks"], tuple(tuple(e) for e in point["edges"]))  # type: ignore[misc]
+    return builtin(point["pattern"], point["tasks"], point["packet"])
+
+
+def make_points(
+    machine: str,
+    pattern: Pattern,
+    mappings: Sequence[Sequence[int]],
+    *,
+    runs: int,
+    count: int,
+    mode: str,
+    seed: int,
+    variation: Variation,
+    packet: int,
+    nbuf: int,
+    poll_cycles: int,
+    native: bool = True,
+) -> list[dict[str, Any]]:
+    """The sweep's points: one per (mapping, run)."""
+    base: dict[str, Any] = {
+        "machine": machine,
+        "pattern": pattern.name,
+        "tasks": pattern.tasks,
+        "count": count,
+        "mode": mode,
+        "variation": variation.as_dict(),
+        "packet": packet,
+        "nbuf": nbuf,
+        "poll_cycles": poll_cycles,
+        "native": native,
+    }
+    if pattern.kind != "ring" and pattern.name not in ("pairs", "all-to-all"):
+        base["edges"] = [list(e) for e in pattern.edges]
+    pts = []
+    for mp in mappings:
+        name = format_mapping(list(mp))
+        for r in range(runs):
+            pts.append(
+                {
+                    **base,
+                    "mapping": list(mp),
+                    "run": r,
+                    "seed": point_seed(seed, machine, mode, pattern.name, name, r),
+                }
+            )
+    return pts
+
+
+def settings_of(points: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """What a sweep's results depend on besides each point's mapping and run."""
+    if not points:
+        return {}
+    return {k: v for k, v in points[0].items() if k not in ("mapping", "run", "seed")}
+
+
+def point_key(p: dict[str, Any]) -> str:
+    """A point's key in the results file: mapping and run."""
+    return f"{format_mapping(p['mapping'])}#{p['run']}"
+
+
+def explore(
+    machine: str = "ps3",
+    *,
+    mode: str = "pinned",
+    packet: int = 1024,
+    runs: int = DEFAULT_RUNS,
+    transmissions: int = DEFAULT_TRANSMISSIONS,
+    unidirectional: bool = False,
+    tasks: int | None = None,
+    seed: int = 0,
+    variation: Variation = DEFAULTS,
+    nbuf: int = 2,
+    poll_cycles: int = 200,
+    native: bool = True,
+    workers: int | None = None,
+    cluster: Any = None,
+    out: str | PathLike[str] | None = None,
+    resume: bool = False,
+    progress: Any = None,
+) -> list[dict[str, Any]]:
+    """Runs every mapping of seed 001's ring ``runs`` times and ranks them.
+
+    Returns one record per mapping, best first: ``mapping`` (``"[024531]"``),
+    ``runs_ns`` (one runtime per run), ``mean_ns``, ``rank`` (1 = best), and
+    the settings. See :func:`cellsim.messaging.simulate` for the arguments;
+    ``workers``, ``cluster``, ``out`` and ``resume`` go to
+    :func:`cellsim.sweep.run_sweep`.
+    """
+    from ..sweep import run_sweep
+
+    if mode not in MODES:
+        raise UsageError(f"mode {mode!r} is not one of {', '.join(MODES)}")
+    if runs < 1:
+        raise UsageError(f"runs must be at least 1, not {runs}")
+    if transmissions < 2:
+        raise UsageError(
+            f"transmissions {transmissions}: each task starts two packets, so it needs at least 2"
+        )
+    visible = variation.visible if variation.visible is not None else machine_spes(machine)
+    k = tasks if tasks is not None else len(visible)
+    if k > len(visible):
+        raise UsageError(f"{k} tasks but {machine} has {len(visible)} SPEs for them")
+    pattern = ring_pattern(k, unidirectional, packet)
+    points = make_points(
+        machine,
+        pattern,
+        all_mappings(k),
+        runs=runs,
+        count=transmissions,
+        mode=mode,
+        seed=seed,
+        variation=variation,
+        packet=packet,
+        nbuf=nbuf,
+        poll_cycles=poll_cycles,
+        native=native,
+    )
+    # A trial run of the first point catches bad settings before the sweep starts.
+    if points:
+        run_point({**points[0], "count": 2})
+    results = run_sweep(
+        run_point,
+        points,
+        key=point_key,
+        out=out,
+        resume=resume,
+        workers=workers,
+        cluster=cluster,
+        progress=progress,
+        settings={**settings_of(points), "base_seed": seed},
+    )
+    return rank(
+        results,
+        machine=machine,
+        mode=mode,
+        packet=packet,
+        transmissions=transmissions,
+        unidirectional=unidirectional,
+        seed=seed,
+    )
+
+
+def rank(results: Sequence[dict[str, Any]], **settings: Any) -> list[dict[str, Any]]:
+    """Groups per-run results by mapping and ranks the mappings by mean runtime
+    (ties by mapping name)."""
+    by: dict[str, list[dict[str, Any]]] = {}
+    for r in results:
+        by.setdefault(r["mapping"], []).append(r)
+    recs = []
+    for name, rs in by.items():
+        rs = sorted(rs, key=lambda r: r["run"])
+        runs_ns = [float(r["runtime_ns"]) for r in rs]
+        recs.append(
+            {
+                "mapping": name,
+                "runs_ns": runs_ns,
+                "mean_ns": statistics.fmean(runs_ns),
+                "placements": [r["placement"] for r in rs],
+                **settings,
+            }
+        )
+    recs.sort(key=lambda r: (r["mean_ns"], r["mapping"]))
+    for i, r in enumerate(recs, 1):
+        r["rank"] = i
+    return recs
+
+
+def identity(k: int) -> str:
+    """The identity mapping's name, ``[012345]``."""
+    return format_mapping(list(range(k)))
+
+
+def summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Seed 001's numbers for a ranking (records from :func:`explore`):
+    worst/best of the means and of single runs, mean of all over the best,
+    median over mean of the means, the best mapping and its rank in each run,
+    and rank and ratio to the best of the identity and intuitive mappings."""
+    if not records:
+        raise UsageError("no mappings to summarise")
+    means = [r["mean_ns"] for r in records]
+    singles = [x for r in records for x in r["runs_ns"]]
+    best = records[0]
+    nruns = len(best["runs_ns"])
+    run_ranks = []
+    for i in range(nruns):
+        order = sorted(records, key=lambda r, i=i: (r["runs_ns"][i], r["mapping"]))
+        run_ranks.append(1 + next(n for n, r in enumerate(order) if r["mapping"] == best["mapping"]))
+    k = len(best["mapping"].strip("[]")) if "," not in best["mapping"] else best["mapping"].count(",") + 1
+    by = {r["mapping"]: r for r in records}
+    named = {"identity": identity(k)}
+    for n, mp in enumerate(INTUITIVE.get(k, ()), 1):
+        named[f"intuitive{n}"] = mp
+    out: dict[str, Any] = {
+        "mappings": len(records),
+        "runs": nruns,
+        "best": best["mapping"],
+        "best_mean_ns": best["mean_ns"],
+        "best_rank_in_runs": run_ranks,
+        "worst": records[-1]["mapping"],
+        "worst_over_best_mean": max(means) / min(means),
+        "worst_over_best_single": max(singles) / min(singles),
+        "mean_of_all_over_best": statistics.fmean(means) / min(means),
+        "median_over_mean": statistics.median(means) / statistics.fmean(means),
+    }
+    for label, mp in named.items():
+        r = by.get(mp)
+        if r is not None:
+            out[f"{label}"] = mp
+            out[f"{label}_rank"] = r["rank"]
+            out[f"{label}_over_best"] = r["mean_ns"] / min(means)
+    return out
+
+
+def plot_ranks(records: Sequence[dict[str, Any]], path: str | PathLike[str], title: str = "") -> None:
+    """Seed 001's rank plot: the mean runtime and each run's runtime against
+    the rank of the mean, with the summary numbers beside it."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    s = summary(records)
+    ranks = [r["rank"] for r in records]
+    fig, ax = plt.subplots(figsize=(10, 5.2), layout="constrained")
+    for i in range(s["runs"]):
+        ax.plot(ranks, [r["runs_ns"][i] / 1e6 for r in records], lw=0.7, alpha=0.7, label=f"run {i + 1}")
+    ax.plot(ranks, [r["mean_ns"] / 1e6 for r in records], color="black", lw=2, label="average")
+    ax.set_xlabel("rank (by average runtime)")
+    ax.set_ylabel("runtime (simulated ms)")
+    r0 = records[0]
+    ax.set_title(
+        title
+        or f"{r0.get('machine', '')} {r0.get('mode', '')}, {r0.get('packet', '')} B packets, "
+        f"{r0.get('transmissions', '')} transmissions per SPE"
+        + (", unidirectional" if r0.get("unidirectional") else "")
+    )
+    lines = [
+        f"worst/best: mean {s['worst_over_best_mean']:.3f}, single run {s['worst_over_best_single']:.3f}",
+        f"mean of all / best: {s['mean_of_all_over_best']:.3f}",
+        f"best {s['best']}, its rank in each run: {s['best_rank_in_runs']}",
+    ]
+    for label in ("identity", "intuitive1", "intuitive2"):
+        if f"{label}_rank" in s:
+            lines.append(f"{label} {s[label]}: rank {s[f'{label}_rank']}, x{s[f'{label}_over_best']:.3f}")
+    ax.text(
+        0.02,
+        0.98,
+        "\n".join(lines),
+        transform=ax.transAxes,
+        va="top",
+        fontsize=8,
+        family="monospace",
+        bbox={"facecolor": "white", "alpha": 0.85, "edgecolor": "#ccc"},
+    )
+    ax.legend(loc="lower right", fontsize=8)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def parse(mapping: str, tasks: int) -> tuple[int, ...]:
+    """:func:`cellsim.messaging.patterns.parse_mapping` (re-exported for the CLI)."""
+    return parse_mapping(mapping, tasks)

@@ -1,0 +1,326 @@
+"""The sweep runner: many independent simulations, on one machine or many.
+
+Every point of a sweep is a JSON-serialisable dict; a point function (a
+module-level function, so that it can be sent to another process) turns it
+into one result dict and depends on nothing else, which is why results are
+identical whether points run serially, in local worker processes or on a Dask
+cluster, in any order.
+
+- **Local** (default): ``workers`` processes (all cores), points sent in
+  small chunks; ``workers=1`` runs in this process.
+- **Dask**: ``cluster`` is the address of a ``distributed`` scheduler
+  (``tcp://host:8786``) or a ``distributed.Client``/cluster object. Start one
+  on this machine with::
+
+      dask scheduler &                       # prints tcp://<ip>:8786
+      dask worker tcp://127.0.0.1:8786 --nworkers 2 --nthreads 1 &
+
+  or from Python ``distributed.LocalCluster(n_workers=2, threads_per_worker=1)``;
+  on a Slurm cluster ``dask_jobqueue.SLURMCluster(cores=..., memory=...)``
+  with ``cluster.scale(jobs=N)`` and pass ``cluster.scheduler_address``.
+  Each worker needs cellsim installed (``pip install 'cellsim[dask]'``).
+  Use one thread per worker: a worker process runs one simulation at a time.
+
+**Results file.** With ``out``, finished points are appended to a Parquet
+dataset (a directory of part files that ``pandas.read_parquet(out)`` reads
+as one table) as they finish: at most every ``flush_s`` seconds, at the end,
+on an error and on Ctrl-C. Each row has the point's ``key``, its ``index``,
+the sweep's ``settings`` fingerprint, the result's scalar fields as columns
+and the whole result as JSON (``record``). With ``resume=True`` the points
+already in the file are not run again; without it an existing file is
+replaced. A sweep interrupted by Ctrl-C keeps every finished point and raises
+:class:`SweepInterrupted`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import signal
+import time
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from pathlib import Path
+from typing import Any
+
+from .exceptions import CellsimError, UsageError
+
+__all__ = ["SweepInterrupted", "fingerprint", "read_results", "run_sweep"]
+
+Point = dict[str, Any]
+Result = dict[str, Any]
+PointFn = Callable[[Point], Result]
+ProgressFn = Callable[[int, int], None]
+
+
+class SweepInterrupted(CellsimError):
+    """A sweep stopped by Ctrl-C: ``done`` of ``total`` points were kept in ``out``."""
+
+    def __init__(self, message: str, done: int, total: int, out: str | None) -> None:
+        super().__init__(message)
+        self.done = done
+        self.total = total
+        self.out = out
+
+
+def fingerprint(settings: dict[str, Any]) -> str:
+    """A short stable hash of a sweep's settings (what must match to resume)."""
+    text = json.dumps(settings, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _run_chunk(fn: PointFn, chunk: list[tuple[int, Point]]) -> list[tuple[int, Result]]:
+    return [(i, fn(p)) for i, p in chunk]
+
+
+def _init_worker() -> None:
+    # Ctrl-C goes to the whole process group: the parent handles it.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+class _Store:
+    """The Parquet dataset of a sweep: part files appended as points finish."""
+
+    def __init__(self, out: str | Path | None, settings_id: str, flush_s: float) -> None:
+        self.dir = None if out is None else Path(out)
+        self.settings_id = settings_id
+        self.flush_s = flush_s
+        self.buffer: list[dict[str, Any]] = []
+        self.last = time.monotonic()
+
+    def load(self, keys: dict[str, int]) -> dict[int, Result]:
+        """Finished results already in the dataset, by point index (checked against the settings)."""
+        if self.dir is None or not self.dir.exists():
+            return {}
+        rows = read_results(self.dir, raw=True)
+        done: dict[int, Result] = {}
+        for row in rows:
+            if row["settings"] != self.settings_id:
+                raise UsageError(
+                    f"{self.dir} holds results of a sweep with other settings "
+                    f"(fingerprint {row['settings']}, this sweep {self.settings_id}); "
+                    "give another --out or drop --resume to replace it"
+                )
+            i = keys.get(row["key"])
+            if i is not None:
+                done[i] = json.loads(row["record"])
+        return done
+
+    def reset(self) -> None:
+        """Removes an existing dataset (a fresh sweep replaces it)."""
+        if self.dir is None or not self.dir.exists():
+            return
+        if self.dir.is_file():
+            self.dir.unlink()
+            return
+        others = [p for p in self.dir.iterdir() if not p.name.startswith("part-")]
+        if others:
+            raise UsageError(
+                f"{self.dir} exists and holds files that are not sweep results ({others[0].name}); "
+                "give another --out"
+            )
+        shutil.rmtree(self.dir)
+
+    def add(self, key: str, index: int, result: Result) -> None:
+        if self.dir is None:
+            return
+        row: dict[str, Any] = {"key": key, "index": index, "settings": self.settings_id}
+        for k, v in result.items():
+            if isinstance(v, (bool, int, float, str)) and k not in row:
+                row[k] = v
+        row["record"] = json.dumps(result)
+        self.buffer.append(row)
+        if time.monotonic() - self.last >= self.flush_s:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.dir is None or not self.buffer:
+            self.last = time.monotonic()
+            return
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        self.dir.mkdir(parents=True, exist_ok=True)
+        name = f"part-{time.time_ns():020d}-{uuid.uuid4().hex[:8]}.parquet"
+        tmp = self.dir / f".{name}.tmp"
+        pq.write_table(pa.Table.from_pylist(self.buffer), tmp)
+        os.replace(tmp, self.dir / name)
+        self.buffer = []
+        self.last = time.monotonic()
+
+
+def read_results(out: str | Path, raw: bool = False) -> list[dict[str, Any]]:
+    """The results in a sweep's Parquet dataset, in point order (``raw``:
+    the rows as stored, with ``key``, ``index``, ``settings`` and ``record``)."""
+    import pyarrow.parquet as pq
+
+    d = Path(out)
+    parts = sorted(d.glob("part-*.parquet")) if d.is_dir() else [d]
+    rows: list[dict[str, Any]] = []
+    for p in parts:
+        rows += pq.read_table(p).to_pylist()
+    rows.sort(key=lambda r: r["index"])
+    if raw:
+        return rows
+    return [json.loads(r["record"]) for r in rows]
+
+
+def _client(cluster: Any) -> tuple[Any, bool]:
+    """A ``distributed.Client`` for ``cluster`` and whether we own it."""
+    try:
+        import distributed
+    except ImportError:
+        raise UsageError("--cluster needs Dask's distributed package: pip install 'cellsim[dask]'") from None
+    if isinstance(cluster, distributed.Client):
+        return cluster, False
+    try:
+        client = distributed.Client(cluster, timeout="10s", set_as_default=False)
+    except (OSError, TimeoutError, ValueError) as e:
+        raise UsageError(
+            f"cannot reach the Dask scheduler at {cluster!r}: {' '.join(str(e).split())}"
+        ) from None
+    return client, True
+
+
+def _chunks(todo: list[tuple[int, Point]], workers: int, chunk: int | None) -> list[list[tuple[int, Point]]]:
+    size = chunk or max(1, min(16, len(todo) // (workers * 8) or 1))
+    return [todo[i : i + size] for i in range(0, len(todo), size)]
+
+
+def run_sweep(
+    fn: PointFn,
+    points: Sequence[Point],
+    *,
+    key: Callable[[Point], str] | None = None,
+    out: str | Path | None = None,
+    resume: bool = False,
+    workers: int | None = None,
+    cluster: Any = None,
+    progress: ProgressFn | None = None,
+    settings: dict[str, Any] | None = None,
+    chunk: int | None = None,
+    flush_s: float = 1.0,
+) -> list[Result]:
+    """Runs ``fn`` on every point and returns the results in point order.
+
+    Args:
+        fn: a module-level function ``point -> result`` (both JSON-serialisable).
+        points: the points.
+        key: a point's unique name (default: its JSON text).
+        out: Parquet dataset to append finished points to (see the module docstring).
+        resume: keep the points already in ``out`` and run only the others.
+        workers: local worker processes (default: all cores; 1: in this process).
+        cluster: a Dask scheduler address or ``distributed.Client`` (instead of local workers).
+        progress: ``progress(done, total)`` after each finished chunk.
+        settings: what the results depend on besides the points; a resumed
+            file must have been made with the same.
+        chunk: points per task sent to a worker (default: small, adaptive).
+        flush_s: seconds between appends to ``out``.
+
+    Raises :class:`SweepInterrupted` on Ctrl-C (finished points are kept in
+    ``out``) and re-raises a point's exception after saving the others.
+    """
+    keyf = key or (lambda p: json.dumps(p, sort_keys=True, default=str))
+    keys = [keyf(p) for p in points]
+    if len(set(keys)) != len(keys):
+        raise UsageError("two points of the sweep have the same key")
+    index = {k: i for i, k in enumerate(keys)}
+    store = _Store(out, fingerprint(settings or {}), flush_s)
+    results: dict[int, Result] = {}
+    if resume:
+        results = store.load(index)
+    else:
+        store.reset()
+    total = len(points)
+    todo = [(i, p) for i, p in enumerate(points) if i not in results]
+    if progress is not None:
+        progress(len(results), total)
+
+    def finished(batch: Iterable[tuple[int, Result]]) -> None:
+        for i, r in batch:
+            results[i] = r
+            store.add(keys[i], i, r)
+        if progress is not None:
+            progress(len(results), total)
+
+    try:
+        if not todo:
+            pass
+        elif cluster is not None:
+            _run_dask(fn, todo, cluster, chunk, finished)
+        else:
+            n = workers or os.cpu_count() or 1
+            if n <= 1 or len(todo) == 1:
+                for i, p in todo:
+                    finished([(i, fn(p))])
+            else:
+                _run_local(fn, todo, n, chunk, finished)
+    except KeyboardInterrupt:
+        store.flush()
+        where = f"they are in {out} (run again with --resume to finish)" if out else "no --out file was given"
+        raise SweepInterrupted(
+            f"interrupted: {len(results)} of {total} points finished; {where}", len(results), total, _s(out)
+        ) from None
+    finally:
+        store.flush()
+    return [results[i] for i in range(total)]
+
+
+def _s(out: str | Path | None) -> str | None:
+    return None if out is None else str(out)
+
+
+def _run_local(
+    fn: PointFn,
+    todo: list[tuple[int, Point]],
+    workers: int,
+    chunk: int | None,
+    finished: Callable[[Iterable[tuple[int, Result]]], None],
+) -> None:
+    pool = ProcessPoolExecutor(max_workers=min(workers, len(todo)), initializer=_init_worker)
+    pending: set[Future[Any]] = set()
+    try:
+        for c in _chunks(todo, workers, chunk):
+            pending.add(pool.submit(_run_chunk, fn, c))
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for f in done:
+                finished(f.result())
+    except BaseException:
+        for f in pending:
+            f.cancel()
+        # do not wait for chunks in flight: stop the workers now
+        for proc in list(getattr(pool, "_processes", {}).values()):
+            with contextlib.suppress(Exception):
+                proc.terminate()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+
+
+def _run_dask(
+    fn: PointFn,
+    todo: list[tuple[int, Point]],
+    cluster: Any,
+    chunk: int | None,
+    finished: Callable[[Iterable[tuple[int, Result]]], None],
+) -> None:
+    client, owned = _client(cluster)
+    try:
+        from distributed import as_completed
+
+        n = max(sum(client.nthreads().values()), 1)
+        futures = [client.submit(_run_chunk, fn, c, pure=False) for c in _chunks(todo, n, chunk)]
+        try:
+            for f in as_completed(futures):
+                finished(f.result())
+        except BaseException:
+            client.cancel(futures)
+            raise
+    finally:
+        if owned:
+            client.close()
