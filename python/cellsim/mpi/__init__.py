@@ -1,0 +1,305 @@
+"""MPI on the SPEs of a simulated Cell, with the mpi4py API.
+
+Each MPI rank is an SPE program on its own SPE; ``mpirun`` (a PPE program)
+starts them as seed 003 describes. Run a program with ``cellsim mpirun -n 4
+prog.py`` or :func:`mpirun`; inside it, this module is what ``from mpi4py
+import MPI`` gives::
+
+    from mpi4py import MPI            # or: from cellsim import mpi as MPI
+    comm = MPI.COMM_WORLD
+    if comm.rank == 0:
+        comm.send({"hello": 1}, dest=1)
+    elif comm.rank == 1:
+        print(comm.recv(source=0))
+
+Two protocols (``mpirun(..., protocol=...)``, ``--protocol``): ``direct``
+(the default: local store to local store, signals, credits, pipelined pulls;
+see :mod:`cellsim.mpi._direct`) and ``kumar`` (seed 003's design as
+published; see :mod:`cellsim.mpi._kumar`). Times are simulated:
+:func:`Wtime` reads the SPU decrementer.
+
+Beyond mpi4py: :func:`compute` and :func:`flops` state the work a program
+does between MPI calls (counted under ``--compute model``), :func:`alloc`
+gives a numpy array in simulated main memory, :func:`argv` the arguments
+``mpirun`` passed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import spu
+from . import _types
+from ._api import COMM_NULL, COMM_SELF, COMM_WORLD, Comm, Intracomm, Request
+from ._costs import flop_cycles
+from ._run import MpirunResult, RankFailed, mpirun
+from ._runtime import ComputeRule, current_rank
+from ._types import (
+    ANY_SOURCE,
+    ANY_TAG,
+    BAND,
+    BOOL,
+    BOR,
+    BXOR,
+    BYTE,
+    C_BOOL,
+    C_DOUBLE_COMPLEX,
+    C_FLOAT_COMPLEX,
+    CHAR,
+    COMPLEX,
+    DOUBLE,
+    DOUBLE_COMPLEX,
+    ERR_ARG,
+    ERR_BUFFER,
+    ERR_COMM,
+    ERR_COUNT,
+    ERR_OTHER,
+    ERR_RANK,
+    ERR_ROOT,
+    ERR_TAG,
+    ERR_TRUNCATE,
+    ERR_TYPE,
+    FLOAT,
+    IN_PLACE,
+    INT,
+    INT8_T,
+    INT16_T,
+    INT32_T,
+    INT64_T,
+    LAND,
+    LONG,
+    LONG_LONG,
+    LOR,
+    LXOR,
+    MAX,
+    MIN,
+    PROC_NULL,
+    PROD,
+    SHORT,
+    SIGNED_CHAR,
+    SUCCESS,
+    SUM,
+    TAG_UB,
+    UINT8_T,
+    UINT16_T,
+    UINT32_T,
+    UINT64_T,
+    UNDEFINED,
+    UNSIGNED,
+    UNSIGNED_CHAR,
+    UNSIGNED_LONG,
+    UNSIGNED_LONG_LONG,
+    UNSIGNED_SHORT,
+    Datatype,
+    MPIDeadlockError,
+    Op,
+    Status,
+)
+
+Exception = _types.Exception
+
+__all__ = [
+    "ANY_SOURCE",
+    "ANY_TAG",
+    "BAND",
+    "BOOL",
+    "BOR",
+    "BXOR",
+    "BYTE",
+    "CHAR",
+    "COMM_NULL",
+    "COMM_SELF",
+    "COMM_WORLD",
+    "COMPLEX",
+    "C_BOOL",
+    "C_DOUBLE_COMPLEX",
+    "C_FLOAT_COMPLEX",
+    "DOUBLE",
+    "DOUBLE_COMPLEX",
+    "ERR_ARG",
+    "ERR_BUFFER",
+    "ERR_COMM",
+    "ERR_COUNT",
+    "ERR_OTHER",
+    "ERR_RANK",
+    "ERR_ROOT",
+    "ERR_TAG",
+    "ERR_TRUNCATE",
+    "ERR_TYPE",
+    "FLOAT",
+    "INT",
+    "INT8_T",
+    "INT16_T",
+    "INT32_T",
+    "INT64_T",
+    "IN_PLACE",
+    "LAND",
+    "LONG",
+    "LONG_LONG",
+    "LOR",
+    "LXOR",
+    "MAX",
+    "MIN",
+    "PROC_NULL",
+    "PROD",
+    "SHORT",
+    "SIGNED_CHAR",
+    "SUCCESS",
+    "SUM",
+    "TAG_UB",
+    "UINT8_T",
+    "UINT16_T",
+    "UINT32_T",
+    "UINT64_T",
+    "UNDEFINED",
+    "UNSIGNED",
+    "UNSIGNED_CHAR",
+    "UNSIGNED_LONG",
+    "UNSIGNED_LONG_LONG",
+    "UNSIGNED_SHORT",
+    "Comm",
+    "ComputeRule",
+    "Datatype",
+    "Exception",
+    "Finalize",
+    "Get_library_version",
+    "Get_processor_name",
+    "Get_version",
+    "Init",
+    "Intracomm",
+    "Is_finalized",
+    "Is_initialized",
+    "MPIDeadlockError",
+    "MpirunResult",
+    "Op",
+    "RankFailed",
+    "Request",
+    "Status",
+    "Wtick",
+    "Wtime",
+    "alloc",
+    "argv",
+    "compute",
+    "flops",
+    "mpirun",
+    "protocol",
+]
+
+VERSION = 2
+SUBVERSION = 2
+
+
+def Init() -> None:
+    """``MPI_Init``: done by ``mpirun`` before the program starts; nothing to do."""
+    current_rank("Init")
+
+
+def Finalize() -> None:
+    """``MPI_Finalize``: a barrier; the rank may not communicate afterwards.
+    ``mpirun`` calls it when the program ends if the program did not."""
+    from ._run import finalize_rank
+
+    finalize_rank(current_rank("Finalize"))
+
+
+def Is_initialized() -> bool:
+    """True inside a rank."""
+    try:
+        return current_rank().initialized
+    except _types.Exception:
+        return False
+
+
+def Is_finalized() -> bool:
+    """Whether this rank called ``Finalize``."""
+    try:
+        return current_rank().finalized
+    except _types.Exception:
+        return False
+
+
+def Wtime() -> float:
+    """Simulated seconds since this rank's SPE program started, from the SPU
+    decrementer (one channel read; the resolution is :func:`Wtick`)."""
+    r = current_rank("Wtime")
+    r.flush()
+    ticks = 0xFFFFFFFF - spu.spu_read_decrementer()
+    return ticks / float(r.machine.info["timebase_hz"])
+
+
+def Wtick() -> float:
+    """Seconds per decrementer tick."""
+    return 1.0 / float(current_rank("Wtick").machine.info["timebase_hz"])
+
+
+def Get_processor_name() -> str:
+    """``SPE <logical> (physical <p>) of <machine>``."""
+    r = current_rank("Get_processor_name")
+    return f"SPE {r.spe} (physical {r.machine.placement[r.spe]}) of {r.machine.name}"
+
+
+def Get_version() -> tuple[int, int]:
+    """The MPI standard version implemented (subset): 2.2."""
+    return VERSION, SUBVERSION
+
+
+def Get_library_version() -> str:
+    """Which library and protocol."""
+    try:
+        p = current_rank().world.protocol
+    except _types.Exception:
+        p = "?"
+    return f"cellsim MPI on the simulated Cell BE (protocol {p})"
+
+
+def protocol() -> str:
+    """The protocol of this run: ``direct`` or ``kumar``."""
+    return current_rank("protocol").world.protocol
+
+
+def argv() -> list[str]:
+    """The program and arguments mpirun passed (read from the start-up structure)."""
+    return list(current_rank("argv").argv)
+
+
+def compute(cycles: int) -> None:
+    """States that the program computes for ``cycles`` SPU cycles here.
+
+    Counted under ``--compute model`` (the default); ignored under ``zero``
+    and ``host-scaled`` (which measures the host time instead)."""
+    r = current_rank("compute")
+    if cycles < 0:
+        raise ValueError(f"compute({cycles}): cycles must not be negative")
+    if r.world.compute.kind == "model":
+        r.charge(int(cycles))
+        r.flush()
+
+
+def flops(count: float, precision: str = "double", simd: bool = False) -> None:
+    """States ``count`` floating-point operations (as multiply-adds) at the
+    SPU's documented rate: double precision issues one 2-wide multiply-add
+    every 7 cycles on the Cell (every cycle on the PowerXCell 8i), single
+    precision one 4-wide every cycle; ``simd=False`` (code without SIMD
+    intrinsics) uses one lane. See :func:`compute` for when it counts."""
+    r = current_rank("flops")
+    compute(flop_cycles(count, r.machine.name, precision, simd))
+
+
+def alloc(shape: Any, dtype: Any = np.float64) -> np.ndarray:
+    """A zeroed numpy array in simulated main memory, in this rank's heap
+    (a buffer DMAs use in place, with no host copy)."""
+    r = current_rank("alloc")
+    n = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    assert r.heap is not None
+    ea = r.heap.alloc(max(n, 16))
+    view = r.machine.memory(ea, max(n, 16))
+    view[:] = 0
+    return view[:n].view(dtype).reshape(shape)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "UNWEIGHTED" or name.startswith("THREAD_"):
+        return 0
+    raise AttributeError(f"module 'cellsim.mpi' (mpi4py's MPI) has no attribute {name!r}")

@@ -1,0 +1,492 @@
+"""``mpirun``: runs a program on N SPEs of one simulated Cell, one MPI rank each.
+
+As seed 003 describes it, ``mpirun`` is a PPE program: it allocates the
+shared space (the message buffers ``P_i`` for ``kumar``, a heap per rank for
+buffers placed in main memory, the start-up structures and the argument
+strings), creates N SPE contexts (signal register 1 in OR mode), loads the
+rank program into each, runs each in its own PPE thread, and sends each
+rank the address of its start-up structure through the inbound mailbox;
+``MPI_Init`` in the rank reads it. ``mpirun`` then only waits for the
+threads to end.
+
+The program may be
+
+* a Python file: an unmodified mpi4py script (``from mpi4py import MPI``
+  resolves to :mod:`cellsim.mpi` while it runs: ``mpi4py`` and
+  ``mpi4py.MPI`` are put in ``sys.modules`` for the run and taken out
+  afterwards) or a script that uses :mod:`cellsim.mpi` and the SPU API; it
+  is executed once per rank, as ``__main__``, inside the rank's SPE program;
+* ``module:function`` or a Python callable, called once per rank.
+
+Each rank's output lines are prefixed with ``[rank]``. A rank that raises
+stops the run: its traceback is shown with its rank and the other ranks are
+stopped (their greenlets unwind). The exit status is the worst rank's.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import importlib
+import io
+import os
+import sys
+import time
+import traceback
+import types
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
+from greenlet import GreenletExit, getcurrent
+
+from .. import ppe, spu
+from ..exceptions import CellsimError, DeadlockError, RunawayError, UsageError
+from ..machine import Machine, Program
+from . import _types as T
+from ._api import CommState, finalize_checks
+from ._coll import Coll
+from ._runtime import LS_STARTUP, PEER, PROTOCOL_CODES, STARTUP, STARTUP_MAGIC, ComputeRule, Heap, Rank, World
+
+__all__ = ["MpirunResult", "RankFailed", "finalize_rank", "init_rank", "mpirun"]
+
+PROTOCOLS = ("direct", "kumar")
+MAX_RANKS_TABLE = 16
+STRUCT_BYTES = 64 + 32 * MAX_RANKS_TABLE
+
+
+class RankFailed(CellsimError):
+    """A rank raised (or exited with a non-zero status); the run was stopped.
+
+    ``rank``, ``exc`` (what it raised), ``traceback_text`` and ``exit_code``."""
+
+    def __init__(self, rank: int, exc: BaseException | None, text: str, exit_code: int) -> None:
+        what = f"raised {type(exc).__name__}: {exc}" if exc is not None else f"exited with status {exit_code}"
+        super().__init__(f"rank {rank} {what}; the other ranks were stopped")
+        self.rank = rank
+        self.exc = exc
+        self.traceback_text = text
+        self.exit_code = exit_code
+
+
+@dataclass
+class MpirunResult:
+    """How an ``mpirun`` ended."""
+
+    exit_code: int
+    """The worst rank's exit status (1 for a rank that raised, a deadlock...)."""
+    codes: list[int | None]
+    """Each rank's exit status (None: stopped before it ended)."""
+    ns: float
+    """Simulated time at the end of the run, in ns."""
+    machine: Machine
+    error: BaseException | None = None
+    values: list[Any] = field(default_factory=list)
+    """What a callable program returned in each rank."""
+    world: World | None = field(default=None, repr=False)
+
+
+# -- output ------------------------------------------------------------------------------------
+
+
+class _RankStream(io.TextIOBase):
+    """``sys.stdout``/``sys.stderr`` during a run: each rank's complete lines
+    go to the real stream prefixed with ``[rank] ``."""
+
+    def __init__(self, out: TextIO, prefix: bool) -> None:
+        self.out = out
+        self.prefix = prefix
+        self.partial: dict[int, str] = {}
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, s: str) -> int:
+        r = getattr(getcurrent(), "_mpi_rank", None)
+        if r is None or r.rank < 0:
+            self.out.write(s)
+            return len(s)
+        text = self.partial.pop(r.rank, "") + s
+        *lines, rest = text.split("\n")
+        for line in lines:
+            self.out.write(f"[{r.rank}] {line}\n" if self.prefix else line + "\n")
+        if rest:
+            self.partial[r.rank] = rest
+        return len(s)
+
+    def flush_rank(self, rank: int) -> None:
+        rest = self.partial.pop(rank, "")
+        if rest:
+            self.out.write(f"[{rank}] {rest}\n" if self.prefix else rest + "\n")
+
+    def flush(self) -> None:
+        self.out.flush()
+
+
+# -- the mpi4py shim ---------------------------------------------------------------------------
+
+
+def _mpi4py_module() -> types.ModuleType:
+    """A module that stands for the mpi4py package during a run."""
+    from .. import mpi
+
+    pkg = types.ModuleType("mpi4py")
+    pkg.__doc__ = "cellsim's stand-in for mpi4py: MPI is cellsim.mpi on the simulated Cell"
+    pkg.__path__ = []  # type: ignore[attr-defined]
+    pkg.__version__ = "3.1.0+cellsim"  # type: ignore[attr-defined]
+    pkg.MPI = mpi  # type: ignore[attr-defined]
+    pkg.rc = types.SimpleNamespace(  # type: ignore[attr-defined]
+        initialize=True, finalize=True, threads=False, thread_level="single", errors="exception"
+    )
+    pkg.get_config = lambda: {"mpicc": "cellsim"}  # type: ignore[attr-defined]
+    pkg.get_include = lambda: ""  # type: ignore[attr-defined]
+    return pkg
+
+
+@contextlib.contextmanager
+def _mpi4py_installed() -> Iterator[None]:
+    from .. import mpi
+
+    saved = {k: sys.modules.get(k) for k in ("mpi4py", "mpi4py.MPI")}
+    sys.modules["mpi4py"] = _mpi4py_module()
+    sys.modules["mpi4py.MPI"] = mpi
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                sys.modules.pop(k, None)
+            else:
+                sys.modules[k] = v
+
+
+# -- the rank's side: MPI_Init and MPI_Finalize ------------------------------------------------------
+
+
+def init_rank(rank: Rank) -> None:
+    """``MPI_Init``: the start-up structure's address from the inbound
+    mailbox, the structure by DMA, the protocol's set-up."""
+    ea = spu.spu_read_in_mbox()
+    rank.get_blocking(LS_STARTUP, ea, STRUCT_BYTES)
+    head = np.frombuffer(rank.ls, dtype=STARTUP, count=1, offset=LS_STARTUP)[0]
+    if int(head["magic"]) != STARTUP_MAGIC:
+        raise T.Exception(T.ERR_OTHER, f"MPI_Init: no start-up structure at 0x{ea:x}")
+    n = int(head["size"])
+    rank.rank = int(head["rank"])
+    rank.size = n
+    rank.peers = np.frombuffer(rank.ls, dtype=PEER, count=n, offset=LS_STARTUP + STARTUP.itemsize).copy()
+    rank.heap = Heap(int(head["heap_ea"]), int(head["heap_bytes"]))
+    nbytes = int(head["argv_bytes"])
+    argv_ea = int(head["argv_ea"])
+    raw = b""
+    scratch = LS_STARTUP + 1024
+    while len(raw) < nbytes:
+        take = min(2048, -(-(nbytes - len(raw)) // 16) * 16)
+        rank.get_blocking(scratch, argv_ea + len(raw), take)
+        raw += bytes(rank.ls[scratch : scratch + take])
+    rank.argv = [a.decode() for a in raw[:nbytes].split(b"\0")[: int(head["argc"])]]
+    code = int(head["protocol"])
+    name = next(k for k, v in PROTOCOL_CODES.items() if v == code)
+    rank.world.ranks[rank.rank] = rank
+    if name == "kumar":
+        from ._kumar import KumarProtocol
+
+        rank.proto = KumarProtocol(rank)
+    else:
+        from ._direct import DirectProtocol
+
+        rank.proto = DirectProtocol(rank)
+    rank.proto.setup()
+    rank.world_comm = CommState(0, list(range(n)), rank.rank, "MPI_COMM_WORLD")
+    rank.self_comm = CommState(2, [rank.rank], 0, "MPI_COMM_SELF")
+    rank.initialized = True
+
+
+def finalize_rank(rank: Rank) -> None:
+    """``MPI_Finalize``: a barrier on ``COMM_WORLD``, the check that no
+    collective message was left unreceived, and the library's DMAs drained."""
+    if rank.finalized:
+        return
+    rank.enter()
+    try:
+        assert rank.world_comm is not None
+        Coll(rank, rank.world_comm, "Finalize").barrier()
+        finalize_checks(rank)
+        rank.wait_tags(0xFFF00000)
+    finally:
+        rank.leave()
+    rank.finalized = True
+
+
+# -- mpirun --------------------------------------------------------------------------------------------
+
+
+def _load_program(program: Any) -> tuple[str, Any]:
+    """``("script", (path, code))`` or ``("callable", fn)``."""
+    if callable(program):
+        return "callable", program
+    text = str(program)
+    p = Path(text)
+    if text.endswith(".py") or p.is_file():
+        if not p.is_file():
+            raise UsageError(f"program {text!r} does not exist")
+        src = p.read_text()
+        try:
+            code = compile(src, str(p), "exec")
+        except SyntaxError as e:
+            raise UsageError(f"program {text!r} does not compile: {e}") from None
+        return "script", (p, code)
+    if ":" in text:
+        mod, _, fn = text.partition(":")
+        try:
+            f = getattr(importlib.import_module(mod), fn)
+        except (ImportError, AttributeError) as e:
+            raise UsageError(f"program {text!r}: {e}") from None
+        if not callable(f):
+            raise UsageError(f"program {text!r} is not a function")
+        return "callable", f
+    raise UsageError(f"program {text!r} is neither a .py file nor module:function")
+
+
+def _heap_bytes(m: Machine, n: int) -> int:
+    return min(32 << 20, (int(m.info["memory_bytes"]) // (4 * n)) & ~0xFFFF)
+
+
+def _exit_status(code: Any, err: TextIO) -> int:
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF if code >= 0 else 1
+    err.write(f"{code}\n")
+    return 1
+
+
+def mpirun(
+    program: str | Path | Callable[[], Any],
+    n: int,
+    *,
+    args: Sequence[str] = (),
+    machine: str = "qs20",
+    protocol: str = "direct",
+    compute: str | ComputeRule = "model",
+    seed: int = 0,
+    trace: str | Path | None = None,
+    overrides: dict[str, Any] | Sequence[str] | None = None,
+    time_limit_ns: float | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+    prefix: bool = True,
+    raise_errors: bool = True,
+) -> MpirunResult:
+    """Runs ``program`` as ``n`` MPI ranks on one simulated Cell (one SPE each).
+
+    Args:
+        program: a Python file (an mpi4py script or a cellsim.mpi program),
+            ``"module:function"``, or a callable (called with no arguments in
+            each rank; its return values are ``MpirunResult.values``).
+        n: ranks, at most the machine's SPEs (8 on qs20/qs22, 6 on ps3).
+        args: the program's arguments (``sys.argv[1:]`` of a script; also
+            passed in the start-up structure, :func:`cellsim.mpi.argv`).
+        machine, seed, overrides, time_limit_ns: as for :class:`cellsim.Machine`.
+        protocol: ``direct`` (default) or ``kumar`` (seed 003).
+        compute: ``zero``, ``model`` (default) or ``host-scaled:F``; see
+            :class:`cellsim.mpi.ComputeRule`.
+        trace: write a Chrome/Perfetto trace of the run there.
+        stdout, stderr: where the ranks' prefixed output goes (default the
+            process's).
+        raise_errors: raise the run's error (a rank's exception with a note
+            naming the rank, ``MPIDeadlockError``...) instead of returning it
+            in ``MpirunResult.error``.
+    """
+    if protocol not in PROTOCOLS:
+        raise UsageError(f"unknown protocol {protocol!r}: choose {' or '.join(PROTOCOLS)}")
+    rule = compute if isinstance(compute, ComputeRule) else ComputeRule.parse(compute)
+    m = Machine(
+        machine, seed=seed, overrides=overrides or (), time_limit_ns=time_limit_ns, trace=trace is not None
+    )
+    if not isinstance(n, int) or n < 1:
+        raise UsageError(f"-n {n!r}: at least one rank")
+    if n > m.spe_count:
+        raise UsageError(
+            f"-n {n}: this {m.name} has {m.spe_count} SPEs and an MPI rank needs one; cellsim models one "
+            f"Cell chip, so at most {m.spe_count} ranks (a two-chip blade with 16 SPEs is not modelled)"
+        )
+    kind, prog = _load_program(program)
+    world = World(m, n, protocol, rule)
+    out = _RankStream(stdout or sys.stdout, prefix)
+    err = _RankStream(stderr or sys.stderr, prefix)
+    values: list[Any] = [None] * n
+    argv = [str(prog[0]) if kind == "script" else getattr(prog, "__name__", "program"), *map(str, args)]
+
+    def rank_main(speid: int, argp: int, envp: int) -> int:
+        g = getcurrent()
+        assert isinstance(g, Program)
+        r = Rank(world, -1, g)
+        g._mpi_rank = r  # type: ignore[attr-defined]
+        status = 0
+        stopped = False
+        try:
+            init_rank(r)
+            r.last_exit = time.perf_counter()
+            if kind == "script":
+                path, code = prog
+                glb: dict[str, Any] = {
+                    "__name__": "__main__",
+                    "__file__": str(path),
+                    "__builtins__": builtins,
+                    "__spec__": None,
+                }
+                exec(code, glb)
+            else:
+                values[r.rank] = prog()
+            r.enter()
+            r.leave()
+            finalize_rank(r)
+        except SystemExit as e:
+            status = _exit_status(e.code, err)
+            if status:
+                world.failures.append((r.rank, None, ""))
+                raise RankFailed(r.rank, None, "", status) from None
+            finalize_rank(r)
+        except GreenletExit:
+            stopped = True
+            raise
+        except (DeadlockError, RunawayError):
+            raise
+        except BaseException as e:
+            text = _format_traceback(e)
+            world.failures.append((r.rank, e, text))
+            raise RankFailed(r.rank, e, text, 1) from e
+        finally:
+            out.flush_rank(r.rank)
+            err.flush_rank(r.rank)
+            if not stopped:
+                world.finished.add(r.rank)
+                world.progress()
+        r.exit_code = status
+        return status
+
+    def mpirun_ppe() -> list[int]:
+        heap = _heap_bytes(m, n)
+        from ._kumar import buffer_bytes
+
+        bufs = [m.alloc(buffer_bytes(n)) if protocol == "kumar" else None for _ in range(n)]
+        heaps = [m.alloc(heap) for _ in range(n)]
+        blob = b"".join(a.encode() + b"\0" for a in argv)
+        argv_buf = m.alloc(max(len(blob), 16))
+        argv_buf.array()[: len(blob)] = np.frombuffer(blob, np.uint8)
+        contexts = [
+            ppe.spe_context_create(ppe.SPE_CFG_SIGNOTIFY1_OR | ppe.SPE_CFG_SIGNOTIFY2_OR) for _ in range(n)
+        ]
+        for ctx in contexts:
+            ppe.spe_program_load(ctx, rank_main)
+        structs = []
+        for r in range(n):
+            s = m.alloc(-(-STRUCT_BYTES // 128) * 128)
+            head = s.array(STARTUP)[:1]
+            head[0] = (
+                STARTUP_MAGIC,
+                1,
+                r,
+                n,
+                PROTOCOL_CODES[protocol],
+                len(argv),
+                len(blob),
+                0,
+                int(argv_buf),
+                int(heaps[r]),
+                heap,
+                0,
+            )
+            table = np.frombuffer(s.array(), dtype=PEER, count=n, offset=STARTUP.itemsize)
+            for q, ctx in enumerate(contexts):
+                b = bufs[q]
+                table[q] = (
+                    ppe.spe_ls_area_get(ctx),
+                    ppe.spe_ps_area_get(ctx),
+                    int(b) if b is not None else 0,
+                    b.size if b is not None else 0,
+                )
+            structs.append(s)
+        threads = [ppe.pthread_create(lambda c=ctx: ppe.spe_context_run(c).exit_code) for ctx in contexts]
+        for ctx, s in zip(contexts, structs, strict=True):
+            ppe.spe_in_mbox_write(ctx, [int(s)])
+        return [ppe.pthread_join(t) for t in threads]
+
+    error: BaseException | None = None
+    codes: list[int | None] = [None] * n
+    saved = (sys.stdout, sys.stderr, list(sys.argv), list(sys.path))
+    sys.stdout, sys.stderr = out, err  # type: ignore[assignment]
+    sys.argv = list(argv)
+    if kind == "script":
+        sys.path.insert(0, str(Path(prog[0]).resolve().parent))
+    try:
+        with _mpi4py_installed():
+            res = m.run(mpirun_ppe)
+        codes = [int(c) for c in res.value]
+    except RankFailed as e:
+        error = e
+    except T.MPIDeadlockError as e:
+        error = e
+    except DeadlockError as e:
+        error = world.deadlock()
+        error.__cause__ = e
+    except RunawayError as e:
+        waits = "; ".join(f"rank {r} waits in {w}" for r, w in sorted(world.waits.items()))
+        error = RunawayError(f"{e}{'; ' + waits if waits else ''}")
+        error.__cause__ = e
+    finally:
+        for r in range(n):
+            out.flush_rank(r)
+            err.flush_rank(r)
+        sys.stdout, sys.stderr = saved[0], saved[1]
+        sys.argv[:] = saved[2]
+        sys.path[:] = saved[3]
+    for r in range(n):
+        rk = world.ranks[r]
+        if rk is not None and rk.exit_code is not None:
+            codes[r] = rk.exit_code
+    if trace is not None:
+        m.write_trace(str(trace))
+    exit_code = max([c for c in codes if c is not None] or [0])
+    if error is not None:
+        exit_code = max(exit_code, error.exit_code if isinstance(error, RankFailed) else 1)
+    result = MpirunResult(exit_code, codes, m.now_ns, m, error, values, world)
+    if error is not None and raise_errors:
+        if isinstance(error, RankFailed) and error.exc is not None:
+            exc = error.exc
+            if sys.version_info >= (3, 11):
+                exc.add_note(f"raised by MPI rank {error.rank} (the other ranks were stopped)")
+            raise exc
+        raise error
+    return result
+
+
+def _format_traceback(e: BaseException) -> str:
+    """The traceback from the program's own frames on (the runner's frames dropped)."""
+    tb = e.__traceback__
+    here = os.path.dirname(__file__)
+    while (
+        tb is not None and os.path.dirname(tb.tb_frame.f_code.co_filename) == here and tb.tb_next is not None
+    ):
+        if tb.tb_frame.f_code.co_name in ("rank_main",):
+            tb = tb.tb_next
+            continue
+        break
+    return "".join(traceback.format_exception(type(e), e, tb))
+
+
+def report_failure(result: MpirunResult, err: TextIO) -> None:
+    """Writes what went wrong in a run (tracebacks prefixed with their rank)."""
+    e = result.error
+    if e is None:
+        return
+    if isinstance(e, RankFailed):
+        if e.traceback_text:
+            for line in e.traceback_text.rstrip("\n").split("\n"):
+                err.write(f"[{e.rank}] {line}\n")
+        err.write(f"mpirun: {e}\n")
+    else:
+        err.write(f"mpirun: {e}\n")
