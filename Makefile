@@ -6,7 +6,7 @@ PY ?= python3
 .PHONY: install test test-rust test-python lint reproduce bench fmt
 
 install:
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e '.[test,dask]'
 
 test: install lint test-rust test-python
 

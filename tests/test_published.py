@@ -36,6 +36,7 @@ def test_every_entry_belongs_to_a_registered_experiment() -> None:
         "spe-spe": {"size", "wait_every"},
         "couples": {"pairs", "mode", "size"},
         "cycle": {"spes", "mode", "size"},
+        "mapping": {"machine", "mode", "packet", "unidirectional"},
     }
     contention_quantities = {
         "aggregate_gbs",
@@ -73,10 +74,24 @@ def test_every_entry_belongs_to_a_registered_experiment() -> None:
         "c_variation_mean_pct",
         "c_variation_max_pct",
     }
+    mapping_quantities = {
+        "worst_over_best_mean",
+        "worst_over_best_single",
+        "median_over_mean",
+        "mean_of_all_over_best",
+        "identity_rank",
+        "identity_over_best",
+        "intuitive1_rank",
+        "intuitive1_over_best",
+        "intuitive2_rank",
+        "intuitive2_over_best",
+    }
     for e in PUBLISHED:
         assert e.experiment in names
         assert set(e.where) <= fields[e.experiment], e.id
-        if e.experiment == "buffering":
+        if e.experiment == "mapping":
+            assert e.quantity in mapping_quantities, e.id
+        elif e.experiment == "buffering":
             assert e.quantity in buffering_quantities, e.id
         elif e.experiment not in ("dma-latency", "dma-batch"):
             assert e.quantity in contention_quantities, e.id
@@ -136,7 +151,7 @@ def test_seed_000_values_are_the_published_ones() -> None:
 def test_filters() -> None:
     assert {e.experiment for e in entries(experiment="dma-batch")} == {"dma-batch"}
     # seed 000's Figures 6-7, seed 002's 8-SPE results, seed 004's Figure 12 numbers
-    assert {e.paper for e in entries(held_out=True)} == {"000", "002", "004"}
+    assert {e.paper for e in entries(held_out=True)} == {"000", "001", "002", "004"}
     assert len(entries(held_out=False)) + len(entries(held_out=True)) == len(PUBLISHED)
 
 

@@ -38,6 +38,8 @@ import cellsim
 from .buffering.cli import plan_buffers
 from .exceptions import CellsimError, UsageError
 from .experiments import Experiment, Option, all_experiments
+from .messaging.cli import map_cmd
+from .mpi.cli import mpirun_cmd
 from .published import TOLERANCE_PCT
 from .report import format_error, format_published, format_simulated, verdict
 from .trace import capture as capture_trace
@@ -380,6 +382,8 @@ for _exp in all_experiments():
     run.add_command(_make_run_command(_exp))
 
 cli.add_command(plan_buffers)
+cli.add_command(map_cmd)
+cli.add_command(mpirun_cmd)
 
 
 @cli.command()

@@ -178,7 +178,7 @@ def _client(cluster: Any) -> tuple[Any, bool]:
     if isinstance(cluster, distributed.Client):
         return cluster, False
     try:
-        client = distributed.Client(cluster, timeout="10s", set_as_default=False)
+        client = distributed.Client(cluster, timeout="5s", set_as_default=False)
     except (OSError, TimeoutError, ValueError) as e:
         raise UsageError(
             f"cannot reach the Dask scheduler at {cluster!r}: {' '.join(str(e).split())}"

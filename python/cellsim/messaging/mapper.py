@@ -267,6 +267,7 @@ def optimize(
     sampled = rng.sample(maps, min(sample, len(maps)))
     evaluate(sampled)
     spread = [cache[c] for c in sampled]
+    best = min(cache, key=lambda c: (cache[c], c))  # the sample may hold a better one
     return {
         "machine": machine,
         "pattern": pattern.name,

@@ -1,0 +1,112 @@
+"""The sweep runner: local processes, Dask, Parquet results, resume, Ctrl-C."""
+
+from __future__ import annotations
+
+import pytest
+
+from cellsim.exceptions import UsageError
+from cellsim.messaging.explorer import explore
+from cellsim.sweep import SweepInterrupted, read_results, run_sweep
+
+CALLS: list[int] = []
+STOP_AT: list[int] = []
+
+
+def square(p: dict) -> dict:
+    CALLS.append(p["x"])
+    if STOP_AT and p["x"] == STOP_AT[0]:
+        raise KeyboardInterrupt
+    return {"x": p["x"], "y": p["x"] ** 2, "nested": [p["x"], {"a": 1}]}
+
+
+def failing(p: dict) -> dict:
+    if p["x"] == 3:
+        raise UsageError("point 3 is bad")
+    return {"x": p["x"]}
+
+
+POINTS = [{"x": i} for i in range(12)]
+
+
+@pytest.fixture(autouse=True)
+def _reset() -> None:
+    CALLS.clear()
+    STOP_AT.clear()
+
+
+def test_serial_and_parallel_agree(tmp_path) -> None:
+    a = run_sweep(square, POINTS, workers=1)
+    b = run_sweep(square, POINTS, workers=2, out=tmp_path / "b.parquet", chunk=2)
+    assert a == b == [{"x": i, "y": i * i, "nested": [i, {"a": 1}]} for i in range(12)]
+    assert read_results(tmp_path / "b.parquet") == a
+
+
+def test_results_are_appended_as_points_finish(tmp_path) -> None:
+    out = tmp_path / "r.parquet"
+    run_sweep(square, POINTS, workers=1, out=out, flush_s=0.0)
+    parts = sorted(out.glob("part-*.parquet"))
+    assert len(parts) == 12  # one append per finished point with flush_s=0
+    import pandas as pd
+
+    df = pd.read_parquet(out)
+    assert sorted(df["y"]) == [i * i for i in range(12)]
+    assert set(df.columns) >= {"key", "index", "settings", "record", "x", "y"}
+
+
+def test_ctrl_c_keeps_finished_points_and_resume_runs_the_rest(tmp_path) -> None:
+    out = tmp_path / "r.parquet"
+    STOP_AT.append(7)
+    with pytest.raises(SweepInterrupted, match="7 of 12 points finished") as e:
+        run_sweep(square, POINTS, workers=1, out=out, settings={"s": 1})
+    assert e.value.done == 7 and e.value.out == str(out)
+    assert len(read_results(out)) == 7
+    STOP_AT.clear()
+    CALLS.clear()
+    res = run_sweep(square, POINTS, workers=1, out=out, resume=True, settings={"s": 1})
+    assert list(range(7, 12)) == CALLS  # nothing run twice
+    assert res == run_sweep(square, POINTS, workers=1)
+    assert len(read_results(out)) == 12
+
+
+def test_resume_refuses_other_settings(tmp_path) -> None:
+    out = tmp_path / "r.parquet"
+    run_sweep(square, POINTS[:3], workers=1, out=out, settings={"s": 1})
+    with pytest.raises(UsageError, match="other settings"):
+        run_sweep(square, POINTS, workers=1, out=out, resume=True, settings={"s": 2})
+    run_sweep(square, POINTS, workers=1, out=out, settings={"s": 2})  # without --resume: replaced
+    assert len(read_results(out)) == 12
+
+
+def test_a_failing_point_keeps_the_others(tmp_path) -> None:
+    out = tmp_path / "r.parquet"
+    with pytest.raises(UsageError, match="point 3 is bad"):
+        run_sweep(failing, POINTS, workers=1, out=out)
+    assert [r["x"] for r in read_results(out)] == [0, 1, 2]
+    with pytest.raises(UsageError, match="point 3 is bad"):
+        run_sweep(failing, POINTS, workers=2, chunk=1)
+
+
+def test_dask_local_cluster_agrees_with_local(tmp_path) -> None:
+    distributed = pytest.importorskip("distributed")
+    with (
+        distributed.LocalCluster(
+            n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        d = run_sweep(square, POINTS, cluster=client, out=tmp_path / "d.parquet", chunk=3)
+        assert d == run_sweep(square, POINTS, workers=1)
+        kw = {"tasks": 4, "transmissions": 6, "runs": 2, "seed": 2}
+        on_dask = explore("ps3", cluster=client, **kw)
+        assert on_dask == explore("ps3", workers=2, **kw)
+
+
+def test_unreachable_scheduler() -> None:
+    pytest.importorskip("distributed")
+    with pytest.raises(UsageError, match=r"cannot reach the Dask scheduler at .tcp://127\.0\.0\.1:9."):
+        run_sweep(square, POINTS, cluster="tcp://127.0.0.1:9")
+
+
+def test_duplicate_keys() -> None:
+    with pytest.raises(UsageError, match="same key"):
+        run_sweep(square, [{"x": 1}, {"x": 1}], workers=1)
