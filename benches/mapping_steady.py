@@ -7,7 +7,8 @@ mapping is the same, the worst/best ratio of the means and the wall time.
 With the variation mechanisms on, runs differ by design; with ``--quiet``
 (all mechanisms off) the simulation is deterministic per mapping.
 
-    python benches/mapping_steady.py [--machine ps3] [--mode pinned] [--quiet] [--counts 250,500,1000,2000,4000]
+    python benches/mapping_steady.py [--machine ps3] [--mode pinned] [--quiet]
+                                     [--counts 250,500,1000,2000,4000]
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from cellsim.messaging.simulate import Variation
 
 def spearman(a: list[float], b: list[float]) -> float:
     """Spearman's rank correlation (average ranks for ties)."""
+
     def ranks(x: list[float]) -> np.ndarray:
         x = np.asarray(x)
         order = x.argsort(kind="stable")
@@ -63,7 +65,10 @@ def main() -> None:
             rho = f"{spearman([prev[0][k] for k in keys], [mean[k] for k in keys]):.3f}"
             overlap = str(len(set(top) & set(prev[1])))
             same = str(prev[1][0] == top[0])
-        print(f"{n:13d}  {wall:6.1f}  {s['worst_over_best_mean']:10.3f}  {s['best']:10s}  {rho:>11s}  {overlap:>13s}  {same:>9s}")
+        print(
+            f"{n:13d}  {wall:6.1f}  {s['worst_over_best_mean']:10.3f}  {s['best']:10s}  "
+            f"{rho:>11s}  {overlap:>13s}  {same:>9s}"
+        )
         prev = (mean, top)
 
 
