@@ -797,3 +797,67 @@ pub fn spawn_after(
         ))),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{MachineConfig, ThreadState};
+
+    #[test]
+    fn packet_sizes_and_copy_cost() {
+        assert_eq!(packets_per_iteration(1000, 512), 2);
+        assert_eq!(packet_size(1000, 512, 0), 512);
+        assert_eq!(packet_size(1000, 512, 1), 496);
+        assert_eq!(packet_size(20, 512, 0), 32);
+        assert_eq!(copy_cycles(1024), 128);
+    }
+
+    #[test]
+    fn a_task_without_a_control_block_stops_with_an_error_code() {
+        let mut m = Machine::new(MachineConfig::load("qs20", &[]).unwrap(), 1);
+        let cbs = m.alloc(CB_BYTES as u64, 128).unwrap();
+        m.spawn_native(0, cbs, 0, move |spu| forward_task(spu, cbs, 0))
+            .unwrap();
+        let s = m.run().unwrap();
+        assert!(matches!(
+            s.threads[0].state,
+            ThreadState::Finished {
+                code: EXIT_BAD_CB,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn background_programs_stop_when_the_tasks_are_done() {
+        let mut m = Machine::new(MachineConfig::load("qs20", &[]).unwrap(), 1);
+        let done = m.alloc(128, 128).unwrap();
+        let scratch = m.alloc(128, 128).unwrap();
+        for t in 0..2u64 {
+            m.memory().write_u32_be((done + 16 * t) as usize, 1);
+        }
+        let p = HvTraffic {
+            done_ea: done,
+            tasks: 2,
+            scratch_ea: scratch,
+            size: 128,
+            interval: 1000,
+            seed: 3,
+        };
+        m.spawn_native(0, 0, 0, move |spu| hv_traffic(spu, p))
+            .unwrap();
+        let n = OsNoise {
+            done_ea: done,
+            tasks: 2,
+            spes: [0; MAX_TASKS],
+            nspes: 1,
+            interval: 1000,
+            seed: 3,
+        };
+        m.spawn_ppe_native(move |ppe| os_noise(ppe, n));
+        let s = m.run().unwrap();
+        for t in &s.threads {
+            assert!(matches!(t.state, ThreadState::Finished { code: 1, .. }));
+        }
+    }
+}
