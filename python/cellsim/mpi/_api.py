@@ -41,6 +41,14 @@ class CommState:
         return len(self.group)
 
 
+def _src(source: int) -> str:
+    return "ANY_SOURCE" if source == T.ANY_SOURCE else str(source)
+
+
+def _tag(tag: int) -> str:
+    return "ANY_TAG" if tag == T.ANY_TAG else str(tag)
+
+
 # -- buffers -----------------------------------------------------------------------------------
 
 
@@ -85,6 +93,12 @@ class _Msg:
     count: int
     displ: int
     writable: bool
+    explicit: bool = False
+
+    def block(self, p: int) -> int:
+        """Elements per rank in a collective: the count given (mpi4py and MPI
+        take it per rank), else an equal share of the buffer."""
+        return self.count if self.explicit else self.count // p
 
 
 def parse_message(spec: Any) -> _Msg:
@@ -108,7 +122,8 @@ def parse_message(spec: Any) -> _Msg:
         displ = displ or 0
         if count is None:
             count = (raw.size - displ * dt.size) // dt.size
-        return _Msg(raw[displ * dt.size :], dt, count, displ, w)
+            return _Msg(raw[displ * dt.size :], dt, count, displ, w)
+        return _Msg(raw[displ * dt.size :], dt, count, displ, w, explicit=True)
     raw, dt, w = _as_bytes(spec)
     return _Msg(raw, dt, raw.size // dt.size, 0, w)
 
@@ -153,8 +168,18 @@ def _ref(rank: Rank, m: _Msg, writable: bool) -> BufRef:
     return ref
 
 
-def _whole(rank: Rank, raw: np.ndarray, dt: T.Datatype, writable: bool, w: bool) -> BufRef:
-    ref = rank.bufref(raw, T.BYTE, raw.size, writable)
+def _extent(offsets: Sequence[int], sizes: Sequence[int]) -> int:
+    """Where the last block ends."""
+    return max((o + z for o, z in zip(offsets, sizes, strict=True)), default=0)
+
+
+def _whole(
+    rank: Rank, raw: np.ndarray, dt: T.Datatype, writable: bool, w: bool, nbytes: int | None = None
+) -> BufRef:
+    n = raw.size if nbytes is None else nbytes
+    if n > raw.size:
+        raise T.Exception(T.ERR_BUFFER, f"the buffer holds {raw.size} bytes, the counts need {n}")
+    ref = rank.bufref(raw, T.BYTE, n, writable)
     ref.readonly = writable and not w
     return ref
 
@@ -376,7 +401,7 @@ class Comm:
             raise T.Exception(T.ERR_TAG, f"{what}: tag {tag!r} is not in 0..{T.TAG_UB}")
         return int(tag)
 
-    def _isend(self, buf: Any, dest: int, tag: int, sync: bool, call: str) -> Request:
+    def _isend(self, buf: Any, dest: int, tag: int, sync: bool, call: str, blocking: bool = False) -> Request:
         r = current_rank(call)
         st = self._s()
         what = f"{call}(dest={dest}, tag={tag}) on {st.name}"
@@ -388,14 +413,16 @@ class Comm:
         ref = _ref(r, m, writable=False)
         ref.sync_in()
         assert r.proto is not None
-        q = r.proto.isend(ref, wd, tag, st.ctx, sync, what)
+        q = r.proto.isend(ref, wd, tag, st.ctx, sync, what, blocking)
         q.finish.append(lambda _q: ref.release())
+        if q.done:
+            ref.release()
         return Request(q, st)
 
     def _irecv(self, buf: Any, source: int, tag: int, call: str) -> Request:
         r = current_rank(call)
         st = self._s()
-        what = f"{call}(source={source}, tag={tag}) on {st.name}"
+        what = f"{call}(source={_src(source)}, tag={_tag(tag)}) on {st.name}"
         if source == T.PROC_NULL:
             return Request(None, st)
         ws = self._world_rank(st, source, call, any_ok=True)
@@ -421,12 +448,12 @@ class Comm:
     @api
     def Send(self, buf: Any, dest: int, tag: int = 0) -> None:
         """Sends a buffer (standard mode: buffered up to 2 KB, else synchronous)."""
-        self._isend(buf, dest, tag, False, "Send").Wait()
+        self._isend(buf, dest, tag, False, "Send", blocking=True).Wait()
 
     @api
     def Ssend(self, buf: Any, dest: int, tag: int = 0) -> None:
         """Sends a buffer and returns once the receive has matched it."""
-        self._isend(buf, dest, tag, True, "Ssend").Wait()
+        self._isend(buf, dest, tag, True, "Ssend", blocking=True).Wait()
 
     Bsend = Send
     Rsend = Send
@@ -502,7 +529,7 @@ class Comm:
                 if status is not None:
                     status._set(st.group.index(msg.src), msg.tag, msg.nbytes)
                 return True
-            r.proto.block(f"Probe(source={source}, tag={tag}) on {st.name}")
+            r.proto.block(f"Probe(source={_src(source)}, tag={_tag(tag)}) on {st.name}")
 
     @api
     def Iprobe(
@@ -531,7 +558,9 @@ class Comm:
         r.charge(r.costs.copy_per_quadword * -(-len(data) // 16))
         return ref
 
-    def _isend_obj(self, obj: Any, dest: int, tag: int, sync: bool, call: str) -> Request:
+    def _isend_obj(
+        self, obj: Any, dest: int, tag: int, sync: bool, call: str, blocking: bool = False
+    ) -> Request:
         r = current_rank(call)
         st = self._s()
         if dest == T.PROC_NULL:
@@ -540,7 +569,9 @@ class Comm:
         tag = self._check_tag(tag, call)
         ref = self._obj_ref(r, obj)
         assert r.proto is not None
-        q = r.proto.isend(ref, wd, tag, st.ctx, sync, f"{call}(dest={dest}, tag={tag}) on {st.name}")
+        q = r.proto.isend(
+            ref, wd, tag, st.ctx, sync, f"{call}(dest={dest}, tag={tag}) on {st.name}", blocking
+        )
         q.finish.append(lambda _q: ref.release())
         if q.done:
             ref.release()
@@ -555,19 +586,19 @@ class Comm:
         tag = self._check_tag(tag, call, any_ok=True)
         assert r.proto is not None
         q = r.proto.irecv(
-            None, ws, tag, st.ctx, f"{call}(source={source}, tag={tag}) on {st.name}", alloc=True
+            None, ws, tag, st.ctx, f"{call}(source={_src(source)}, tag={_tag(tag)}) on {st.name}", alloc=True
         )
         return Request(q, st, obj=True)
 
     @api
     def send(self, obj: Any, dest: int, tag: int = 0) -> None:
         """Sends a Python object."""
-        self._isend_obj(obj, dest, tag, False, "send").wait()
+        self._isend_obj(obj, dest, tag, False, "send", blocking=True).wait()
 
     @api
     def ssend(self, obj: Any, dest: int, tag: int = 0) -> None:
         """Sends a Python object synchronously."""
-        self._isend_obj(obj, dest, tag, True, "ssend").wait()
+        self._isend_obj(obj, dest, tag, True, "ssend", blocking=True).wait()
 
     bsend = send
 
@@ -726,10 +757,10 @@ class Comm:
             else:
                 m = parse_message(recvbuf)
                 raw, dt, w = m.raw, m.datatype, m.writable
-                blk = m.count // p
+                blk = m.block(p)
                 offsets = [i * blk * dt.size for i in range(p)]
                 sizes = [blk * dt.size] * p
-            rref = _whole(r, raw, dt, True, w)
+            rref = _whole(r, raw, dt, True, w, _extent(offsets, sizes))
         sref = None
         if sendbuf is T.IN_PLACE:
             if not here:
@@ -784,10 +815,10 @@ class Comm:
             else:
                 m = parse_message(sendbuf)
                 raw, dt, w = m.raw, m.datatype, m.writable
-                blk = m.count // p
+                blk = m.block(p)
                 offsets = [i * blk * dt.size for i in range(p)]
                 sizes = [blk * dt.size] * p
-            sref = _whole(r, raw, dt, False, w)
+            sref = _whole(r, raw, dt, False, w, _extent(offsets, sizes))
             sref.sync_in()
         rref = None
         if recvbuf is not T.IN_PLACE and recvbuf is not None:
@@ -846,15 +877,15 @@ class Comm:
         else:
             sm, rm = parse_message(sendbuf), parse_message(recvbuf)
             sraw, sdt, sw, rraw, rdt, rw = sm.raw, sm.datatype, sm.writable, rm.raw, rm.datatype, rm.writable
-            sb, rb = sm.count // p, rm.count // p
+            sb, rb = sm.block(p), rm.block(p)
             scnt, sdsp, rcnt, rdsp = (
                 [sb] * p,
                 [i * sb for i in range(p)],
                 [rb] * p,
                 [i * rb for i in range(p)],
             )
-        sref = _whole(r, sraw, sdt, False, sw)
-        rref = _whole(r, rraw, rdt, True, rw)
+        sref = _whole(r, sraw, sdt, False, sw, _extent(sdsp, scnt) * sdt.size)
+        rref = _whole(r, rraw, rdt, True, rw, _extent(rdsp, rcnt) * rdt.size)
         try:
             sref.sync_in()
             rref.sync_in()

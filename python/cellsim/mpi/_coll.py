@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING
 from . import _types as T
 from ._costs import reduce_cycles
 from ._protocol import Req
-from ._runtime import BufRef, Rank
+from ._runtime import TAG_PULL, BufRef, Rank
 
 if TYPE_CHECKING:
     from ._api import CommState
@@ -109,11 +109,13 @@ class Coll:
 
     # -- messages ------------------------------------------------------------------------
 
-    def isend(self, ref: BufRef, dest: int) -> Req:
+    def isend(self, ref: BufRef, dest: int, blocking: bool = False) -> Req:
         """Starts a collective message to communicator rank ``dest``."""
         assert self.proto is not None
         what = f"{self.what_base} (collective #{self.seq}), sending to rank {dest}"
-        return self.proto.isend(ref, self.comm.group[dest], self.tag, self.comm.ctx + 1, False, what)
+        return self.proto.isend(
+            ref, self.comm.group[dest], self.tag, self.comm.ctx + 1, False, what, blocking
+        )
 
     def irecv(self, ref: BufRef | None, src: int, alloc: bool = False) -> Req:
         """Posts the receive of the next collective message from ``src``."""
@@ -139,7 +141,7 @@ class Coll:
 
     def send(self, ref: BufRef, dest: int) -> None:
         """A blocking collective send."""
-        self.wait(self.isend(ref, dest))
+        self.wait(self.isend(ref, dest, blocking=True))
 
     def recv(self, ref: BufRef | None, src: int, alloc: bool = False) -> Req:
         """A blocking collective receive; returns the completed request."""
@@ -188,6 +190,117 @@ class Coll:
         assert self.proto is not None
         self.proto.local_copy(src.ea, dst.ea, min(src.nbytes, dst.nbytes))
 
+    # -- one-sided collectives (direct, large buffers) --------------------------------------------
+
+    def windowed(self, kind: str, nbytes: int) -> bool:
+        """Whether this collective moves its data one-sidedly (``direct``
+        only): from the sizes where that beat its point-to-point algorithm
+        on qs20 (the address exchange and the closing barrier cost 1-2 us).
+        Every rank decides alike: the sizes are the same everywhere."""
+        if self.kumar or self.p < 2:
+            return False
+        if kind == "allreduce":
+            return nbytes >= (2048 if self.p < 4 else 512)
+        if kind == "allgather":
+            return self.p >= 4 and nbytes >= 2048
+        return self.p >= 4 and nbytes >= 16384  # bcast
+
+    def exchange(self, value: int) -> list[int]:
+        """Every rank's 64-bit ``value`` (a buffer address) to every rank: an
+        allgather of 8-byte records through this rank's heap."""
+        r = self.rank
+        assert self.proto is not None
+        ls, _ = self.proto.window_ls()
+        t = r.temp(8 * self.p)
+        try:
+            at = ls + (8 * self.me) % 16
+            r.ls_words(at, 1, ">u8")[0] = value
+            r.put_blocking(at, t.ea + 8 * self.me, 8)
+            self.allgatherv_p2p(t, [8 * i for i in range(self.p)], [8] * self.p)
+            r.get_blocking(ls, t.ea, -(-8 * self.p // 16) * 16)
+            return [int(v) for v in r.ls_words(ls, self.p, ">u8")]
+        finally:
+            t.release()
+
+    @staticmethod
+    def aligned(eas: Sequence[int]) -> bool:
+        """One-sided transfers between the buffers need them 16-byte aligned
+        (every rank sees the same addresses, so every rank decides alike)."""
+        return all(ea % 16 == 0 for ea in eas)
+
+    def allreduce_window(self, acc: BufRef, eas: Sequence[int], op: T.Op, dt: T.Datatype) -> None:
+        """Each rank reduces its 1/p of the vector: it gets that segment of
+        every rank's buffer into its local store, combines them (in rank
+        order) and puts the result into every rank's buffer. Every byte is
+        read from memory once and written once per rank, against log2(p)
+        rounds of whole-vector copies and combines; then a barrier, so that
+        no rank leaves while its buffer is still in use."""
+        r = self.rank
+        assert self.proto is not None
+        p, n = self.p, acc.nbytes
+        seg = -(-n // (p * 128)) * 128
+        lo, hi = min(n, self.me * seg), min(n, (self.me + 1) * seg)
+        ls, room = self.proto.window_ls()
+        ch = max(128, (room // p - 16) // 128 * 128)
+        off = lo
+        while off < hi:
+            take = min(ch, hi - off)
+            for j in range(p):
+                r.dma(False, ls + j * ch, eas[j] + off, take, TAG_PULL)
+            r.wait_tags(1 << TAG_PULL)
+            last = ls + (p - 1) * ch
+            out = r.ls[last : last + take].view(dt.dtype)
+            for j in range(p - 2, -1, -1):
+                op.apply(r.ls[ls + j * ch : ls + j * ch + take].view(dt.dtype), out, dt)
+            r.charge((p - 1) * reduce_cycles(take, dt.dtype.kind, dt.size, r.machine.name))
+            for j in range(p):
+                r.dma(True, last, eas[j] + off, take, TAG_PULL)
+            r.wait_tags(1 << TAG_PULL)
+            off += take
+        self.barrier()
+
+    def allgather_window(
+        self, rref: BufRef, eas: Sequence[int], offsets: Sequence[int], sizes: Sequence[int]
+    ) -> None:
+        """Each rank gets its own block into its local store once and puts it
+        straight into every other rank's buffer (each block read from memory
+        once, written p-1 times); then a barrier."""
+        self.push(
+            rref.ea + offsets[self.me],
+            [eas[j] + offsets[self.me] for j in range(self.p) if j != self.me],
+            sizes[self.me],
+        )
+        self.barrier()
+
+    def bcast_window(self, ref: BufRef, eas: Sequence[int], root: int) -> None:
+        """The root gets its buffer into its local store once and puts it into
+        every other rank's buffer; then a barrier."""
+        if self.me == root:
+            self.push(ref.ea, [eas[j] for j in range(self.p) if j != root], ref.nbytes)
+        self.barrier()
+
+    def push(self, src: int, dsts: Sequence[int], n: int) -> None:
+        """Gets ``n`` bytes at ``src`` into the local store (two halves in
+        turn) and puts them to every address of ``dsts``."""
+        r = self.rank
+        assert self.proto is not None
+        ls, room = self.proto.window_ls()
+        ch = max(128, (room // 2 - 16) // 128 * 128)
+        off = 0
+        i = 0
+        while off < n:
+            take = min(ch, n - off)
+            half = i % 2
+            tag = TAG_PULL + half
+            buf = ls + half * (room // 2)
+            r.wait_tags(1 << tag)  # the puts from this half are done
+            r.dma(False, buf, src + off, take, tag)
+            for d in dsts:
+                r.dma(True, buf, d + off, take, tag, fence=True)
+            off += take
+            i += 1
+        r.wait_tags((1 << TAG_PULL) | (1 << (TAG_PULL + 1)))
+
     # -- the algorithms ------------------------------------------------------------------------
 
     def barrier(self) -> None:
@@ -199,8 +312,13 @@ class Coll:
             k *= 2
 
     def bcast(self, ref: BufRef, root: int) -> None:
-        """Binomial tree from ``root``."""
+        """Binomial tree from ``root`` (direct, large: the root pushes to everyone)."""
         p, rel = self.p, (self.me - root) % self.p
+        if self.windowed("bcast", ref.nbytes):
+            eas = self.exchange(ref.ea)
+            if self.aligned(eas):
+                self.bcast_window(ref, eas, root)
+                return
         mask = 1
         while mask < p:
             if rel & mask:
@@ -258,6 +376,11 @@ class Coll:
     def allreduce(self, acc: BufRef, op: T.Op, dt: T.Datatype) -> None:
         """``acc`` holds this rank's contribution; ends with the result everywhere."""
         p = self.p
+        if self.windowed("allreduce", acc.nbytes):
+            eas = self.exchange(acc.ea)
+            if self.aligned(eas):
+                self.allreduce_window(acc, eas, op, dt)
+                return
         if not self.kumar and op.commute and p & (p - 1) == 0:
             tmp = self.rank.temp(acc.nbytes)
             try:
@@ -322,9 +445,18 @@ class Coll:
 
     def allgatherv(self, rref: BufRef, offsets: Sequence[int], sizes: Sequence[int]) -> None:
         """Every rank's block (already at its place in ``rref``) to every rank."""
-        p, me = self.p, self.me
-        if p == 1:
+        if self.p == 1:
             return
+        if self.windowed("allgather", max(sizes)):
+            eas = self.exchange(rref.ea)
+            if self.aligned([*eas, *offsets]):
+                self.allgather_window(rref, eas, offsets, sizes)
+                return
+        self.allgatherv_p2p(rref, offsets, sizes)
+
+    def allgatherv_p2p(self, rref: BufRef, offsets: Sequence[int], sizes: Sequence[int]) -> None:
+        """Allgather on point-to-point messages (see the module docstring)."""
+        p, me = self.p, self.me
         if self.kumar:
             right, left = (me + 1) % p, (me - 1) % p
             for step in range(p - 1):

@@ -141,11 +141,11 @@ class DirectProtocol(Protocol):
         n = self.n
         top = LS_STARTUP
         self.rings = top - (n - 1) * SLOTS * SLOT
-        self.credits = self.rings - n * 16
+        self.credits = (self.rings - n * 16) & ~127
         self.fins = self.credits - FIN_SLOTS * 16
-        self.stage = self.fins - STAGES * SLOT
+        self.stage = (self.fins - STAGES * SLOT) & ~127
         self.pull = self.stage - PULL_BUFS * (PULL_CHUNK + 128)
-        self.ctl = self.pull - 128 - n * 16 - FIN_OUT * 16
+        self.ctl = (self.pull - 128 - n * 16 - FIN_OUT * 16) & ~127
         ls_alloc_check(self.r, self.ctl)
         self.sigword = self.ctl  # +12: 1 << rank, for sndsig
         self.credit_out = self.ctl + 128
@@ -178,9 +178,13 @@ class DirectProtocol(Protocol):
 
     # -- sending ------------------------------------------------------------------------------
 
-    def isend(self, ref: BufRef, dest: int, tag: int, ctx: int, sync: bool, what: str) -> Req:
-        """Queues a send and starts it if a slot is free."""
+    def isend(
+        self, ref: BufRef, dest: int, tag: int, ctx: int, sync: bool, what: str, blocking: bool = False
+    ) -> Req:
+        """Queues a send and starts it if a slot is free (``blocking``: the
+        caller will wait for it, so the data's get is waited for at once)."""
         req = Req("send", what, ref=ref, peer=dest, tag=tag, ctx=ctx, sync=sync)
+        req.data["blocking"] = blocking
         self.r.charge(self.costs.request)
         if dest == self.me:
             self.send_to_self(req)
@@ -286,13 +290,22 @@ class DirectProtocol(Protocol):
         )
         r.charge(self.costs.header)
         remote = self.ls_ea[dest] + self.slot_lsa(self.me, dest, k)
+        copied = False
         if rts:
             req.state = "rts"
         elif size:
             src_ls = r.in_my_ls(ref.ea)
             if src_ls is not None:
                 r.ls_copy(lsa + 32 + a, src_ls, size)
+                copied = True
+            elif req.data.get("blocking"):
+                # a blocking send: wait for the data to be in the local store and
+                # return as soon as the chain to the receiver is issued
+                r.dma(False, lsa + 32 + a, ref.ea, size, TAG_SYNC)
+                r.wait_tags(1 << TAG_SYNC)
+                copied = True
             else:
+                # nonblocking: the MFC chains get, puts and signal by fences
                 r.dma(False, lsa + 32 + a, ref.ea, size, tag)
         if rts or 32 + a + size <= 128:
             # one 128-byte line at most: it lands whole, header and data together
@@ -303,7 +316,7 @@ class DirectProtocol(Protocol):
             r.dma(True, lsa, remote, 32, tag, fence=True)
         self.signal(dest, tag)
         self.stage_busy[stage] = req
-        need_dma = not rts and size > 0
+        need_dma = not rts and size > 0 and not copied
         need_fin = rts or req.sync
         req.data.update(dma=not need_dma, fin=not need_fin, fin_value=fin)
         if need_dma:
@@ -556,6 +569,10 @@ class DirectProtocol(Protocol):
     def scratch_pair(self) -> tuple[int, int, int]:
         """Two of the pull buffers."""
         return self.pull_bufs[0], self.pull_bufs[1], PULL_CHUNK
+
+    def window_ls(self) -> tuple[int, int]:
+        """The local store the one-sided collectives use (the pull buffers, together)."""
+        return self.pull, PULL_BUFS * (PULL_CHUNK + 128)
 
     def local_copy(self, src: int, dst: int, n: int) -> None:
         """Pipelined copy through the pull buffers."""

@@ -133,7 +133,9 @@ class KumarProtocol(Protocol):
 
     # -- sending ------------------------------------------------------------------------------
 
-    def isend(self, ref: BufRef, dest: int, tag: int, ctx: int, sync: bool, what: str) -> Req:
+    def isend(
+        self, ref: BufRef, dest: int, tag: int, ctx: int, sync: bool, what: str, blocking: bool = False
+    ) -> Req:
         """Queues a send to ``dest`` and runs it as far as it can go."""
         req = Req("send", what, ref=ref, peer=dest, tag=tag, ctx=ctx, sync=sync)
         self.r.charge(self.costs.request)

@@ -89,8 +89,11 @@ class Protocol:
 
     # -- to implement -------------------------------------------------------------------------
 
-    def isend(self, ref: BufRef, dest: int, tag: int, ctx: int, sync: bool, what: str) -> Req:
-        """Starts a send of ``ref`` to world rank ``dest``."""
+    def isend(
+        self, ref: BufRef, dest: int, tag: int, ctx: int, sync: bool, what: str, blocking: bool = False
+    ) -> Req:
+        """Starts a send of ``ref`` to world rank ``dest`` (``blocking``: the
+        caller waits for it next)."""
         raise NotImplementedError
 
     def progress(self) -> bool:
@@ -196,6 +199,10 @@ class Protocol:
 
     def scratch_pair(self) -> tuple[int, int, int]:
         """Two local-store buffers for reductions and their usable size."""
+        raise NotImplementedError
+
+    def window_ls(self) -> tuple[int, int]:
+        """Local store for one-sided collectives (address, bytes); ``direct`` only."""
         raise NotImplementedError
 
     def local_copy(self, src: int, dst: int, n: int) -> None:

@@ -465,17 +465,15 @@ def mpirun(
 
 
 def _format_traceback(e: BaseException) -> str:
-    """The traceback from the program's own frames on (the runner's frames dropped)."""
-    tb = e.__traceback__
-    here = os.path.dirname(__file__)
-    while (
-        tb is not None and os.path.dirname(tb.tb_frame.f_code.co_filename) == here and tb.tb_next is not None
-    ):
-        if tb.tb_frame.f_code.co_name in ("rank_main",):
-            tb = tb.tb_next
-            continue
-        break
-    return "".join(traceback.format_exception(type(e), e, tb))
+    """The traceback of the program's own frames (cellsim's frames left out,
+    as mpi4py's compiled frames are), then the exception."""
+    pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frames = traceback.extract_tb(e.__traceback__)
+    mine = [f for f in frames if not os.path.abspath(f.filename).startswith(pkg + os.sep)]
+    if not mine and frames:
+        mine = [frames[-1]]
+    head = "Traceback (most recent call last):\n" if mine else ""
+    return head + "".join(traceback.format_list(mine)) + "".join(traceback.format_exception_only(type(e), e))
 
 
 def report_failure(result: MpirunResult, err: TextIO) -> None:

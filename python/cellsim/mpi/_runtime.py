@@ -478,7 +478,8 @@ class Rank:
         else through the ``staging`` buffers (``chunk`` bytes each, plus 32):
         blocking get then blocking put per chunk (seed 003), or with
         ``pipelined`` a get and a fenced put per buffer in flight, one tag
-        group per buffer."""
+        group per buffer (pieces of ``n / len(staging)``, at least 512 bytes,
+        for short copies)."""
         if n <= 0:
             return
         d_ls, s_ls = self.in_my_ls(dst), self.in_my_ls(src)
@@ -497,6 +498,8 @@ class Rank:
             self._copy_blocking(src, dst, n, staging[0], chunk)
             return
         nb = len(staging)
+        # short copies in smaller pieces, so that gets and puts overlap
+        chunk = min(chunk, max(512, -(-n // (nb * 128)) * 128))
         done = 0
         i = 0
         while done < n:

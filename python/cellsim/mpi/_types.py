@@ -133,6 +133,8 @@ class Exception(CellsimError, builtins.Exception):
         text = _ERROR_STRINGS.get(self.error_class, f"MPI error {self.error_class}")
         super().__init__(f"{text}: {detail}" if detail else text)
 
+    __module__ = "cellsim.mpi"
+
     def Get_error_class(self) -> int:
         """The MPI error class (``MPI.ERR_TRUNCATE``...)."""
         return self.error_class

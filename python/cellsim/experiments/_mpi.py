@@ -1,0 +1,81 @@
+"""What the MPI experiments (seed 003) share: running a program under both
+protocols, the decrementer of seed 003's board, options and plot styling."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from ..exceptions import UsageError
+from ..mpi import MpirunResult, mpirun
+from . import Option
+from ._common import check_choices
+
+__all__ = [
+    "PROTOCOLS",
+    "PROTOCOL_OPTION",
+    "STYLE",
+    "TIMEBASE",
+    "check_protocols",
+    "label",
+    "run_ranks",
+    "side_by_side",
+]
+
+PROTOCOLS: tuple[str, ...] = ("kumar", "direct")
+"""Seed 003's design first, then cellsim's default."""
+TIMEBASE = {"timebase_mhz": 14.318}
+"""Seed 003 timed with the SPE decrementer at 14.318 MHz (about 70 ns a tick)."""
+STYLE: dict[str, dict[str, Any]] = {
+    "kumar": {"color": "tab:blue", "marker": "o", "label": "kumar (seed 003's design)"},
+    "direct": {"color": "tab:red", "marker": "s", "label": "direct (cellsim's default)"},
+}
+PROTOCOL_OPTION = Option(
+    "protocols", "choice", "MPI protocol (repeat for several; default both)", PROTOCOLS, "--protocol"
+)
+
+
+def check_protocols(protocols: Iterable[str]) -> tuple[str, ...]:
+    """The protocols to run (default both, kumar first)."""
+    chosen = check_choices("protocol", protocols, PROTOCOLS)
+    return tuple(p for p in PROTOCOLS if p in chosen)
+
+
+def label(protocol: str) -> str:
+    """The legend text of a protocol."""
+    return str(STYLE[protocol]["label"])
+
+
+def run_ranks(
+    program: Callable[[], Any], n: int, *, protocol: str, machine: str, seed: int, compute: str = "model"
+) -> MpirunResult:
+    """Runs ``program`` as ``n`` ranks (output discarded) and returns the result;
+    a failing run is an error naming the protocol."""
+    import io
+
+    sink = io.StringIO()
+    res = mpirun(
+        program,
+        n,
+        machine=machine,
+        protocol=protocol,
+        seed=seed,
+        compute=compute,
+        overrides=TIMEBASE,
+        stdout=sink,
+        stderr=sink,
+        raise_errors=False,
+    )
+    if res.error is not None:
+        raise UsageError(f"the {protocol} run on {n} ranks failed: {res.error}") from res.error
+    return res
+
+
+def side_by_side(
+    records: Sequence[dict[str, Any]], key: Callable[[dict[str, Any]], Any], value: str
+) -> dict[Any, dict[str, float]]:
+    """``{key: {protocol: value}}`` over the records."""
+    out: dict[Any, dict[str, float]] = {}
+    for r in records:
+        out.setdefault(key(r), {})[r["protocol"]] = float(r[value])
+    return out

@@ -1,0 +1,286 @@
+"""``mpi-matvec``: a double-precision matrix-vector product on 8 SPEs (seed 003, section 4).
+
+Seed 003's kernel as the paper describes it: a 1-D row decomposition (rank
+``r`` owns rows ``r*n/p .. (r+1)*n/p - 1`` of ``A`` and the same slice of the
+vector), the data in main memory moved by DMA where needed, no SIMD
+intrinsics, and one ``MPI_Allgather`` per product: each product gathers the
+vector's slices into a full vector in every rank, then computes its slice
+of ``y = A x``, which is the next product's ``x`` (``A`` is scaled so the
+iteration stays bounded; the result is checked against numpy).
+
+Each rank, per product: ``Allgather`` of the slices, a get of the full
+vector into the local store, then for each block of rows (at most 16 KB) a
+blocking get and the arithmetic, then a put of its slice. The arithmetic's
+time is stated, not measured: the rule is the SPU's documented
+double-precision rate for code without SIMD intrinsics (architecture notes
+and seed 003: one 2-wide DP multiply-add issues every 7 cycles, and scalar
+code uses one lane of it), so one multiply-add per matrix element costs 7
+SPU cycles -- 0.914 GFLOP/s per SPE at 3.2 GHz (the PowerXCell 8i of
+``qs22`` issues one every cycle). Nothing was fitted.
+
+``gflops`` is ``2 n^2`` flops per product times the products, over the
+slowest rank's time between two barriers (``MPI.Wtime``).
+
+>>> from cellsim.experiments import mpi_matvec
+>>> r = mpi_matvec.run(sizes=[64], products=2, protocols=["direct"])[0]
+>>> r["n"], r["checked"]
+(64, True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from os import PathLike
+from typing import Any
+
+import numpy as np
+
+from .. import mpi, spu
+from .. import published as pub
+from ..exceptions import UsageError
+from ..mpi._costs import dp_issue_cycles
+from . import Experiment, Option, Table
+from ._common import ProgressFn, compare_row
+from ._mpi import PROTOCOL_OPTION, STYLE, check_protocols, run_ranks, side_by_side
+
+__all__ = ["EXPERIMENT", "compare", "matrix", "plot", "run", "tables"]
+
+NAME = "mpi-matvec"
+SIZES: tuple[int, ...] = (512, 1024)
+PRODUCTS = 10
+BLOCK_BYTES = 16384
+TAG = 3  # the kernel's own DMA tag group
+
+
+def matrix(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The deterministic ``A`` (row sums about 1) and starting vector of size ``n``."""
+    rng = np.random.default_rng(n)
+    a = rng.random((n, n)) / (n / 2)
+    x = rng.random(n)
+    return a, x
+
+
+def _kernel(n: int, products: int) -> dict[str, Any]:
+    """The rank program: returns the time (s) and this rank's final slice."""
+    comm = mpi.COMM_WORLD
+    p, r = comm.Get_size(), comm.Get_rank()
+    rows = n // p
+    a_full, x0 = matrix(n)
+    a = mpi.alloc((rows, n))  # this rank's rows, in main memory
+    a[:] = a_full[r * rows : (r + 1) * rows]
+    mine = mpi.alloc(rows)  # its slice of the vector
+    mine[:] = x0[r * rows : (r + 1) * rows]
+    x = mpi.alloc(n)  # the full vector, gathered
+    block = max(1, BLOCK_BYTES // (8 * n))  # rows per DMA
+    ls_rows = spu.ls_alloc(block * n * 8, align=128)
+    ls_x = spu.ls_alloc(n * 8, align=128)
+    ls_y = spu.ls_alloc(max(rows * 8, 16), align=128)
+    ea_a, ea_x, ea_y = mpi_ea(a), mpi_ea(x), mpi_ea(mine)
+
+    def wait() -> None:
+        spu.mfc_write_tag_mask(1 << TAG)
+        spu.mfc_read_tag_status_all()
+
+    comm.Barrier()
+    t0 = mpi.Wtime()
+    for _ in range(products):
+        comm.Allgather([mine, rows, mpi.DOUBLE], [x, rows, mpi.DOUBLE])
+        _get(ls_x, ea_x, n * 8)
+        wait()
+        xv = ls_x.array(np.float64)
+        yv = ls_y.array(np.float64)
+        for i in range(0, rows, block):
+            k = min(block, rows - i)
+            _get(ls_rows, ea_a + i * n * 8, k * n * 8)
+            wait()
+            blk = ls_rows.array(np.float64)[: k * n].reshape(k, n)
+            yv[i : i + k] = blk @ xv
+            mpi.flops(2 * k * n, "double", simd=False)
+        _put(ls_y, ea_y, rows * 8)
+        wait()
+    comm.Barrier()
+    t = mpi.Wtime() - t0
+    return {"time": t, "slice": np.array(mine)}
+
+
+def mpi_ea(arr: np.ndarray) -> int:
+    """The effective address of an array made by :func:`cellsim.mpi.alloc`."""
+    from ..mpi._runtime import current_rank
+
+    ea = current_rank().locate(arr)
+    assert ea is not None
+    return ea
+
+
+def _get(ls: int, ea: int, size: int) -> None:
+    done = 0
+    while done < size:
+        take = min(16384, size - done)
+        spu.mfc_get(ls + done, ea + done, take, TAG)
+        done += take
+
+
+def _put(ls: int, ea: int, size: int) -> None:
+    done = 0
+    while done < size:
+        take = min(16384, size - done)
+        spu.mfc_put(ls + done, ea + done, take, TAG)
+        done += take
+
+
+def run(
+    machine: str = "qs20",
+    seed: int = 0,
+    native: bool = True,
+    progress: ProgressFn | None = None,
+    *,
+    protocols: Iterable[str] = (),
+    sizes: Iterable[int] = (),
+    products: int | None = None,
+    spes: int | None = None,
+) -> list[dict[str, Any]]:
+    """The matrix-vector product for each protocol and matrix dimension.
+
+    Args:
+        machine, seed: the simulated machine.
+        native: unused.
+        progress: ``progress(done, total)`` after each run.
+        protocols: ``kumar`` and/or ``direct`` (default both).
+        sizes: matrix dimensions (default 512 and 1024; multiples of 2 * spes).
+        products: products per run (default 10).
+        spes: ranks (default 8).
+    """
+    protos = check_protocols(protocols)
+    dims = tuple(int(s) for s in sizes) or SIZES
+    nprod = PRODUCTS if products is None else int(products)
+    p = 8 if spes is None else int(spes)
+    if nprod < 1:
+        raise UsageError(f"products must be positive, not {nprod}")
+    for n in dims:
+        if n < p or n % (2 * p) or n * 8 > 64 * 1024:
+            raise UsageError(f"matrix dimension {n}: a multiple of {2 * p} (2 x ranks) up to 8192")
+    points = [(proto, n) for proto in protos for n in dims]
+    records = []
+    for i, (proto, n) in enumerate(points):
+        res = run_ranks(lambda n=n: _kernel(n, nprod), p, protocol=proto, machine=machine, seed=seed)
+        t = max(v["time"] for v in res.values)
+        a, x = matrix(n)
+        for _ in range(nprod):
+            x = a @ x
+        got = np.concatenate([v["slice"] for v in res.values])
+        records.append(
+            {
+                "machine": res.machine.name,
+                "seed": seed,
+                "protocol": proto,
+                "n": n,
+                "spes": p,
+                "products": nprod,
+                "time_us": t * 1e6,
+                "gflops": 2.0 * n * n * nprod / t / 1e9,
+                "peak_gflops": p * res.machine.core_hz * 2 / dp_issue_cycles(res.machine.name) / 1e9,
+                "checked": bool(np.allclose(got, x, rtol=1e-9, atol=1e-12)),
+            }
+        )
+        if progress is not None:
+            progress(i + 1, len(points))
+    return records
+
+
+def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Seed 003's held-out throughputs for n = 512 and 1024 (simulated values only)."""
+    rows = []
+    for entry in pub.entries(experiment=NAME):
+        for r in records:
+            if pub.matches(entry.where, r):
+                other = [o for o in records if o["n"] == r["n"] and o["protocol"] == "direct"]
+                note = f"direct: {other[0]['gflops']:.3f} GFLOP/s" if other else ""
+                rows.append(compare_row(entry, f"kumar, n = {r['n']}", r["gflops"], note))
+    return rows
+
+
+def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
+    """GFLOP/s by matrix dimension, both protocols."""
+    if not records:
+        return []
+    g = side_by_side(records, lambda r: r["n"], "gflops")
+    t = side_by_side(records, lambda r: r["n"], "time_us")
+    protos = [p for p in ("kumar", "direct") if any(r["protocol"] == p for r in records)]
+    cols = ["n", *(f"{p} GFLOP/s" for p in protos), *(f"{p} us per product" for p in protos)]
+    prods = {r["n"]: r["products"] for r in records}
+    rows = []
+    for n in sorted(g):
+        rows.append(
+            [
+                str(n),
+                *(f"{g[n][p]:.3f}" if p in g[n] else "" for p in protos),
+                *(f"{t[n][p] / prods[n]:.1f}" if p in t[n] else "" for p in protos),
+            ]
+        )
+    r0 = records[0]
+    return [
+        Table(
+            f"{NAME}: {r0['spes']} SPEs, {r0['products']} products, scalar DP (7 cycles per multiply-add), "
+            f"{r0['machine']}",
+            cols,
+            rows,
+        )
+    ]
+
+
+def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
+    """GFLOP/s against the matrix dimension, both protocols."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7, 5), layout="constrained")
+    ax = fig.subplots()
+    dims = sorted({r["n"] for r in records})
+    width = 0.38
+    for j, proto in enumerate(("kumar", "direct")):
+        pts = {r["n"]: r["gflops"] for r in records if r["protocol"] == proto}
+        if not pts:
+            continue
+        xs = [i + (j - 0.5) * width for i in range(len(dims))]
+        ax.bar(
+            xs,
+            [pts.get(n, 0.0) for n in dims],
+            width,
+            color=STYLE[proto]["color"],
+            label=STYLE[proto]["label"],
+        )
+    if records:
+        peak = records[0]["peak_gflops"]
+        ax.axhline(
+            peak, color="gray", linestyle="--", linewidth=1, label=f"scalar DP peak of the SPEs ({peak:.2f})"
+        )
+    ax.set_xticks(range(len(dims)), [str(n) for n in dims])
+    ax.set(
+        xlabel="matrix dimension n",
+        ylabel="GFLOP/s",
+        title="seed 003: DP matrix-vector product, one Allgather per product",
+    )
+    ax.legend(fontsize=8)
+    fig.savefig(path, dpi=110)
+
+
+EXPERIMENT = Experiment(
+    name=NAME,
+    title="MPI matrix-vector product",
+    paper="003",
+    figure="Section 4",
+    description=(
+        "Double-precision matrix-vector product on 8 SPEs, 1-D row decomposition, data in main memory "
+        "moved by DMA, one Allgather per product, n = 512 and 1024; scalar DP at 7 cycles per multiply-add."
+    ),
+    run=run,
+    plot=plot,
+    compare=compare,
+    options=(
+        PROTOCOL_OPTION,
+        Option("sizes", "ints", "matrix dimensions (default 512,1024)"),
+        Option("products", "int", f"products per run (default {PRODUCTS})"),
+        Option("spes", "int", "ranks, one per SPE (default 8)"),
+    ),
+    tables=tables,
+    machine="qs20",
+)

@@ -1,0 +1,229 @@
+"""``mpi-pingpong``: MPI latency and bandwidth between two SPEs (seed 003, Figures 2 and 3).
+
+mpptest's ping-pong, modified as seed 003 did to keep its data in main
+memory: rank 0 sends ``size`` bytes to rank 1, which sends them back, ``reps``
+times; the latency is half a round trip (the time of the ``reps`` round
+trips, by ``MPI.Wtime`` on the decrementer at 14.318 MHz as on seed 003's
+board, over ``2 * reps``) and the bandwidth ``size`` over it. Both protocols
+run on the same simulated chip: ``kumar`` (seed 003's buffered-mode design:
+buffered up to 2 KB, synchronous above) and ``direct`` (cellsim's default).
+
+>>> from cellsim.experiments import mpi_pingpong
+>>> rs = mpi_pingpong.run(sizes=[0, 4096], reps=5)
+>>> [(r["protocol"], r["size"]) for r in rs]
+[('kumar', 0), ('kumar', 4096), ('direct', 0), ('direct', 4096)]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from os import PathLike
+from typing import Any
+
+from .. import mpi
+from .. import published as pub
+from ..exceptions import UsageError
+from . import Experiment, Option, Table
+from ._common import ProgressFn, compare_row
+from ._mpi import PROTOCOL_OPTION, STYLE, check_protocols, run_ranks, side_by_side
+
+__all__ = ["EXPERIMENT", "SIZES", "compare", "default_reps", "plot", "run", "tables"]
+
+NAME = "mpi-pingpong"
+SIZES: tuple[int, ...] = (0, *(1 << i for i in range(21)))
+"""0 B, then 1 B to 1 MB by powers of two."""
+EAGER_LIMIT = 2048
+FIELDS = ("machine", "seed", "protocol", "size", "mode", "reps", "latency_us", "bandwidth_gbs")
+
+
+def default_reps(size: int) -> int:
+    """Round trips per size: about 200 us of simulated time, between 5 and 200."""
+    return max(5, min(200, 200_000 // max(size, 1_000)))
+
+
+def _pingpong(sizes: Sequence[int], reps: dict[int, int]) -> dict[int, float]:
+    """The rank program: returns {size: half round trip in seconds} on rank 0."""
+    comm = mpi.COMM_WORLD
+    rank = comm.Get_rank()
+    buf = mpi.alloc(max(sizes) or 1, dtype="u1")  # in main memory, as seed 003's modified pingpong
+    buf[:] = rank + 1
+    out: dict[int, float] = {}
+    for size in sizes:
+        msg = [buf, size, mpi.BYTE]
+        for _ in range(2):  # warm-up round trips
+            if rank == 0:
+                comm.Send(msg, dest=1, tag=size % 1000)
+                comm.Recv(msg, source=1, tag=size % 1000)
+            elif rank == 1:
+                comm.Recv(msg, source=0, tag=size % 1000)
+                comm.Send(msg, dest=0, tag=size % 1000)
+        comm.Barrier()
+        t0 = mpi.Wtime()
+        for _ in range(reps[size]):
+            if rank == 0:
+                comm.Send(msg, dest=1, tag=size % 1000)
+                comm.Recv(msg, source=1, tag=size % 1000)
+            elif rank == 1:
+                comm.Recv(msg, source=0, tag=size % 1000)
+                comm.Send(msg, dest=0, tag=size % 1000)
+        t = mpi.Wtime() - t0
+        out[size] = t / (2 * reps[size])
+    return out
+
+
+def run(
+    machine: str = "qs20",
+    seed: int = 0,
+    native: bool = True,
+    progress: ProgressFn | None = None,
+    *,
+    protocols: Iterable[str] = (),
+    sizes: Iterable[int] = (),
+    reps: int | None = None,
+) -> list[dict[str, Any]]:
+    """Ping-pong between ranks 0 and 1 (two SPEs), data in main memory.
+
+    Args:
+        machine, seed: the simulated machine (seed: SPE placement).
+        native: unused (the ranks are Python SPE programs).
+        progress: ``progress(done, total)`` after each protocol.
+        protocols: ``kumar`` and/or ``direct`` (default both).
+        sizes: message sizes in bytes (default 0 B and 1 B to 1 MB by powers of two).
+        reps: round trips per size (default :func:`default_reps`).
+    """
+    protos = check_protocols(protocols)
+    sizes_ = tuple(int(s) for s in sizes) or SIZES
+    for s in sizes_:
+        if s < 0 or s > 64 << 20:
+            raise UsageError(f"message size {s} is not between 0 and 64 MB")
+    if reps is not None and reps < 1:
+        raise UsageError(f"reps must be positive, not {reps}")
+    nreps = {s: reps or default_reps(s) for s in sizes_}
+    records = []
+    for i, proto in enumerate(protos):
+        res = run_ranks(lambda: _pingpong(sizes_, nreps), 2, protocol=proto, machine=machine, seed=seed)
+        times = res.values[0]
+        for s in sizes_:
+            t = times[s]
+            records.append(
+                {
+                    "machine": res.machine.name,
+                    "seed": seed,
+                    "protocol": proto,
+                    "size": s,
+                    "mode": _mode(proto, s),
+                    "reps": nreps[s],
+                    "latency_us": t * 1e6,
+                    "bandwidth_gbs": s / t / 1e9 if t > 0 else 0.0,
+                }
+            )
+        if progress is not None:
+            progress(i + 1, len(protos))
+    return records
+
+
+def _mode(protocol: str, size: int) -> str:
+    if protocol == "kumar":
+        return "buffered" if size <= EAGER_LIMIT else "synchronous"
+    return "eager" if size <= EAGER_LIMIT else "pull"
+
+
+def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Seed 003's held-out latency and bandwidth: kumar's smallest latency and
+    largest bandwidth (simulated values only), with direct's beside them in the note."""
+    rows = []
+    for entry in pub.entries(experiment=NAME):
+        sel = [r for r in records if pub.matches(entry.where, r)]
+        if not sel:
+            continue
+        other = [r for r in records if r["protocol"] == "direct"]
+        if entry.quantity == "min_latency_us":
+            best = min(sel, key=lambda r: r["latency_us"])
+            note = ""
+            if other:
+                d = min(other, key=lambda r: r["latency_us"])
+                note = f"direct: {d['latency_us']:.3f} us at {d['size']} B"
+            rows.append(compare_row(entry, f"kumar, {best['size']} B", best["latency_us"], note))
+        elif entry.quantity == "max_bandwidth_gbs":
+            best = max(sel, key=lambda r: r["bandwidth_gbs"])
+            note = ""
+            if other:
+                d = max(other, key=lambda r: r["bandwidth_gbs"])
+                note = f"direct: {d['bandwidth_gbs']:.2f} GB/s at {d['size']} B"
+            rows.append(compare_row(entry, f"kumar, {best['size']} B", best["bandwidth_gbs"], note))
+    return rows
+
+
+def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
+    """Latency and bandwidth by size, the two protocols side by side."""
+    if not records:
+        return []
+    lat = side_by_side(records, lambda r: r["size"], "latency_us")
+    bw = side_by_side(records, lambda r: r["size"], "bandwidth_gbs")
+    protos = [p for p in ("kumar", "direct") if any(r["protocol"] == p for r in records)]
+    cols = ["size (B)"]
+    cols += [f"{p} latency (us)" for p in protos] + [f"{p} GB/s" for p in protos]
+    if len(protos) == 2:
+        cols.append("kumar / direct time")
+    rows = []
+    for s in sorted(lat):
+        cells = [str(s)]
+        cells += [f"{lat[s][p]:.3f}" if p in lat[s] else "" for p in protos]
+        cells += [f"{bw[s][p]:.2f}" if p in bw[s] else "" for p in protos]
+        if len(protos) == 2 and all(p in lat[s] for p in protos):
+            cells.append(f"{lat[s]['kumar'] / lat[s]['direct']:.2f}x")
+        rows.append(cells)
+    m = records[0]["machine"]
+    return [Table(f"{NAME}: half round trip and bandwidth, data in main memory, {m}", cols, rows)]
+
+
+def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
+    """Figures 2 and 3: latency and bandwidth against message size, both protocols."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(12, 5), layout="constrained")
+    ax_l, ax_b = fig.subplots(1, 2)
+    for proto in ("kumar", "direct"):
+        pts = sorted((r for r in records if r["protocol"] == proto), key=lambda r: r["size"])
+        if not pts:
+            continue
+        st = STYLE[proto]
+        kw = {"color": st["color"], "marker": st["marker"], "markersize": 4, "label": st["label"]}
+        ax_l.plot([max(r["size"], 0.5) for r in pts], [r["latency_us"] for r in pts], **kw)
+        big = [r for r in pts if r["size"] > 0]
+        ax_b.plot([r["size"] for r in big], [r["bandwidth_gbs"] for r in big], **kw)
+    for ax in (ax_l, ax_b):
+        ax.set_xscale("log", base=2)
+        ax.axvline(EAGER_LIMIT, color="gray", linestyle=":", linewidth=1)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.set_xlabel("message size (bytes; 0 B drawn at 0.5)")
+        ax.legend(fontsize=8)
+    m = records[0]["machine"] if records else "?"
+    ax_l.set(yscale="log", ylabel="latency: half round trip (us)", title=f"(Fig 2) latency, {m}")
+    ax_b.set(ylabel="bandwidth (GB/s)", title=f"(Fig 3) bandwidth, {m}")
+    fig.suptitle(
+        "seed 003: MPI ping-pong between two SPEs, data in main memory (dotted: 2 KB, the mode switch)"
+    )
+    fig.savefig(path, dpi=110)
+
+
+EXPERIMENT = Experiment(
+    name=NAME,
+    title="MPI ping-pong latency and bandwidth",
+    paper="003",
+    figure="Figures 2, 3",
+    description=(
+        "mpptest-style ping-pong between two SPEs with the data in main memory, 0 B to 1 MB, "
+        "seed 003's protocol (kumar) and cellsim's (direct) side by side."
+    ),
+    run=run,
+    plot=plot,
+    compare=compare,
+    options=(
+        PROTOCOL_OPTION,
+        Option("sizes", "ints", "message sizes in bytes (default 0 and 1 B to 1 MB by powers of two)"),
+        Option("reps", "int", "round trips per size (default: about 200 us of simulated time)"),
+    ),
+    tables=tables,
+    machine="qs20",
+)
