@@ -37,6 +37,8 @@ def test_every_entry_belongs_to_a_registered_experiment() -> None:
         "couples": {"pairs", "mode", "size"},
         "cycle": {"spes", "mode", "size"},
         "mapping": {"machine", "mode", "packet", "unidirectional"},
+        "mpi-pingpong": {"protocol"},
+        "mpi-matvec": {"protocol", "n"},
     }
     contention_quantities = {
         "aggregate_gbs",
@@ -91,6 +93,8 @@ def test_every_entry_belongs_to_a_registered_experiment() -> None:
         assert set(e.where) <= fields[e.experiment], e.id
         if e.experiment == "mapping":
             assert e.quantity in mapping_quantities, e.id
+        elif e.experiment.startswith("mpi-"):
+            assert e.quantity in ("min_latency_us", "max_bandwidth_gbs", "gflops"), e.id
         elif e.experiment == "buffering":
             assert e.quantity in buffering_quantities, e.id
         elif e.experiment not in ("dma-latency", "dma-batch"):
@@ -151,7 +155,7 @@ def test_seed_000_values_are_the_published_ones() -> None:
 def test_filters() -> None:
     assert {e.experiment for e in entries(experiment="dma-batch")} == {"dma-batch"}
     # seed 000's Figures 6-7, seed 002's 8-SPE results, seed 004's Figure 12 numbers
-    assert {e.paper for e in entries(held_out=True)} == {"000", "001", "002", "004"}
+    assert {e.paper for e in entries(held_out=True)} == {"000", "001", "002", "003", "004"}
     assert len(entries(held_out=False)) + len(entries(held_out=True)) == len(PUBLISHED)
 
 

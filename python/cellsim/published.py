@@ -298,6 +298,20 @@ _Q_001_F4_INTUITIVE = (
     "among the top 10. Their ranks and runtimes relative to rank 1 are [held out for validation]."
 )
 
+# -- seed 003 (qs20): the MPI implementation's performance; every number is held out ----------------
+_Q_003_BW = (
+    "Our MPI implementation attains bandwidth up to [held out for validation], and latency as small as "
+    "[held out for validation]. ... The peak bandwidth is [held out for validation]"
+)
+_Q_003_LAT = (
+    "Our MPI implementation attains bandwidth up to [held out for validation], and latency as small as "
+    "[held out for validation]."
+)
+_Q_003_MATVEC = (
+    "We got a throughput of [held out for validation] for a matrix of dimension 512 and throughput of "
+    "[held out for validation] for a square matrix of dimension 1024."
+)
+
 PUBLISHED: tuple[Published, ...] = (
     # -- seed 000, Table 1 ------------------------------------------------------------
     Published(
@@ -1399,6 +1413,63 @@ PUBLISHED: tuple[Published, ...] = (
         kind="value",
         held_out=True,
         quote=_Q_001_F4_INTUITIVE,
+    ),
+    # -- seed 003: MPI on the SPEs (mpi-pingpong, mpi-matvec); its numbers are all held out ------------
+    Published(
+        id="003-abstract-peak-bandwidth",
+        paper="003",
+        figure="Abstract, Fig 3",
+        description="seed 003's MPI (kumar), ping-pong with data in main memory: peak bandwidth",
+        experiment="mpi-pingpong",
+        where={"protocol": "kumar"},
+        quantity="max_bandwidth_gbs",
+        value=None,
+        unit="GB/s",
+        kind="value",
+        held_out=True,
+        quote=_Q_003_BW,
+    ),
+    Published(
+        id="003-abstract-min-latency",
+        paper="003",
+        figure="Abstract, Fig 2",
+        description="seed 003's MPI (kumar), ping-pong with data in main memory: smallest latency",
+        experiment="mpi-pingpong",
+        where={"protocol": "kumar"},
+        quantity="min_latency_us",
+        value=None,
+        unit="us",
+        kind="value",
+        held_out=True,
+        quote=_Q_003_LAT,
+    ),
+    Published(
+        id="003-matvec-512",
+        paper="003",
+        figure="Section 4",
+        description="DP matrix-vector product on 8 SPEs, one Allgather per product, n = 512 (kumar)",
+        experiment="mpi-matvec",
+        where={"protocol": "kumar", "n": 512},
+        quantity="gflops",
+        value=None,
+        unit="GFLOP/s",
+        kind="value",
+        held_out=True,
+        quote=_Q_003_MATVEC,
+    ),
+    Published(
+        id="003-matvec-1024",
+        paper="003",
+        figure="Section 4",
+        description="DP matrix-vector product on 8 SPEs, one Allgather per product, n = 1024 (kumar)",
+        experiment="mpi-matvec",
+        where={"protocol": "kumar", "n": 1024},
+        quantity="gflops",
+        value=None,
+        unit="GFLOP/s",
+        kind="value",
+        held_out=True,
+        quote=_Q_003_MATVEC,
     ),
 )
 

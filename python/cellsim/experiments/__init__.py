@@ -99,6 +99,9 @@ _MODULES = (
     "buffering",
     "ring",
     "mapping",
+    "mpi_pingpong",
+    "mpi_matvec",
+    "mpi_collectives",
 )
 _REGISTRY: dict[str, Experiment] = {}
 
