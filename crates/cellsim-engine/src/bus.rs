@@ -37,6 +37,13 @@ pub enum Owner {
         /// The PPE thread; a load's value is its reply.
         thread: u32,
     },
+    /// The PPE's L2: a line fetch (its miss machine) or a castout
+    /// ([`crate::ppu::CASTOUT`]). The bytes are already where they belong
+    /// (the caches time accesses, main memory holds the data).
+    PpeCache {
+        /// The [`crate::ppu::BusReq`] id.
+        id: u32,
+    },
     /// Synthetic traffic (speed benchmark); no data is moved.
     Synthetic,
 }

@@ -41,6 +41,16 @@ pub struct SpuParams {
     pub ls_reserved_bytes: u32,
     /// Cost of one channel read or write, SPU cycles.
     pub channel_cycles: u64,
+    /// SPU load latency from its own local store, cycles.
+    pub ls_load_latency_cycles: u64,
+    /// Odd-pipeline issue slots of a load narrower than 16 bytes (quadword load and rotate).
+    pub ls_narrow_load_slots: u64,
+    /// Odd-pipeline issue slots of a store narrower than 16 bytes (quadword
+    /// load, shuffle control, shuffle, quadword store).
+    pub ls_narrow_store_slots: u64,
+    /// Local-store cycles a DMA bus request (up to 128 bytes) takes from the
+    /// SPU's loads and stores.
+    pub dma_ls_cycles: u64,
 }
 
 /// MFC parameters.
@@ -92,14 +102,40 @@ pub struct RemoteParams {
     pub write_buffer_lines: u32,
 }
 
-/// PPE parameters (the cache model of issue 7 will replace the flat costs).
+/// PPE parameters: the PPU's two threads and its caches (see [`crate::ppu`]).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PpeParams {
-    /// A cacheable load or store, core cycles.
-    pub access_cycles: u64,
-    /// lwarx / stwcx., core cycles.
-    pub atomic_cycles: u64,
+    /// L1 data cache, KB.
+    pub l1_kb: u32,
+    /// L1 data cache ways.
+    pub l1_ways: u32,
+    /// L2 cache, KB.
+    pub l2_kb: u32,
+    /// L2 ways.
+    pub l2_ways: u32,
+    /// Load-to-use latency of an L1 hit, cycles.
+    pub l1_hit_cycles: u64,
+    /// Cycles a 16-byte (VMX) load or store occupies the load/store unit (a scalar one: 1).
+    pub vmx_access_cycles: u64,
+    /// Loads per thread that may wait for L1 misses (load-miss queue entries).
+    pub load_miss_entries: u32,
+    /// An L1 miss that hits the L2: from the load to its line in the L1, cycles.
+    pub l2_hit_cycles: u64,
+    /// Width of each of the L2-to-L1 read bus and the L1-to-L2 write bus, bytes per cycle.
+    pub l1_l2_bus_bytes_per_cycle: u32,
+    /// Stores per thread between the L1 and the L2 (store-queue entries).
+    pub store_queue_entries: u32,
+    /// A store that hits the L2 holds its entry this long after crossing the write bus, cycles.
+    pub l2_store_cycles: u64,
+    /// L2 line fetches (misses and prefetches) in flight.
+    pub l2_miss_machines: u32,
+    /// Dirty lines on their way from the L2 to memory (castout-queue entries).
+    pub castout_entries: u32,
+    /// Lines the L2 fetches ahead of a stream of load misses.
+    pub prefetch_lines: u32,
+    /// Elements a copy loop loads before it stores them (the compiler's unrolling).
+    pub copy_unroll: u32,
     /// spe_context_run: from the call to the SPE program's first instruction, ns.
     pub context_run_ns: f64,
 }
@@ -218,10 +254,6 @@ pub struct Timing {
     pub command: Cycle,
     /// Problem-state register access, cycles.
     pub mmio_access: Cycle,
-    /// PPE cacheable access, cycles.
-    pub ppe_access: Cycle,
-    /// PPE lwarx/stwcx, cycles.
-    pub ppe_atomic: Cycle,
     /// spe_context_run start-up, cycles.
     pub context_run: Cycle,
     /// Command phase, cycles.
@@ -460,6 +492,67 @@ impl MachineConfig {
                 "must be 1 to 16",
             );
         }
+        let ppe = &self.ppe;
+        for (key, v, lo, hi) in [
+            ("ppe.l1_ways", ppe.l1_ways, 1, 16),
+            ("ppe.l2_ways", ppe.l2_ways, 1, 32),
+            ("ppe.load_miss_entries", ppe.load_miss_entries, 1, 32),
+            ("ppe.store_queue_entries", ppe.store_queue_entries, 1, 32),
+            ("ppe.l2_miss_machines", ppe.l2_miss_machines, 1, 32),
+            ("ppe.castout_entries", ppe.castout_entries, 1, 32),
+            ("ppe.prefetch_lines", ppe.prefetch_lines, 0, 64),
+            (
+                "ppe.copy_unroll",
+                ppe.copy_unroll,
+                1,
+                crate::ppu::MAX_UNROLL as u32,
+            ),
+        ] {
+            if !(lo..=hi).contains(&v) {
+                return bad(key, v.to_string(), &format!("must be {lo} to {hi}"));
+            }
+        }
+        for (key, kb, ways) in [
+            ("ppe.l1_kb", ppe.l1_kb, ppe.l1_ways),
+            ("ppe.l2_kb", ppe.l2_kb, ppe.l2_ways),
+        ] {
+            let lines = kb as u64 * 1024 / 128;
+            if kb == 0 || !kb.is_power_of_two() || lines < ways as u64 {
+                return bad(
+                    key,
+                    kb.to_string(),
+                    "must be a power of two holding at least one 128-byte line per way",
+                );
+            }
+        }
+        if ppe.l2_kb < ppe.l1_kb {
+            return bad(
+                "ppe.l2_kb",
+                ppe.l2_kb.to_string(),
+                "the L2 includes the L1: it cannot be smaller",
+            );
+        }
+        if ![8, 16, 32, 64, 128].contains(&ppe.l1_l2_bus_bytes_per_cycle) {
+            return bad(
+                "ppe.l1_l2_bus_bytes_per_cycle",
+                ppe.l1_l2_bus_bytes_per_cycle.to_string(),
+                "must be 8, 16, 32, 64 or 128",
+            );
+        }
+        if ppe.vmx_access_cycles == 0 || ppe.l1_hit_cycles == 0 {
+            return bad(
+                "ppe.vmx_access_cycles",
+                ppe.vmx_access_cycles.to_string(),
+                "access costs must be at least 1 cycle",
+            );
+        }
+        if self.spu.ls_narrow_load_slots == 0 || self.spu.ls_narrow_store_slots < 2 {
+            return bad(
+                "spu.ls_narrow_store_slots",
+                self.spu.ls_narrow_store_slots.to_string(),
+                "a narrow load takes at least 1 slot, a narrow store at least 2 (load and store)",
+            );
+        }
         if self.mic.dram_gbs <= 0.0 {
             return bad(
                 "mic.dram_gbs",
@@ -536,8 +629,6 @@ impl MachineConfig {
             unroll: bus(self.mfc.unroll_bus_cycles),
             command: self.mfc.command_cycles,
             mmio_access: clock.ns_to_cycles(self.mfc.mmio_access_ns),
-            ppe_access: self.ppe.access_cycles,
-            ppe_atomic: self.ppe.atomic_cycles,
             context_run: clock.ns_to_cycles(self.ppe.context_run_ns),
             command_phase: bus(self.eib.command_phase_bus_cycles),
             hop: bus(self.eib.hop_bus_cycles),
@@ -554,6 +645,29 @@ impl MachineConfig {
     /// Main memory size in bytes.
     pub fn memory_bytes(&self) -> u64 {
         self.memory_mb * 1024 * 1024
+    }
+
+    /// The PPU's parameters in cycles.
+    pub fn ppu(&self) -> crate::ppu::PpuParams {
+        let p = &self.ppe;
+        crate::ppu::PpuParams {
+            l1_bytes: p.l1_kb as u64 * 1024,
+            l1_ways: p.l1_ways as usize,
+            l2_bytes: p.l2_kb as u64 * 1024,
+            l2_ways: p.l2_ways as usize,
+            l1_hit: p.l1_hit_cycles,
+            vmx_access: p.vmx_access_cycles,
+            load_miss_entries: p.load_miss_entries as usize,
+            l2_hit: p.l2_hit_cycles,
+            line_transfer: 128 / p.l1_l2_bus_bytes_per_cycle as u64,
+            store_queue_entries: p.store_queue_entries as usize,
+            l2_store: p.l2_store_cycles,
+            miss_machines: p.l2_miss_machines as usize,
+            castouts: p.castout_entries as usize,
+            prefetch: p.prefetch_lines as u64,
+            copy_unroll: p.copy_unroll as usize,
+            memory_bytes: self.memory_bytes(),
+        }
     }
 }
 

@@ -7,9 +7,12 @@
 //!
 //! Submodules hold the handlers: [`threads`] (program requests), [`dma`]
 //! (an MFC command's way from the queue through the command bus, arbiter and
-//! rings back to the tag groups) and [`traffic`] (synthetic EIB load for the
-//! speed benchmark).
+//! rings back to the tag groups), `ppe` (the PPE's requests), `cores` (the
+//! PPU's caches and SPU local-store loops, simulated ahead of the calendar up
+//! to its next event) and [`traffic`] (synthetic EIB load for the speed
+//! benchmark).
 
+mod cores;
 mod dma;
 mod ppe;
 mod threads;
@@ -25,10 +28,12 @@ use crate::eib::arbiter::DataArbiter;
 use crate::eib::command_bus::{Biu, CommandBus};
 use crate::eib::Eib;
 use crate::error::SimError;
+use crate::ls_loop::{LsLoop, LsParams};
 use crate::mailbox::Mailboxes;
 use crate::memory_map::MemoryMap;
 use crate::mfc::Mfc;
 use crate::mic::Mic;
+use crate::ppu::Ppu;
 use crate::program::{Ppe, Request, Spu};
 use crate::rng::Rng;
 use crate::signal::{SignalMode, Signals};
@@ -118,6 +123,9 @@ pub(crate) struct SpeUnit {
     pub(crate) mbox: Mailboxes,
     /// Signal-notification registers.
     pub(crate) signals: Signals,
+    /// While an SPU loop runs over this local store: the cycles DMA takes
+    /// from its port (ascending).
+    pub(crate) ls_log: Option<VecDeque<Cycle>>,
 }
 
 /// A simulated Cell machine.
@@ -165,6 +173,14 @@ pub struct Machine {
     /// Per physical SPE, each retired DMA command's latency (issue to tag
     /// update) in cycles, when recording is on.
     pub(crate) dma_latencies: Option<Vec<Vec<Cycle>>>,
+    /// The PPU and its caches.
+    pub(crate) ppu: Ppu,
+    /// SPU loops over their local stores.
+    pub(crate) ls_loops: Vec<LsLoop>,
+    /// Timing of SPU local-store accesses.
+    pub(crate) ls_params: LsParams,
+    /// When the cores' phase must run next.
+    pub(crate) core_wake: Option<Cycle>,
 }
 
 impl std::fmt::Debug for Machine {
@@ -194,6 +210,7 @@ impl Machine {
                 dmac_blocked: false,
                 mbox: Mailboxes::default(),
                 signals: Signals::default(),
+                ls_log: None,
             })
             .collect();
         let map = MemoryMap {
@@ -233,6 +250,15 @@ impl Machine {
             mbox_changed: false,
             trace: None,
             dma_latencies: None,
+            ppu: Ppu::new(cfg.ppu()),
+            ls_loops: Vec::new(),
+            ls_params: LsParams {
+                load_latency: cfg.spu.ls_load_latency_cycles,
+                narrow_load: cfg.spu.ls_narrow_load_slots,
+                narrow_store: cfg.spu.ls_narrow_store_slots,
+                dma_cycles: cfg.spu.dma_ls_cycles,
+            },
+            core_wake: None,
             now: 0,
             calendar: Calendar::new(),
             due: Vec::with_capacity(64),
@@ -677,7 +703,10 @@ impl Machine {
 
     fn next_time(&self) -> Option<Cycle> {
         let mut t = self.calendar.next_time();
-        for w in [self.cb_wake, self.arb_wake].into_iter().flatten() {
+        for w in [self.cb_wake, self.arb_wake, self.core_wake]
+            .into_iter()
+            .flatten()
+        {
             t = Some(t.map_or(w, |x| x.min(w)));
         }
         t
@@ -718,6 +747,10 @@ impl Machine {
         if self.arb_wake.is_some_and(|w| w <= t) {
             self.arb_wake = None;
             self.run_arbiter();
+        }
+        if self.core_wake.is_some_and(|w| w <= t) {
+            self.core_wake = None;
+            self.run_cores();
         }
     }
 

@@ -84,6 +84,50 @@ pub const MFC_GETLLAR_STATUS: u32 = 4;
 
 /// Which outbound mailbox a PPE reads.
 pub use crate::mailbox::Outbound;
+/// What a loop of accesses does to each element.
+pub use crate::ppu::LoopOp;
+
+/// A PPE loop of accesses to main memory, simulated access by access
+/// through the caches (see [`crate::ppu`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PpeLoop {
+    /// Load, store or copy.
+    pub op: LoopOp,
+    /// Effective address of the buffer loaded (load, copy) or stored (store).
+    pub ea: u64,
+    /// Copy: effective address of the destination.
+    pub dst: u64,
+    /// Bytes accessed (in each buffer for a copy).
+    pub bytes: u64,
+    /// Bytes per access: 1, 2, 4, 8 or 16 (a VMX register).
+    pub elem: u8,
+    /// Bytes from one access to the next (0: `elem`, a dense traversal).
+    pub stride: u64,
+    /// Hardware threads sharing the loop: 1, or 2 (each takes half).
+    pub threads: u8,
+    /// Each load's value is used before the next access issues (as when a
+    /// program loads one value at a time); otherwise loads are independent.
+    pub dependent: bool,
+    /// The byte a store loop writes.
+    pub fill: u8,
+}
+
+/// An SPU loop of loads or stores to its own local store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LsAccessLoop {
+    /// Load, store or copy.
+    pub op: LoopOp,
+    /// Local-store address of the buffer loaded (load, copy) or stored (store).
+    pub lsa: u32,
+    /// Copy: local-store address of the destination.
+    pub dst: u32,
+    /// Bytes accessed.
+    pub bytes: u32,
+    /// Bytes per access: 1, 2, 4, 8 or 16.
+    pub elem: u8,
+    /// The byte a store loop writes.
+    pub fill: u8,
+}
 
 /// One request of a program to the chip.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -191,6 +235,12 @@ pub enum Request {
         /// Immediate, any or all.
         mode: TagUpdate,
     },
+    /// PPE: a loop of loads, stores or copies through the caches; the reply
+    /// is the cycles it took.
+    PpeLoop(PpeLoop),
+    /// SPU: a loop of loads, stores or copies in its own local store; the
+    /// reply is the cycles it took.
+    LsLoop(LsAccessLoop),
     /// Wait until another thread finishes (`pthread_join`, the end of
     /// `spe_context_run`); the reply is its exit value.
     Join(usize),
@@ -248,6 +298,22 @@ impl Request {
             Request::ProxyTagStatus { spe, mask, .. } => {
                 format!("spe_mfcio_tag_status_read(SPE {spe}, mask=0x{mask:x})")
             }
+            Request::PpeLoop(l) => format!(
+                "access_loop({}, 0x{:x}, {} B, element {} B, {} thread{})",
+                l.op.name(),
+                l.ea,
+                l.bytes,
+                l.elem,
+                l.threads,
+                if l.threads == 1 { "" } else { "s" }
+            ),
+            Request::LsLoop(l) => format!(
+                "ls_access_loop({}, 0x{:x}, {} B, element {} B)",
+                l.op.name(),
+                l.lsa,
+                l.bytes,
+                l.elem
+            ),
             Request::Join(t) => format!("join(thread {t})"),
             Request::Exit(v) => format!("exit({v})"),
         }
@@ -492,6 +558,12 @@ impl Spu {
         self.call(Request::WriteChannel(Channel::ListStallAck, tag))
             .await;
     }
+    /// A loop of `bytes / elem` loads, stores or copies over the local store
+    /// (16 bytes per cycle at best, contending with DMA for the port);
+    /// returns the cycles it took.
+    pub async fn ls_access_loop(&self, l: LsAccessLoop) -> u64 {
+        self.call(Request::LsLoop(l)).await
+    }
 }
 
 /// The handle a native PPE program uses: loads and stores, lwarx/stwcx, the
@@ -602,6 +674,11 @@ impl Ppe {
             mode: TagUpdate::All,
         })
         .await as u32
+    }
+    /// A loop of accesses to main memory through the caches (the element
+    /// size, the threads and the op decide its speed); returns the cycles it took.
+    pub async fn access_loop(&self, l: PpeLoop) -> u64 {
+        self.call(Request::PpeLoop(l)).await
     }
     /// Waits for another thread to finish; returns its exit value.
     pub async fn join(&self, thread: usize) -> u32 {

@@ -361,6 +361,10 @@ impl Machine {
             Owner::Mfc { spe, .. } => Some(spe),
             _ => None,
         };
+        if let Owner::PpeCache { .. } = op.owner {
+            // The L2's line fetches and castouts: the bytes are in memory already.
+            return;
+        }
         match (op.kind, op.remote) {
             (OpKind::Read, Space::Memory(a)) => {
                 read_into(&self.memory, a as usize, &mut self.staging[id as usize], n);
@@ -370,6 +374,7 @@ impl Machine {
                 }
             }
             (OpKind::Read, Space::Ls { spe, offset }) => {
+                self.ls_touch(spe);
                 read_into(
                     &self.spes[spe as usize].ls,
                     offset as usize,
@@ -391,10 +396,14 @@ impl Machine {
                 let ls = &self.spes[p as usize].ls;
                 Storage::copy(ls, op.lsa as usize, &self.memory, a as usize, n);
                 self.reservations.written(a, n as u64);
+                // Coherence: the PPE's caches give the lines up.
+                self.ppu.snoop_write(a, n as u64);
+                self.ls_touch(p);
                 self.counters.put_bytes += n as u64;
             }
             (OpKind::Write, Space::Ls { .. } | Space::Ps { .. }) => {
                 if let Some(p) = mfc_spe {
+                    self.ls_touch(p);
                     read_into(
                         &self.spes[p as usize].ls,
                         op.lsa as usize,
@@ -487,7 +496,7 @@ impl Machine {
                 (_, Space::None) => g.arrive,
                 (OpKind::Read, _) => {
                     g.arrive
-                        + if matches!(op.owner, Owner::Ppe { .. }) {
+                        + if matches!(op.owner, Owner::Ppe { .. } | Owner::PpeCache { .. }) {
                             0
                         } else {
                             ls_access
@@ -596,6 +605,7 @@ impl Machine {
                     self.ready.push_back(tid);
                 }
             }
+            Owner::PpeCache { id } => self.ppu_bus_done(id),
             Owner::Synthetic => {}
         }
         if std::mem::take(&mut self.mbox_changed) {
@@ -612,10 +622,12 @@ impl Machine {
             (OpKind::Read, _, Owner::Mfc { spe, .. }) if !op.failed => {
                 write_from(&self.spes[spe as usize].ls, op.lsa as usize, line, n);
                 self.counters.get_bytes += n as u64;
+                self.ls_touch(spe);
             }
             (OpKind::Write, Space::Ls { spe, offset }, _) => {
                 write_from(&self.spes[spe as usize].ls, offset as usize, line, n);
                 self.counters.put_bytes += n as u64;
+                self.ls_touch(spe);
             }
             (OpKind::Write, Space::Ps { spe, reg }, owner) => {
                 let v = read_be_slice(bytes) as u32;

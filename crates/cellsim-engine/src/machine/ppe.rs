@@ -1,20 +1,23 @@
 //! The PPE's side: its loads and stores, the memory-mapped SPE registers it
 //! uses (mailboxes, signals), proxy DMAs, and its lock-line reservations.
 //!
-//! Main memory is reached through the PPE's caches: here a load or store
-//! costs `ppe.access_cycles` and sees memory as it is (the cache model of
-//! issue 7 will refine this). Local stores and problem-state registers are
-//! not cacheable: each access is a 1- to 8-byte bus request from the PPE's
-//! ramp through the command bus and the rings, like an SPE's DMA; stores are
-//! posted (the thread goes on), loads wait for their data. Problem-state
-//! registers answer `mfc.mmio_access_ns` after the request reaches them.
+//! Main memory is reached through the PPE's caches ([`crate::ppu`], glued in
+//! `cores.rs`): a load waits for its data (L1 hit, L2 hit, or a line fetched
+//! over the EIB), a store is posted into its thread's store queue, lwarx and
+//! stwcx are performed at the L2. Local stores and problem-state registers
+//! are not cacheable: each access is a 1- to 8-byte bus request from the
+//! PPE's ramp through the command bus and the rings, like an SPE's DMA;
+//! stores are posted (the thread goes on after its issue slot), loads wait
+//! for their data. Problem-state registers answer `mfc.mmio_access_ns` after
+//! the request reaches them.
 
+use super::cores::POSTED_STORE;
 use super::threads::{count_issue, outbound_reg, Pending, ThreadId, ThreadState, Wait};
 use super::{Event, Machine};
-use crate::atomic::Holder;
 use crate::bus::{BusOp, OpKind, Owner, Space};
 use crate::error::{MfcErrorKind, SimError};
 use crate::memory_map::{ps, Target};
+use crate::ppu::Single;
 use crate::program::Request;
 use crate::time::Cycle;
 use crate::topology::Ramp;
@@ -23,14 +26,13 @@ impl Machine {
     /// Handles a PPE thread's request.
     pub(super) fn submit_ppe(&mut self, tid: ThreadId, req: Request) -> Result<(), SimError> {
         let now = self.now;
-        let access = self.timing.ppe_access;
+        let access = POSTED_STORE;
         match req {
             Request::PpeLoad { ea, size } => {
                 check_size(size)?;
                 match self.map.resolve(ea, size as u64) {
                     Some(Target::Memory(off)) => {
-                        self.threads[tid].reply = read_be(&self.memory, off as usize, size);
-                        self.schedule(now + access, Event::Wake(tid));
+                        self.ppu_single(tid, req, Single::Load, off, size);
                     }
                     _ => {
                         let (ramp, space) = self.ppe_target(ea, size)?;
@@ -47,33 +49,24 @@ impl Machine {
                 check_size(size)?;
                 match self.map.resolve(ea, size as u64) {
                     Some(Target::Memory(off)) => {
-                        write_be(&self.memory, off as usize, size, value);
-                        self.reservations.written(off, size as u64);
+                        self.ppu_single(tid, req, Single::Store(value), off, size);
                     }
                     _ => {
                         let (ramp, space) = self.ppe_target(ea, size)?;
                         self.ppe_bus_op(tid, OpKind::Write, ramp, space, size, value);
+                        self.schedule(now + access, Event::Wake(tid));
                     }
                 }
-                self.schedule(now + access, Event::Wake(tid));
             }
             Request::PpeLwarx { ea, size } => {
                 let off = self.ppe_memory(ea, size, "lwarx")?;
-                self.reservations.reserve(Holder::Ppe(tid), off);
-                self.threads[tid].reply = read_be(&self.memory, off as usize, size);
-                self.schedule(now + self.timing.ppe_atomic, Event::Wake(tid));
+                self.ppu_single(tid, req, Single::Lwarx, off, size);
             }
             Request::PpeStwcx { ea, size, value } => {
                 let off = self.ppe_memory(ea, size, "stwcx")?;
-                let ok = self.reservations.holds(Holder::Ppe(tid), off);
-                if ok {
-                    write_be(&self.memory, off as usize, size, value);
-                    self.reservations.written(off, size as u64);
-                }
-                self.reservations.clear(Holder::Ppe(tid));
-                self.threads[tid].reply = ok as u64;
-                self.schedule(now + self.timing.ppe_atomic, Event::Wake(tid));
+                self.ppu_single(tid, req, Single::Stwcx(value), off, size);
             }
+            Request::PpeLoop(l) => self.ppe_loop(tid, l)?,
             Request::PpeReadMbox { spe, which, wait } => {
                 let p = self.physical(spe)?;
                 let mbox = &mut self.spes[p as usize].mbox;
@@ -292,15 +285,4 @@ fn check_size(size: u8) -> Result<(), SimError> {
             "a PPE load or store moves 1, 2, 4 or 8 bytes, not {size}"
         ))),
     }
-}
-
-/// Reads `size` big-endian bytes.
-pub(super) fn read_be(store: &crate::storage::Storage, off: usize, size: u8) -> u64 {
-    let mut b = [0u8; 8];
-    store.read(off, &mut b[8 - size as usize..]);
-    u64::from_be_bytes(b)
-}
-
-fn write_be(store: &crate::storage::Storage, off: usize, size: u8, value: u64) {
-    store.write(off, &value.to_be_bytes()[8 - size as usize..]);
 }

@@ -93,6 +93,9 @@ pub(crate) enum Wait {
     ProxyTags(u8, u32, TagUpdate),
     /// PPE: a load through the memory map, answered by its bus request.
     Bus,
+    /// A job in a core: PPE accesses through the caches, or an SPU loop over
+    /// its local store (the core wakes the thread when it is done).
+    Core,
 }
 
 /// A command between its issue and its entry into a queue.
@@ -277,6 +280,7 @@ impl Machine {
             Request::Mfc(cmd) => self.issue(tid, cmd)?,
             Request::ReadChannel(c) => self.read_channel(tid, c)?,
             Request::WriteChannel(c, v) => self.write_channel(tid, c, v),
+            Request::LsLoop(l) => self.ls_loop(tid, l)?,
             Request::ChannelCount(c) => {
                 let p = self.spu_of(tid)?;
                 self.threads[tid].reply = self.channel_count(p, c) as u64;
@@ -410,7 +414,7 @@ impl Machine {
                 let tags = &self.spes[p as usize].mfc.proxy_tags;
                 tags.satisfied(mask, mode).then(|| tags.status(mask) as u64)
             }
-            Wait::Bus => None,
+            Wait::Bus | Wait::Core => None,
         };
         let Some(reply) = reply else { return false };
         if let (true, ThreadState::Blocked { request, since }) =
