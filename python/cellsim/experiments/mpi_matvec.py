@@ -75,7 +75,7 @@ def _kernel(n: int, products: int) -> dict[str, Any]:
     ls_rows = spu.ls_alloc(block * n * 8, align=128)
     ls_x = spu.ls_alloc(n * 8, align=128)
     ls_y = spu.ls_alloc(max(rows * 8, 16), align=128)
-    ea_a, ea_x, ea_y = mpi_ea(a), mpi_ea(x), mpi_ea(mine)
+    ea_a, ea_x, ea_y = mpi.ea_of(a), mpi.ea_of(x), mpi.ea_of(mine)
 
     def wait() -> None:
         spu.mfc_write_tag_mask(1 << TAG)
@@ -101,15 +101,6 @@ def _kernel(n: int, products: int) -> dict[str, Any]:
     comm.Barrier()
     t = mpi.Wtime() - t0
     return {"time": t, "slice": np.array(mine)}
-
-
-def mpi_ea(arr: np.ndarray) -> int:
-    """The effective address of an array made by :func:`cellsim.mpi.alloc`."""
-    from ..mpi._runtime import current_rank
-
-    ea = current_rank().locate(arr)
-    assert ea is not None
-    return ea
 
 
 def _get(ls: int, ea: int, size: int) -> None:

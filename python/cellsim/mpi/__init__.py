@@ -20,7 +20,8 @@ published; see :mod:`cellsim.mpi._kumar`). Times are simulated:
 
 Beyond mpi4py: :func:`compute` and :func:`flops` state the work a program
 does between MPI calls (counted under ``--compute model``), :func:`alloc`
-gives a numpy array in simulated main memory, :func:`argv` the arguments
+gives a numpy array in simulated main memory (:func:`ea_of` its address,
+for the SPU's DMAs), :func:`argv` the arguments
 ``mpirun`` passed.
 """
 
@@ -182,6 +183,7 @@ __all__ = [
     "alloc",
     "argv",
     "compute",
+    "ea_of",
     "flops",
     "mpirun",
     "protocol",
@@ -297,6 +299,18 @@ def alloc(shape: Any, dtype: Any = np.float64) -> np.ndarray:
     view = r.machine.memory(ea, max(n, 16))
     view[:] = 0
     return view[:n].view(dtype).reshape(shape)
+
+
+def ea_of(array: np.ndarray) -> int:
+    """The effective address of an array in simulated memory (made by
+    :func:`alloc`, or a view of main memory or a local store), for DMAs."""
+    r = current_rank("ea_of")
+    ea = r.locate(np.asarray(array))
+    if ea is None:
+        raise _types.Exception(
+            _types.ERR_BUFFER, "the array is not in simulated memory (use cellsim.mpi.alloc)"
+        )
+    return ea
 
 
 def __getattr__(name: str) -> Any:

@@ -541,9 +541,10 @@ class Rank:
         self.in_call += 1
 
     def leave(self) -> None:
-        """End of a public MPI call."""
+        """End of a public MPI call: its charged cycles are spent before it returns."""
         self.in_call -= 1
         if self.in_call == 0:
+            self.flush()
             self.world.busy(self.rank)
             self.last_exit = time.perf_counter()
 

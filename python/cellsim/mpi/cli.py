@@ -74,6 +74,7 @@ def mpirun_cmd(
         prefix=not no_prefix,
         raise_errors=False,
     )
+    sys.stdout.flush()
     report_failure(result, sys.stderr)
     if trace_path:
         click.echo(f"mpirun: wrote {trace_path} (open it at https://ui.perfetto.dev)", err=True)
