@@ -7,6 +7,7 @@
 //! - `determinism`: same seed, same run;
 //! - `ordering`: barrier and fence semantics seen in the data;
 //! - `invariants`: property tests over random DMA mixes;
+//! - `ppe_cache`: the PPE's caches and SPU local-store loops (issue 7);
 //! - `sync`: atomics, mailboxes, signals, DMA lists, proxy DMAs, PPE threads.
 //!
 //! `mix` and `util` are shared helpers.
@@ -17,6 +18,7 @@ mod errors;
 mod invariants;
 mod mix;
 mod ordering;
+mod ppe_cache;
 mod runaway;
 mod sync;
 mod timing;
