@@ -381,6 +381,18 @@ class Machine:
         """Counters of the run so far (transfers, bytes per ramp, segment busy time, ...)."""
         return dict(self._engine.stats())
 
+    def ppe_cache_stats(self) -> dict[str, int]:
+        """Counters of the PPE's caches: ``loads``, ``stores``, ``l1_hits``,
+        ``l1_misses``, ``reloads`` (lines the L1 asked the L2 for),
+        ``l2_misses`` (demand line fetches), ``prefetches``, ``castouts``
+        and ``snoop_invalidations`` (lines an SPE's write took away)."""
+        return {k: int(v) for k, v in self._engine.ppe_cache_stats().items()}
+
+    def ppe_cache_holds(self, ea: int) -> tuple[bool, bool]:
+        """Whether the PPE's L1 and L2 hold the line of main-memory address ``ea``."""
+        l1, l2 = self._engine.ppe_cache_holds(int(ea))
+        return bool(l1), bool(l2)
+
     def record_dma_latencies(self) -> None:
         """Starts recording the latency of every DMA command (from its entry into
         the MFC queue to its tag-group update); call it before :meth:`run`."""

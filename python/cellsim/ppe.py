@@ -32,9 +32,11 @@ libspe2 / PPE call                 simulated as
 ``spe_signal_write``               a 4-byte store to a signal register
 ``spe_mfcio_get/put``              a command in the SPE's 8-entry proxy queue
 ``spe_mfcio_tag_status_read``      the proxy tag groups
-``load`` / ``store``               a cacheable access (``ppe.access_cycles``), or a bus
+``load`` / ``store``               through the PPE's L1 and L2 (main memory), or a bus
                                    request for local stores and registers
-``lwarx`` / ``stwcx``              load-reserve / store-conditional on a lock line
+``access_loop``                    a loop of loads, stores or copies through the caches,
+                                   simulated access by access in the engine
+``lwarx`` / ``stwcx``              load-reserve / store-conditional, performed at the L2
 ``pthread_create/join``            PPE threads (greenlets in simulated time)
 ================================  =====================================================
 """
@@ -66,6 +68,7 @@ __all__ = [
     "SpeContext",
     "SpeGang",
     "StopInfo",
+    "access_loop",
     "compute",
     "load",
     "lwarx",
@@ -311,13 +314,22 @@ def spe_mfcio_tag_status_read(ctx: SpeContext, mask: int, behavior: int = SPE_TA
 
 
 def load(ea: int, size: int = 4) -> int:
-    """Loads ``size`` (1, 2, 4, 8) big-endian bytes from ``ea``."""
+    """Loads ``size`` (1, 2, 4, 8) big-endian bytes from ``ea``.
+
+    Main memory is read through the PPE's caches: the thread waits for the
+    data (an L1 hit, an L2 hit, or a line fetched over the EIB), as a
+    program that uses the value at once does. Local stores and registers
+    are read over the EIB."""
     p = _ppe("load")
     return p.call(p.engine.ppe_load, int(ea), int(size))
 
 
 def store(ea: int, value: int, size: int = 4) -> None:
-    """Stores the low ``size`` bytes of ``value`` at ``ea`` (big-endian)."""
+    """Stores the low ``size`` bytes of ``value`` at ``ea`` (big-endian).
+
+    Stores are posted: the thread goes on once the store has its place in
+    its store queue (main memory) or has left for the EIB (local stores,
+    registers)."""
     p = _ppe("store")
     p.call(p.engine.ppe_store, int(ea), int(size), int(value) & ((1 << (8 * size)) - 1))
 
@@ -332,6 +344,66 @@ def stwcx(ea: int, value: int, size: int = 4) -> bool:
     """Store conditional (``stwcx.``/``stdcx.``): True if the reservation held and it stored."""
     p = _ppe("stwcx")
     return bool(p.call(p.engine.ppe_stwcx, int(ea), int(size), int(value) & ((1 << (8 * size)) - 1)))
+
+
+_LOOP_OPS = ("load", "store", "copy")
+
+
+def access_loop(
+    op: str,
+    buffer: int,
+    nbytes: int,
+    element: int = 8,
+    threads: int = 1,
+    *,
+    dst: int | None = None,
+    stride: int | None = None,
+    dependent: bool = False,
+    fill: int = 0,
+) -> int:
+    """A loop of accesses to main memory, simulated access by access in the
+    engine (a Python loop of millions of loads would be slow); returns the
+    simulated cycles it took.
+
+    ``op`` is ``"load"`` (read ``buffer``), ``"store"`` (write ``fill`` into
+    every byte of ``buffer``) or ``"copy"`` (read ``buffer``, write ``dst``;
+    loads go ahead of the stores that use them as far as the compiler's
+    unrolling allows). ``nbytes`` is the bytes accessed in each buffer,
+    ``element`` the bytes per access: 1, 2, 4, 8, or 16 (a VMX register,
+    which must be 16-byte aligned). ``threads=2`` splits the loop over the
+    PPU's two hardware threads (each takes half). ``stride`` is the distance
+    between accesses (default ``element``: a dense traversal). With
+    ``dependent=True`` each load's value is used before the next access
+    issues — the timing of the same loads made one by one with :func:`load`.
+
+    >>> from cellsim import Machine
+    >>> m = Machine("blade21")
+    >>> def main():
+    ...     buf = m.alloc(16384)
+    ...     access_loop("load", buf, 16384, 8)           # warm-up: into the L1
+    ...     return access_loop("load", buf, 16384, 8)    # one 8-byte load per cycle
+    >>> m.run(main).value
+    2048
+    """
+    p = _ppe("access_loop")
+    if op not in _LOOP_OPS:
+        raise UsageError(f"access_loop: op {op!r} is not one of {', '.join(_LOOP_OPS)}")
+    if op == "copy" and dst is None:
+        raise UsageError("access_loop: a copy needs dst=")
+    return int(
+        p.call(
+            p.engine.ppe_access_loop,
+            op,
+            int(buffer),
+            int(dst or 0),
+            int(nbytes),
+            int(element),
+            int(stride or 0),
+            int(threads),
+            bool(dependent),
+            int(fill) & 0xFF,
+        )
+    )
 
 
 def compute(cycles: int) -> None:

@@ -31,6 +31,8 @@ SDK call                           opcode    simulated cost
 ``spu_read_decrementer()``         ch 8      one channel read
 ``spu_write_decrementer(v)``       ch 7      one channel write
 ``compute(cycles)``                —         the program's own work: ``cycles`` SPU cycles
+``ls_access_loop(op, ls, n)``      —         loads/stores to the own LS: 16 B per cycle at best,
+                                             DMA to the same LS goes first
 =================================  ========  ==========================================
 
 ``tid`` and ``rid`` (transfer and replacement class IDs) are accepted for
@@ -46,7 +48,7 @@ from typing import Any
 import numpy as np
 from greenlet import getcurrent
 
-from .exceptions import MfcError, NotInProgramError
+from .exceptions import MfcError, NotInProgramError, UsageError
 from .machine import LsBuffer, Program
 
 __all__ = [
@@ -56,6 +58,7 @@ __all__ = [
     "MFC_PUTLLUC_STATUS",
     "MFC_PUT_CMD",
     "compute",
+    "ls_access_loop",
     "ls_alloc",
     "ls_array",
     "mfc_barrier",
@@ -408,6 +411,33 @@ def compute(cycles: int) -> None:
         raise ValueError(f"compute({cycles}): cycles must not be negative")
     p = _program("compute")
     p.call(p.engine.compute, int(cycles))
+
+
+def ls_access_loop(
+    op: str, lsa: int, nbytes: int, element: int = 16, *, dst: int | None = None, fill: int = 0
+) -> int:
+    """A loop of SPU loads (``"load"``), stores of ``fill`` (``"store"``) or
+    copies to ``dst`` (``"copy"``) over ``nbytes`` of this SPE's local store,
+    ``element`` (1, 2, 4, 8 or 16) bytes per access, simulated in the engine;
+    returns the cycles it took.
+
+    The SPU moves 16 bytes per cycle with a 6-cycle load latency; its ISA has
+    only quadword loads and stores, so a narrower load costs a rotate and a
+    narrower store a read-modify-write (``spu.ls_narrow_load_slots`` /
+    ``spu.ls_narrow_store_slots`` issue slots). DMA transfers into or out of
+    the same local store take the port first (``spu.dma_ls_cycles`` per
+    128-byte request), delaying loads and stores that want it.
+    """
+    p = _program("ls_access_loop")
+    if op not in ("load", "store", "copy"):
+        raise UsageError(f"ls_access_loop: op {op!r} is not one of load, store, copy")
+    if op == "copy" and dst is None:
+        raise UsageError("ls_access_loop: a copy needs dst=")
+    return int(
+        p.call(
+            p.engine.ls_access_loop, op, int(lsa), int(dst or 0), int(nbytes), int(element), int(fill) & 0xFF
+        )
+    )
 
 
 def spe_id() -> int:

@@ -13,7 +13,7 @@ use crate::errors::{config_to_py, to_py};
 use cellsim_engine::machine::ThreadState;
 use cellsim_engine::mailbox::Outbound;
 use cellsim_engine::memory_map::MemoryMap;
-use cellsim_engine::program::Channel;
+use cellsim_engine::program::{Channel, LoopOp, LsAccessLoop, PpeLoop};
 use cellsim_engine::{
     kernels, Machine, MachineConfig, MfcCommand, MfcErrorKind, Opcode, Request, SimError, Step,
     TagUpdate,
@@ -63,6 +63,18 @@ impl PyEngine {
                 (FAILED, 0)
             }
         }
+    }
+}
+
+/// `load`, `store`, `copy` to a loop operation.
+fn loop_op(op: &str) -> PyResult<LoopOp> {
+    match op {
+        "load" => Ok(LoopOp::Load),
+        "store" => Ok(LoopOp::Store),
+        "copy" => Ok(LoopOp::Copy),
+        _ => Err(PyValueError::new_err(format!(
+            "op {op:?} is not load, store or copy"
+        ))),
     }
 }
 
@@ -139,6 +151,9 @@ impl PyEngine {
         d.set_item("ramps", c.ramps.clone())?;
         d.set_item("queue_depth", c.mfc.queue_depth)?;
         d.set_item("context_run_cycles", t.context_run)?;
+        d.set_item("ppe_l1_bytes", c.ppe.l1_kb as u64 * 1024)?;
+        d.set_item("ppe_l2_bytes", c.ppe.l2_kb as u64 * 1024)?;
+        d.set_item("has_remote_bank", c.remote.is_some())?;
         Ok(d)
     }
 
@@ -328,6 +343,92 @@ impl PyEngine {
         value: u64,
     ) -> PyResult<(i64, u64)> {
         self.step(py, tid, Request::PpeStore { ea, size, value })
+    }
+
+    /// A PPE loop of accesses through the caches (`op`: load, store or
+    /// copy); the reply is the cycles it took.
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (tid, op, ea, dst, bytes, elem, stride, threads, dependent, fill))]
+    fn ppe_access_loop(
+        &mut self,
+        py: Python<'_>,
+        tid: usize,
+        op: &str,
+        ea: u64,
+        dst: u64,
+        bytes: u64,
+        elem: u8,
+        stride: u64,
+        threads: u8,
+        dependent: bool,
+        fill: u8,
+    ) -> PyResult<(i64, u64)> {
+        let op = loop_op(op)?;
+        self.step(
+            py,
+            tid,
+            Request::PpeLoop(PpeLoop {
+                op,
+                ea,
+                dst,
+                bytes,
+                elem,
+                stride,
+                threads,
+                dependent,
+                fill,
+            }),
+        )
+    }
+
+    /// An SPU loop over its own local store (`op`: load, store or copy);
+    /// the reply is the cycles it took.
+    #[allow(clippy::too_many_arguments)]
+    fn ls_access_loop(
+        &mut self,
+        py: Python<'_>,
+        tid: usize,
+        op: &str,
+        lsa: u32,
+        dst: u32,
+        bytes: u32,
+        elem: u8,
+        fill: u8,
+    ) -> PyResult<(i64, u64)> {
+        let op = loop_op(op)?;
+        self.step(
+            py,
+            tid,
+            Request::LsLoop(LsAccessLoop {
+                op,
+                lsa,
+                dst,
+                bytes,
+                elem,
+                fill,
+            }),
+        )
+    }
+
+    /// Counters of the PPE's caches.
+    fn ppe_cache_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = self.m.ppe_cache_stats();
+        let d = PyDict::new(py);
+        d.set_item("loads", s.loads)?;
+        d.set_item("stores", s.stores)?;
+        d.set_item("l1_hits", s.l1_hits)?;
+        d.set_item("l1_misses", s.l1_misses)?;
+        d.set_item("reloads", s.reloads)?;
+        d.set_item("l2_misses", s.l2_misses)?;
+        d.set_item("prefetches", s.prefetches)?;
+        d.set_item("castouts", s.castouts)?;
+        d.set_item("snoop_invalidations", s.snoop_invalidations)?;
+        Ok(d)
+    }
+
+    /// Whether the PPE's L1 and L2 hold the line of main-memory address `addr`.
+    fn ppe_cache_holds(&self, addr: u64) -> (bool, bool) {
+        self.m.ppe_cache_holds(addr)
     }
 
     /// PPE lwarx/ldarx.
