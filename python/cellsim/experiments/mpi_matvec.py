@@ -29,6 +29,7 @@ slowest rank's time between two barriers (``MPI.Wtime``).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from os import PathLike
 from typing import Any
@@ -153,7 +154,7 @@ def run(
     points = [(proto, n) for proto in protos for n in dims]
     records = []
     for i, (proto, n) in enumerate(points):
-        res = run_ranks(lambda n=n: _kernel(n, nprod), p, protocol=proto, machine=machine, seed=seed)
+        res = run_ranks(functools.partial(_kernel, n, nprod), p, protocol=proto, machine=machine, seed=seed)
         t = max(v["time"] for v in res.values)
         a, x = matrix(n)
         for _ in range(nprod):

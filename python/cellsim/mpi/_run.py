@@ -251,10 +251,11 @@ def _load_program(program: Any) -> tuple[str, Any]:
 
 
 def _heap_bytes(m: Machine, n: int) -> int:
-    return min(32 << 20, (int(m.info["memory_bytes"]) // (4 * n)) & ~0xFFFF)
+    """Each rank's heap: half of main memory shared out, at most 64 MB a rank."""
+    return min(64 << 20, (int(m.info["memory_bytes"]) // (2 * n)) & ~0xFFFF)
 
 
-def _exit_status(code: Any, err: TextIO) -> int:
+def _exit_status(code: Any, err: TextIO | _RankStream) -> int:
     if code is None:
         return 0
     if isinstance(code, int):

@@ -264,7 +264,7 @@ class World:
         self.epoch = 0
         self.idle: dict[int, list[int]] = {}
         self.argv: list[str] = []
-        self.failures: list[tuple[int, BaseException, str]] = []
+        self.failures: list[tuple[int, BaseException | None, str]] = []
         mem = machine.info["memory_bytes"]
         self.mem_bytes = int(mem)
         self.mem_ptr = int(np.frombuffer(machine._engine.memory(0, mem), dtype=np.uint8).ctypes.data)
