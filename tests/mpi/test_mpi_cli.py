@@ -144,3 +144,15 @@ def test_module_function(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     r = mpirun("-n", "3", "-q", "mpiprog:main")
     assert r.exit_code == 0, r.output
     assert sorted(r.stdout.splitlines()) == ["[0] 3", "[1] 3", "[2] 3"]
+
+
+def test_host_scaled_time_shows_between_two_wtimes(tmp_path: Path) -> None:
+    p = script(
+        tmp_path,
+        "from mpi4py import MPI\nt = MPI.Wtime()\nx = sum(i * i for i in range(100000))\n"
+        "print((MPI.Wtime() - t) * 1e6)\n",
+    )
+    r = mpirun("-n", "1", "-q", "--compute", "host-scaled:1", p)
+    assert float(r.stdout.split()[1]) > 500  # the loop's host time, at least 0.5 ms on any host
+    r = mpirun("-n", "1", "-q", "--compute", "zero", p)
+    assert float(r.stdout.split()[1]) == 0.0

@@ -226,6 +226,7 @@ def Wtime() -> float:
     """Simulated seconds since this rank's SPE program started, from the SPU
     decrementer (one channel read; the resolution is :func:`Wtick`)."""
     r = current_rank("Wtime")
+    r.account_host_time()
     r.flush()
     ticks = 0xFFFFFFFF - spu.spu_read_decrementer()
     return ticks / float(r.machine.info["timebase_hz"])

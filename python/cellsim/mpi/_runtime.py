@@ -530,13 +530,19 @@ class Rank:
 
     # -- MPI call bookkeeping -----------------------------------------------------------------
 
+    def account_host_time(self) -> None:
+        """``host-scaled``: the host time the program took since its last MPI
+        call becomes SPU cycles (charged now)."""
+        rule = self.world.compute
+        if rule.kind == "host-scaled" and self.in_call == 0:
+            now = time.perf_counter()
+            self.charge(round((now - self.last_exit) * rule.factor * self.machine.core_hz))
+            self.last_exit = now
+
     def enter(self) -> None:
         """Start of a public MPI call: the program's own time since the last call."""
         if self.in_call == 0:
-            rule = self.world.compute
-            if rule.kind == "host-scaled":
-                elapsed = time.perf_counter() - self.last_exit
-                self.charge(round(elapsed * rule.factor * self.machine.core_hz))
+            self.account_host_time()
             self.charge(self.costs.call)
         self.in_call += 1
 
