@@ -860,8 +860,8 @@ def test_a_blocking_ppe_write_never_overwrites_when_an_spe_also_writes(m: Machin
     def main() -> None:
         ctx = SpeContext(0)
         ppe.compute(300)
-        spe_in_mbox_write(ctx, [1, 2, 3])  # posted: in flight until about cycle 680
-        ppe.compute(100)  # SPE 1's message landed at about cycle 420
+        spe_in_mbox_write(ctx, [1, 2, 3])  # posted (1 cycle each): in flight until about cycle 680
+        ppe.compute(130)  # SPE 1's message landed at about cycle 420
         spe_in_mbox_write(ctx, [4], SPE_MBOX_ALL_BLOCKING)  # 1 landed + 3 in flight: must wait
 
     m.load(0, reader)
