@@ -204,8 +204,6 @@ impl Machine {
     pub(super) fn poll_native(&mut self, tid: ThreadId) -> Result<(), SimError> {
         let th = &mut self.threads[tid];
         let reply = th.take_reply();
-        let who = th.who(tid);
-        let side = if th.spe.is_some() { "an SPU" } else { "a PPE" };
         let Body::Native { fut, port } = &mut th.body else {
             unreachable!("poll_native on an external thread")
         };
@@ -214,6 +212,8 @@ impl Machine {
         let polled = catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx)));
         let req = match polled {
             Err(panic) => {
+                // Names are built only on these error paths: polling is hot.
+                let who = self.threads[tid].who(tid);
                 let msg = panic
                     .downcast_ref::<&str>()
                     .map(|s| s.to_string())
@@ -224,11 +224,17 @@ impl Machine {
                 )));
             }
             Ok(Poll::Ready(code)) => Request::Exit(code),
-            Ok(Poll::Pending) => port.request.take().ok_or_else(|| {
-                SimError::Usage(format!(
-                    "the native program on {who} awaited something that is not {side} call"
-                ))
-            })?,
+            Ok(Poll::Pending) => match port.request.take() {
+                Some(req) => req,
+                None => {
+                    let th = &self.threads[tid];
+                    let side = if th.spe.is_some() { "an SPU" } else { "a PPE" };
+                    return Err(SimError::Usage(format!(
+                        "the native program on {} awaited something that is not {side} call",
+                        th.who(tid)
+                    )));
+                }
+            },
         };
         self.submit_request(tid, req)
     }
