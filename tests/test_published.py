@@ -39,6 +39,9 @@ def test_every_entry_belongs_to_a_registered_experiment() -> None:
         "mapping": {"machine", "mode", "packet", "unidirectional"},
         "mpi-pingpong": {"protocol"},
         "mpi-matvec": {"protocol", "n"},
+        "ppe-cache": {"level", "op", "threads", "element"},
+        "ppe-mem": {"bank", "op", "threads", "element"},
+        "spu-ls": {"op", "element", "dma"},
     }
     contention_quantities = {
         "aggregate_gbs",
@@ -59,6 +62,15 @@ def test_every_entry_belongs_to_a_registered_experiment() -> None:
         "min_over_max_size",
         "spread_gbs",
         "list_over_elem",
+        # seed 002's PPE and SPU load/store experiments
+        "bw16_over_bw8",
+        "bw8_over_bw16",
+        "store_over_load",
+        "proportionality",
+        "one_over_two_threads",
+        "l2_over_l1",
+        "l2_over_l1l2",
+        "mem_over_l2",
     }
     buffering_quantities = {
         "fit_S_ns",

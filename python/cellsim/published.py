@@ -312,6 +312,61 @@ _Q_003_MATVEC = (
     "[held out for validation] for a square matrix of dimension 1024."
 )
 
+# -- seed 002, section 4.1 (PPE bandwidth, Figures 3-7) and 4.2.2 (SPU to its local store) ------
+_Q_P3A_HALF = (
+    "Our results show that the PPU can effectively obtain half the peak performance in load access to "
+    "the L1 cache when accessing at least 8 Bytes per access. For 16 Bytes access, we cannot obtain any "
+    "performance improvement."
+)
+_Q_P3A_PROP = (
+    "The effective bandwidth obtained decreases proportionally to the size of the data element, reaching "
+    "just 8 GB/s at 4 Bytes, 4 GB/s at 2 Bytes, and 2 GB/s for 1 Byte accesses."
+)
+_Q_P3B = (
+    "Store accesses do not reach the same performance, but still show the same proportional dependence on "
+    "the size of the data elements, with a steeper performance advantage when using 16 Byte elements and 2 "
+    "threads."
+)
+_Q_P3C_HALF = (
+    "The copy experiment (load from one buffer, write to another) also achieves half the peak performance "
+    "for 1 active thread, and maintains the proportional dependency with the element size. In this case, "
+    "the 16 Byte transfers do show a significant performance advantage over 8 Byte transfers."
+)
+_Q_P3C_2T = (
+    "In any case, having 2 threads seems to benefit bandwidth due to a higher request frequency to L2, maybe "
+    "due to an output write queue having a limit when using only one thread."
+)
+_Q_P4_LOW = "L2 cache performance is much lower than L1 performance."
+_Q_P4_STORE = (
+    "This limitation plays a more important role for load operations, compared to stores, which achieve "
+    "almost twice the bandwidth for a single active thread."
+)
+_Q_P4_2T = (
+    "At the same time, there seems to be separate structures for each thread, since performance increases "
+    "significantly when using 2 active threads, compared to running a single thread."
+)
+_Q_P5_HIGHER = "Our results show that L1 to L2 BW is higher than L2 to PPU BW."
+_Q_P5_PEAK = (
+    "However, the peak BW between L2 and L1 is not reached, specially in store and copy experiments. In "
+    "addition, for 16 Bytes loads the BW decreases significantly."
+)
+_Q_P7_LOAD = (
+    "Read access to memory achieves the same performance as L2 read access for both 1 and 2 active threads."
+)
+_Q_P7_STORE = (
+    "Write access to memory achieves much lower performance than L2 write access since Main Memory write "
+    "throughput is much lower, and the L2 to Memory store queue is quickly saturated."
+)
+_Q_P7_LOW = (
+    "The performance results obtained for transfer between the PPU and Main Memory are very low "
+    "(under 6 GB/s)."
+)
+_Q_S422 = (
+    "The SPU can read or write 16 Bytes / CPU cycle to or from Local Store, so the peak performance for the "
+    "experiments is 33.6 GB/s. Due to space constrains we do not show the performance results, but we do "
+    "achieve the peak bandwidth for 16 byte transfers."
+)
+
 PUBLISHED: tuple[Published, ...] = (
     # -- seed 000, Table 1 ------------------------------------------------------------
     Published(
@@ -1470,6 +1525,233 @@ PUBLISHED: tuple[Published, ...] = (
         kind="value",
         held_out=True,
         quote=_Q_003_MATVEC,
+    ),
+    # -- seed 002, Figures 3-5: PPE to its caches (ppe-cache) --------------------------------
+    *(
+        Published(
+            id=f"002-f3a-l1-load-{elem}b",
+            paper="002",
+            figure="Fig 3a",
+            description=f"L1 load, {elem} B accesses, 1 and 2 threads",
+            experiment="ppe-cache",
+            where={"level": "l1", "op": "load", "element": elem},
+            quantity="bandwidth_gbs",
+            value=gbs,
+            unit="GB/s",
+            kind="value",
+            quote=_Q_P3A_HALF if elem >= 8 else _Q_P3A_PROP,
+        )
+        for elem, gbs in ((16, 16.8), (8, 16.8), (4, 8.0), (2, 4.0), (1, 2.0))
+    ),
+    Published(
+        id="002-f3a-l1-load-16b-no-gain",
+        paper="002",
+        figure="Fig 3a",
+        description="L1 load: 16 B accesses no faster than 8 B (16 B over 8 B)",
+        experiment="ppe-cache",
+        where={"level": "l1", "op": "load"},
+        quantity="bw16_over_bw8",
+        value=1.0,
+        unit="x",
+        kind="value",
+        quote=_Q_P3A_HALF,
+    ),
+    Published(
+        id="002-f3b-l1-store-below-load",
+        paper="002",
+        figure="Fig 3b",
+        description="L1 store below L1 load (store over load, same element and threads)",
+        experiment="ppe-cache",
+        where={"level": "l1", "op": "store"},
+        quantity="store_over_load",
+        value=1.0,
+        unit="x",
+        kind="upper_bound",
+        quote=_Q_P3B,
+    ),
+    Published(
+        id="002-f3b-l1-store-proportional",
+        paper="002",
+        figure="Fig 3b",
+        description="L1 store proportional to the element size (bandwidth over element x the 1 B bandwidth)",
+        experiment="ppe-cache",
+        where={"level": "l1", "op": "store", "element": (2, 4, 8)},
+        quantity="proportionality",
+        value=1.0,
+        unit="x",
+        kind="value",
+        quote=_Q_P3B,
+    ),
+    Published(
+        id="002-f3c-l1-copy-half-peak",
+        paper="002",
+        figure="Fig 3c",
+        description="L1 copy, 1 thread, 16 B: half the 33.6 GB/s peak",
+        experiment="ppe-cache",
+        where={"level": "l1", "op": "copy", "threads": 1, "element": 16},
+        quantity="bandwidth_gbs",
+        value=16.8,
+        unit="GB/s",
+        kind="value",
+        quote=_Q_P3C_HALF,
+    ),
+    Published(
+        id="002-f3c-l1-copy-16b-over-8b",
+        paper="002",
+        figure="Fig 3c",
+        description="L1 copy: 16 B faster than 8 B (8 B over 16 B)",
+        experiment="ppe-cache",
+        where={"level": "l1", "op": "copy"},
+        quantity="bw8_over_bw16",
+        value=1.0,
+        unit="x",
+        kind="upper_bound",
+        quote=_Q_P3C_HALF,
+    ),
+    Published(
+        id="002-f3c-l1-copy-two-threads-help",
+        paper="002",
+        figure="Fig 3c",
+        description="L1 copy: 2 threads help (1-thread over 2-thread bandwidth)",
+        experiment="ppe-cache",
+        where={"level": "l1", "op": "copy"},
+        quantity="one_over_two_threads",
+        value=1.0,
+        unit="x",
+        kind="upper_bound",
+        quote=_Q_P3C_2T,
+    ),
+    Published(
+        id="002-f4-l2-below-l1",
+        paper="002",
+        figure="Fig 4",
+        description="L2 much lower than L1 (L2 over L1 bandwidth, same op, element, threads)",
+        experiment="ppe-cache",
+        where={"level": "l2", "op": "load"},
+        quantity="l2_over_l1",
+        value=1.0,
+        unit="x",
+        kind="upper_bound",
+        quote=_Q_P4_LOW,
+    ),
+    Published(
+        id="002-f4-l2-store-twice-load",
+        paper="002",
+        figure="Fig 4",
+        description="L2, 1 thread: stores almost twice the load bandwidth (store over load)",
+        experiment="ppe-cache",
+        where={"level": "l2", "op": "store", "threads": 1},
+        quantity="store_over_load",
+        value=2.0,
+        unit="x",
+        kind="value",
+        quote=_Q_P4_STORE,
+    ),
+    Published(
+        id="002-f4-l2-two-threads-help",
+        paper="002",
+        figure="Fig 4",
+        description="L2 load: 2 threads help (1-thread over 2-thread bandwidth)",
+        experiment="ppe-cache",
+        where={"level": "l2", "op": "load"},
+        quantity="one_over_two_threads",
+        value=1.0,
+        unit="x",
+        kind="upper_bound",
+        quote=_Q_P4_2T,
+    ),
+    Published(
+        id="002-f5-l1l2-above-l2",
+        paper="002",
+        figure="Fig 5",
+        description="L1-to-L2 above L2-to-PPU bandwidth (L2 over L1-L2, loads)",
+        experiment="ppe-cache",
+        where={"level": "l1-l2", "op": "load"},
+        quantity="l2_over_l1l2",
+        value=1.0,
+        unit="x",
+        kind="upper_bound",
+        quote=_Q_P5_HIGHER,
+    ),
+    Published(
+        id="002-f5-l1l2-below-bus-peak",
+        paper="002",
+        figure="Fig 5",
+        description="L1-L2 bandwidth (the largest point of each op) below the 33.6 GB/s of a 16 B/cycle bus",
+        experiment="ppe-cache",
+        where={"level": "l1-l2"},
+        quantity="max_bandwidth_gbs",
+        value=33.6,
+        unit="GB/s",
+        kind="upper_bound",
+        quote=_Q_P5_PEAK,
+    ),
+    Published(
+        id="002-f5-l1l2-16b-load-drop",
+        paper="002",
+        figure="Fig 5",
+        description="L1-L2 load: 16 B below 8 B (16 B over 8 B)",
+        experiment="ppe-cache",
+        where={"level": "l1-l2", "op": "load"},
+        quantity="bw16_over_bw8",
+        value=1.0,
+        unit="x",
+        kind="upper_bound",
+        quote=_Q_P5_PEAK,
+    ),
+    # -- seed 002, Figure 7: PPE to main memory (ppe-mem) ------------------------------------
+    Published(
+        id="002-f7-mem-below-6",
+        paper="002",
+        figure="Fig 7",
+        description="PPE to main memory: under 6 GB/s",
+        experiment="ppe-mem",
+        where={},
+        quantity="bandwidth_gbs",
+        value=6.0,
+        unit="GB/s",
+        kind="upper_bound",
+        quote=_Q_P7_LOW,
+    ),
+    Published(
+        id="002-f7-mem-load-as-l2",
+        paper="002",
+        figure="Fig 7",
+        description="memory load as fast as L2 load, 1 and 2 threads (memory over L2)",
+        experiment="ppe-mem",
+        where={"op": "load"},
+        quantity="mem_over_l2",
+        value=1.0,
+        unit="x",
+        kind="value",
+        quote=_Q_P7_LOAD,
+    ),
+    Published(
+        id="002-f7-mem-store-below-l2",
+        paper="002",
+        figure="Fig 7",
+        description="memory store much lower than L2 store (memory over L2)",
+        experiment="ppe-mem",
+        where={"op": "store"},
+        quantity="mem_over_l2",
+        value=1.0,
+        unit="x",
+        kind="upper_bound",
+        quote=_Q_P7_STORE,
+    ),
+    # -- seed 002, section 4.2.2: an SPU and its local store (spu-ls) ------------------------
+    Published(
+        id="002-s422-spu-ls-16b-peak",
+        paper="002",
+        figure="Sec 4.2.2",
+        description="SPU loads/stores of 16 B to its local store: the 33.6 GB/s peak",
+        experiment="spu-ls",
+        where={"element": 16, "dma": "none"},
+        quantity="bandwidth_gbs",
+        value=33.6,
+        unit="GB/s",
+        kind="value",
+        quote=_Q_S422,
     ),
 )
 

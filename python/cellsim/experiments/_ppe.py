@@ -1,0 +1,287 @@
+"""Helpers of seed 002's load/store experiments: the PPE to its caches and
+main memory (section 4.1, Figures 3-7) and an SPU to its local store
+(section 4.2.2).
+
+Every point runs a small PPE program on a fresh machine: a warm-up lap that
+reads every location involved (as the paper did; here it fills the caches),
+then the measured loop, described in one :func:`cellsim.ppe.access_loop` call
+and simulated access by access in the engine. A loop's bandwidth is the bytes
+it moved over its simulated time; a copy moves its bytes twice (load and
+store), as seed 002 counts SPE copies (GET+PUT).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from .. import ppe
+from .. import published as pub
+from ..exceptions import UsageError
+from ..machine import Machine
+from ._common import compare_row
+
+__all__ = [
+    "BUFFER",
+    "ELEMENTS",
+    "LEVELS",
+    "OPS",
+    "THREADS",
+    "cache_point",
+    "check_ints",
+    "derived_rows",
+    "element_axis",
+    "mem_point",
+    "peak_gbs",
+    "record_ghz",
+]
+
+LEVELS: tuple[str, ...] = ("l1", "l2", "l1-l2")
+OPS: tuple[str, ...] = ("load", "store", "copy")
+ELEMENTS: tuple[int, ...] = (1, 2, 4, 8, 16)
+THREADS: tuple[int, ...] = (1, 2)
+
+BUFFER = {"l1": 16 << 10, "l2": 192 << 10, "l1-l2": 192 << 10}
+"""Bytes of each buffer: half the 32 KB L1; 192 KB (a copy's two buffers,
+384 KB, fit the 512 KB L2 but not the L1). ``l1-l2`` touches one element per
+128-byte line of an L2-resident buffer (every access misses the L1)."""
+
+_PASSES = {"l1": 2, "l2": 1, "l1-l2": 2}
+_LINE = 128
+MEM_ACCESSES = 64 << 10
+"""Accesses per buffer in a memory point (64 KB of 1 B elements up to 1 MB of
+16 B ones): past the prefetcher's and the queues' start-up, and little enough
+to simulate in a moment."""
+
+
+def check_ints(name: str, values: Iterable[int], allowed: Sequence[int]) -> tuple[int, ...]:
+    """Validates integer choices; empty means all of ``allowed``."""
+    vals = tuple(int(v) for v in values) or tuple(allowed)
+    for v in vals:
+        if v not in allowed:
+            raise UsageError(f"{name} {v} is not one of {', '.join(map(str, allowed))}")
+    return vals
+
+
+def peak_gbs(m: Machine) -> float:
+    """The 16-byte-per-cycle path between the L1 (or local store) and the core, in GB/s."""
+    return 16 * m.core_hz / 1e9
+
+
+def _ghz(m: Machine) -> float:
+    return m.core_hz / 1e9
+
+
+def cache_point(machine: str, seed: int, level: str, op: str, threads: int, element: int) -> dict[str, Any]:
+    """One point of Figures 3-5: the loop over a buffer that fits the level.
+
+    ``bytes`` counts what crossed the measured path: every byte accessed for
+    ``l1`` and ``l2``; for ``l1-l2`` a whole 128-byte line per load (the line
+    the L1 fetched from the L2) and the element per store (the L1 writes
+    through and does not allocate: only the element goes to the L2).
+    """
+    m = Machine(machine, seed=seed)
+    size = BUFFER[level]
+    stride = _LINE if level == "l1-l2" else element
+    accesses = size // stride
+    nbytes = accesses * element
+    src, dst = m.alloc(size, 4096), m.alloc(size, 4096)
+    out: dict[str, Any] = {}
+
+    def main() -> None:
+        for buf in (dst, src) if op != "load" else (src,):  # warm-up lap: read every location
+            ppe.access_loop("load", buf, size, 16)
+        s0 = m.ppe_cache_stats()
+        cycles = 0
+        for _ in range(_PASSES[level]):
+            cycles += ppe.access_loop(op, src, nbytes, element, threads, dst=dst, stride=stride, fill=0x5A)
+        s1 = m.ppe_cache_stats()
+        out["cycles"] = cycles
+        out["misses"] = {k: s1[k] - s0[k] for k in ("l1_misses", "l2_misses")}
+
+    m.run(main)
+    per_load = _LINE if level == "l1-l2" else element
+    moved = accesses * ((per_load if op != "store" else 0) + (element if op != "load" else 0))
+    moved *= _PASSES[level]
+    return {
+        "machine": m.name,
+        "seed": seed,
+        "level": level,
+        "op": op,
+        "threads": threads,
+        "element": element,
+        "bytes": moved,
+        "cycles": out["cycles"],
+        "bandwidth_gbs": moved / out["cycles"] * _ghz(m),
+        **out["misses"],
+    }
+
+
+def mem_point(machine: str, seed: int, bank: str, op: str, threads: int, element: int) -> dict[str, Any]:
+    """One point of Figure 7: a loop over a buffer in main memory (none of it cached).
+
+    ``bank`` places every page in the local bank (behind the MIC) or in the
+    other chip's (through the IOIF), like binding the buffer to a NUMA node;
+    on a machine with one bank only ``local`` exists. Stores and copies start
+    with the L2 full of dirty lines, the steady state of the paper's 128 MB
+    runs (every line fetched then evicts one that must be written back).
+    """
+    overrides: dict[str, Any] = {}
+    if bool(Machine(machine).info["has_remote_bank"]):
+        overrides["remote.remote_fraction"] = 1.0 if bank == "remote" else 0.0
+    elif bank == "remote":
+        raise UsageError(f"machine {machine!r} has one memory bank: there is no remote bank")
+    m = Machine(machine, seed=seed, overrides=overrides)
+    nbytes = MEM_ACCESSES * element
+    l2 = int(m.info["ppe_l2_bytes"])
+    junk, src, dst = m.alloc(l2, 4096), m.alloc(nbytes, 4096), m.alloc(nbytes, 4096)
+    out: dict[str, Any] = {}
+
+    def main() -> None:
+        if op != "load":
+            ppe.access_loop("store", junk, l2, 16, 2)
+        s0 = m.ppe_cache_stats()
+        out["cycles"] = ppe.access_loop(op, src, nbytes, element, threads, dst=dst, fill=0x5A)
+        s1 = m.ppe_cache_stats()
+        out["counts"] = {k: s1[k] - s0[k] for k in ("l2_misses", "prefetches", "castouts")}
+
+    m.run(main)
+    moved = nbytes * (2 if op == "copy" else 1)
+    return {
+        "machine": m.name,
+        "seed": seed,
+        "bank": bank,
+        "op": op,
+        "threads": threads,
+        "element": element,
+        "bytes": moved,
+        "cycles": out["cycles"],
+        "bandwidth_gbs": moved / out["cycles"] * _ghz(m),
+        **out["counts"],
+    }
+
+
+def _bw(records: Sequence[Mapping[str, Any]], **key: Any) -> float | None:
+    for r in records:
+        if all(r.get(k) == v for k, v in key.items()):
+            return float(r["bandwidth_gbs"])
+    return None
+
+
+def _label(r: Mapping[str, Any], *fields: str) -> str:
+    parts = []
+    for f in fields:
+        v = r[f]
+        parts.append(f"{v} B" if f == "element" else f"{v}t" if f == "threads" else str(v))
+    return " ".join(parts)
+
+
+def derived_rows(
+    experiment: str,
+    records: Sequence[Mapping[str, Any]],
+    *,
+    curve: Sequence[str],
+    extra: Mapping[str, Callable[[pub.Published], list[tuple[str, float, str]]]] | None = None,
+) -> list[dict[str, Any]]:
+    """Published-vs-simulated rows of a load/store experiment.
+
+    ``bandwidth_gbs`` entries compare every record they select; the ratios
+    are computed from the records they select and their partners (``curve``
+    names the fields that identify a curve besides ``op``, ``threads`` and
+    ``element``, e.g. ``level``):
+
+    - ``max_bandwidth_gbs``: the largest point of each op;
+    - ``bw16_over_bw8`` / ``bw8_over_bw16``: the 16 B and 8 B points of a curve;
+    - ``store_over_load``: a store point over the load point of the same curve and size;
+    - ``proportionality``: a point over element x the curve's 1 B point;
+    - ``one_over_two_threads``: the 1-thread over the 2-thread point;
+    - ``l2_over_l1``, ``l2_over_l1l2``: an ``l2`` point over the ``l1`` / an
+      ``l1-l2`` point over the ``l2`` point (same op, threads, element);
+    - ``extra``: other quantities, measured by the given functions.
+    """
+    rows: list[dict[str, Any]] = []
+    present = set(records[0]) if records else set()
+    fields = tuple(f for f in (*curve, "op", "threads", "element") if f in present)
+    for e in pub.entries(experiment=experiment):
+        sel = [r for r in records if pub.matches(e.where, r)]
+        key = lambda r, **kw: {**{f: r[f] for f in fields}, **kw}  # noqa: E731
+        pts: list[tuple[str, float, str]] = []
+        q = e.quantity
+        if extra and q in extra:
+            pts = extra[q](e)
+        elif q == "max_bandwidth_gbs":
+            for op in OPS:
+                of = [r for r in sel if r["op"] == op]
+                if of:
+                    best = max(of, key=lambda r: r["bandwidth_gbs"])
+                    pts.append((f"{op}: largest ({_label(best, *fields)})", float(best["bandwidth_gbs"]), ""))
+        elif q == "bandwidth_gbs":
+            pts = [(_label(r, *fields), float(r["bandwidth_gbs"]), "") for r in sel]
+        elif q in ("bw16_over_bw8", "bw8_over_bw16"):
+            for r in sel:
+                if r["element"] != 16:
+                    continue
+                b8 = _bw(records, **key(r, element=8))
+                if b8:
+                    a, b = (r["bandwidth_gbs"], b8) if q == "bw16_over_bw8" else (b8, r["bandwidth_gbs"])
+                    pts.append((_label(r, *curve, "op", "threads"), a / b, f"{a:.2f} / {b:.2f} GB/s"))
+        elif q == "store_over_load":
+            for r in sel:
+                ld = _bw(records, **key(r, op="load"))
+                if ld:
+                    pts.append(
+                        (
+                            _label(r, *fields),
+                            r["bandwidth_gbs"] / ld,
+                            f"{r['bandwidth_gbs']:.2f} / {ld:.2f} GB/s",
+                        )
+                    )
+        elif q == "proportionality":
+            for r in sel:
+                one = _bw(records, **key(r, element=1))
+                if one:
+                    pts.append(
+                        (
+                            _label(r, *fields),
+                            r["bandwidth_gbs"] / (r["element"] * one),
+                            f"{r['bandwidth_gbs']:.2f} / ({r['element']} x {one:.2f}) GB/s",
+                        )
+                    )
+        elif q == "one_over_two_threads":
+            for r in sel:
+                if r["threads"] != 1:
+                    continue
+                two = _bw(records, **key(r, threads=2))
+                if two:
+                    pts.append(
+                        (
+                            _label(r, *curve, "op", "element"),
+                            r["bandwidth_gbs"] / two,
+                            f"{r['bandwidth_gbs']:.2f} / {two:.2f} GB/s",
+                        )
+                    )
+        elif q in ("l2_over_l1", "l2_over_l1l2"):
+            for r in sel:
+                other = _bw(records, **key(r, level="l1" if q == "l2_over_l1" else "l2"))
+                if not other:
+                    continue
+                if q == "l2_over_l1":
+                    a, b = r["bandwidth_gbs"], other
+                else:
+                    a, b = other, r["bandwidth_gbs"]
+                pts.append((_label(r, "op", "threads", "element"), a / b, f"{a:.2f} / {b:.2f} GB/s"))
+        for point, value, note in pts:
+            rows.append(compare_row(e, point, value, note))
+    return rows
+
+
+def record_ghz(r: Mapping[str, Any]) -> float:
+    """The core clock a record was measured at, in GHz."""
+    return float(r["bandwidth_gbs"]) * int(r["cycles"]) / int(r["bytes"])
+
+
+def element_axis(ax: Any) -> None:
+    """A log2 x axis of element sizes 1-16 B."""
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(list(ELEMENTS), [str(e) for e in ELEMENTS])
+    ax.set_xlabel("element (bytes per access)")

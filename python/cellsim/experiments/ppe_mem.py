@@ -1,0 +1,235 @@
+"""``ppe-mem``: the PPE's loads, stores and copies to main memory (seed 002, Figure 7).
+
+The same loops as ``ppe-cache`` over buffers in main memory that no cache
+holds (64 K accesses per buffer: 64 KB of 1-byte elements up to 1 MB of
+16-byte ones), on one or both hardware threads. On ``blade21`` the buffer sits
+in the local bank (behind the MIC) or in the other chip's (through IOIF0 and
+the 7 GB/s link) — every page of it, as a NUMA binding would put it. The L2's
+line fetches and castouts are bus requests from the PPE's ramp, sharing the
+command bus, the rings and the memory with everything else. Stores and copies
+start with the L2 full of dirty lines (the steady state of the paper's 128 MB
+runs). ``l2_gbs`` is the same loop on an L2-resident buffer (``ppe-cache``'s
+``l2`` point), for the paper's comparisons with Figure 4.
+
+>>> from cellsim.experiments import ppe_mem
+>>> r = ppe_mem.run(ops=["load"], threads=[2], elements=[16], banks=["local"])[0]
+>>> r["bandwidth_gbs"] < 6, abs(r["bandwidth_gbs"] / r["l2_gbs"] - 1) < 0.1
+(True, True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from os import PathLike
+from typing import Any
+
+from .. import published as pub
+from ..machine import Machine
+from . import Experiment, Option, Table
+from ._common import ProgressFn, check_choices, figure_legend
+from ._ppe import ELEMENTS, OPS, THREADS, cache_point, check_ints, derived_rows, element_axis, mem_point
+
+__all__ = ["BANKS", "EXPERIMENT", "FIELDS", "compare", "plot", "run", "tables"]
+
+NAME = "ppe-mem"
+BANKS: tuple[str, ...] = ("local", "remote")
+FIELDS = (
+    "machine",
+    "seed",
+    "bank",
+    "op",
+    "threads",
+    "element",
+    "bytes",
+    "cycles",
+    "bandwidth_gbs",
+    "l2_gbs",
+    "l2_misses",
+    "prefetches",
+    "castouts",
+)
+
+
+def run(
+    machine: str = "blade21",
+    seed: int = 0,
+    native: bool = True,
+    progress: ProgressFn | None = None,
+    *,
+    banks: Iterable[str] = (),
+    ops: Iterable[str] = (),
+    threads: Iterable[int] = (),
+    elements: Iterable[int] = (),
+) -> list[dict[str, Any]]:
+    """Measures the PPE's memory bandwidth; one record per (bank, op, threads, element).
+
+    Args:
+        machine: machine name or TOML path (default ``blade21``, seed 002's blade).
+        seed: seed of every machine.
+        native: accepted for the common interface; the loops always run in the engine.
+        progress: ``progress(done, total)`` after each point.
+        banks: ``local`` and/or ``remote`` (default both; ``local`` only on one-bank machines).
+        ops: ``load``, ``store`` and/or ``copy`` (default all).
+        threads: 1 and/or 2 hardware threads (default both).
+        elements: bytes per access, of 1, 2, 4, 8, 16 (default all).
+    """
+    two_banks = bool(Machine(machine).info["has_remote_bank"])
+    banks_ = check_choices("bank", banks, BANKS if two_banks else ("local",))
+    ops_ = check_choices("op", ops, OPS)
+    threads_ = check_ints("threads", threads, THREADS)
+    elements_ = check_ints("element size", elements, ELEMENTS)
+    points = [(b, o, t, e) for b in banks_ for o in ops_ for t in threads_ for e in elements_]
+    l2: dict[tuple[str, int, int], float] = {}
+    records = []
+    for i, (bank, op, t, e) in enumerate(points):
+        r = mem_point(machine, seed, bank, op, t, e)
+        if (op, t, e) not in l2:
+            l2[(op, t, e)] = cache_point(machine, seed, "l2", op, t, e)["bandwidth_gbs"]
+        r["l2_gbs"] = l2[(op, t, e)]
+        records.append(r)
+        if progress is not None:
+            progress(i + 1, len(points))
+    return records
+
+
+def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Figure 7 of seed 002 against the records: under 6 GB/s everywhere (the
+    largest point of each bank and op), memory loads as fast as L2 loads and
+    memory stores much slower than L2 stores (ratios to ``l2_gbs``)."""
+
+    def ratio_to_l2(e: pub.Published) -> list[tuple[str, float, str]]:
+        return [
+            (
+                f"{r['bank']} {r['op']} {r['threads']}t {r['element']} B",
+                r["bandwidth_gbs"] / r["l2_gbs"],
+                f"{r['bandwidth_gbs']:.2f} / {r['l2_gbs']:.2f} GB/s",
+            )
+            for r in records
+            if pub.matches(e.where, r) and r["l2_gbs"]
+        ]
+
+    def largest(e: pub.Published) -> list[tuple[str, float, str]]:
+        out = []
+        for bank in BANKS:
+            for op in OPS:
+                pts = [r for r in records if (r["bank"], r["op"]) == (bank, op) and pub.matches(e.where, r)]
+                if pts:
+                    b = max(pts, key=lambda r: r["bandwidth_gbs"])
+                    out.append(
+                        (f"{bank} {op}: largest ({b['threads']}t {b['element']} B)", b["bandwidth_gbs"], "")
+                    )
+        return out
+
+    return derived_rows(
+        NAME,
+        records,
+        curve=("bank",),
+        extra={"mem_over_l2": ratio_to_l2, "bandwidth_gbs": largest},
+    )
+
+
+def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
+    """Bandwidth by element size, 1 and 2 threads, beside the L2's, one table per bank and op."""
+    out = []
+    for bank in BANKS:
+        for op in OPS:
+            pts = {(r["threads"], r["element"]): r for r in records if (r["bank"], r["op"]) == (bank, op)}
+            if not pts:
+                continue
+            ts = sorted({t for t, _ in pts})
+            rows = []
+            for e in sorted({e for _, e in pts}):
+                cells = [f"{pts[(t, e)]['bandwidth_gbs']:.2f}" if (t, e) in pts else "" for t in ts]
+                cells += [f"{pts[(t, e)]['l2_gbs']:.2f}" if (t, e) in pts else "" for t in ts]
+                rows.append([str(e), *cells])
+            machine = next(iter(pts.values()))["machine"]
+            out.append(
+                Table(
+                    f"{NAME} {bank} bank, {op} (Figure 7): GB/s, {machine}",
+                    [
+                        "element (B)",
+                        *(f"memory {t}t" for t in ts),
+                        *(f"L2 {t}t" for t in ts),
+                    ],
+                    rows,
+                )
+            )
+    return out
+
+
+def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
+    """Figure 7: bandwidth against the element size, one row per bank, one
+    panel per op, 1 and 2 threads, the L2's bandwidth dotted, the 6 GB/s
+    statement dashed."""
+    from matplotlib.figure import Figure
+
+    banks = [b for b in BANKS if any(r["bank"] == b for r in records)] or ["local"]
+    ops = [o for o in OPS if any(r["op"] == o for r in records)] or ["load"]
+    fig = Figure(figsize=(4.6 * len(ops), 3.6 * len(banks) + 1.2), layout="constrained")
+    axes = fig.subplots(len(banks), len(ops), squeeze=False)
+    machine = records[0]["machine"] if records else "blade21"
+    for i, bank in enumerate(banks):
+        for j, op in enumerate(ops):
+            ax = axes[i][j]
+            for t, color in ((1, "tab:blue"), (2, "tab:orange")):
+                pts = sorted(
+                    (r for r in records if (r["bank"], r["op"], r["threads"]) == (bank, op, t)),
+                    key=lambda r: r["element"],
+                )
+                if not pts:
+                    continue
+                xs = [r["element"] for r in pts]
+                ax.plot(
+                    xs,
+                    [r["bandwidth_gbs"] for r in pts],
+                    marker="o",
+                    markersize=4,
+                    color=color,
+                    label=f"simulated memory, {t} thread{'s' if t > 1 else ''}",
+                )
+                ax.plot(
+                    xs,
+                    [r["l2_gbs"] for r in pts],
+                    linestyle=":",
+                    color=color,
+                    label=f"simulated L2 (Figure 4), {t} thread{'s' if t > 1 else ''}",
+                )
+            for e in pub.entries(experiment=NAME, held_out=False):
+                if e.quantity == "bandwidth_gbs":
+                    ax.axhline(
+                        float(e.value),  # type: ignore[arg-type]
+                        color="crimson",
+                        linestyle="--",
+                        linewidth=1,
+                        label=f"published {e.figure}: {e.text()}",
+                    )
+            ax.set(ylabel="bandwidth (GB/s)", title=f"Figure 7: {bank} bank, {op}, {machine}")
+            ax.set_ylim(bottom=0)
+            element_axis(ax)
+            ax.grid(True, which="both", alpha=0.3)
+    figure_legend(fig, [a for row in axes for a in row], ncol=3)
+    fig.suptitle("seed 002, Figure 7: PPE to main memory (simulated lines; published bound dashed)")
+    fig.savefig(path, dpi=100)
+
+
+EXPERIMENT = Experiment(
+    name=NAME,
+    title="PPE to main memory: loads, stores, copies",
+    paper="002",
+    figure="Figure 7",
+    description=(
+        "The PPU loads, stores or copies 1-16 B elements over buffers in main memory (the local bank or "
+        "the other chip's), with 1 or 2 hardware threads; beside each point, the same loop on the L2."
+    ),
+    run=run,
+    plot=plot,
+    compare=compare,
+    tables=tables,
+    machine="blade21",
+    options=(
+        Option("banks", "choice", "local or remote memory bank (default both)", BANKS, "--bank"),
+        Option("ops", "choice", "load, store or copy (default all)", OPS, "--op"),
+        Option("threads", "ints", "hardware threads, 1 and/or 2 (default 1,2)"),
+        Option("elements", "ints", "bytes per access, of 1,2,4,8,16 (default all)", flag="--element"),
+    ),
+)

@@ -1,0 +1,188 @@
+"""``spu-ls``: an SPU's loads, stores and copies to its own local store (seed 002, section 4.2.2).
+
+Logical SPE 0 runs a loop of loads, stores or copies of 1- to 16-byte
+elements over 32 KB of its local store (:func:`cellsim.spu.ls_access_loop`,
+simulated access by access). The SPU moves 16 bytes per cycle with a 6-cycle
+load latency; it has only quadword loads and stores, so narrower elements
+cost extra issue slots. With ``dma=in`` logical SPE 1 streams 16 KB puts into
+another part of SPE 0's local store meanwhile (at the port's 16 B per bus
+cycle); every 128-byte DMA request takes the local store's port for a cycle,
+ahead of the SPU. A copy's bytes count twice (read and written).
+
+>>> from cellsim.experiments import spu_ls
+>>> round(spu_ls.run(ops=["load"], elements=[16], dma=["none"])[0]["bandwidth_gbs"], 1)
+33.5
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from os import PathLike
+from typing import Any
+
+from .. import spu
+from ..kernels import load_dma_bench
+from ..machine import Machine
+from . import Experiment, Option, Table
+from ._common import ProgressFn, check_choices, figure_legend
+from ._ppe import ELEMENTS, OPS, check_ints, derived_rows, element_axis, record_ghz
+
+__all__ = ["DMA", "EXPERIMENT", "FIELDS", "compare", "plot", "run", "tables"]
+
+NAME = "spu-ls"
+DMA: tuple[str, ...] = ("none", "in")
+FIELDS = ("machine", "seed", "op", "element", "dma", "bytes", "cycles", "bandwidth_gbs")
+BYTES = 32 << 10
+_SRC, _DST, _DMA_LSA = 0x10000, 0x20000, 0x30000
+_START = 3000  # cycles: the partner's puts are flowing by then
+
+
+def _point(machine: str, seed: int, native: bool, op: str, element: int, dma: str) -> dict[str, Any]:
+    m = Machine(machine, seed=seed)
+
+    def program(speid: int, argp: int, envp: int) -> int:
+        spu.compute(_START)
+        return spu.ls_access_loop(op, _SRC, BYTES, element, dst=_DST, fill=0x5A)
+
+    m.load(0, program)
+    if dma == "in":
+        # 16 KB puts into SPE 0's local store for longer than the slowest loop (1 B stores).
+        load_dma_bench(
+            m, 1, put=True, ea=Machine.ls_ea(0) + _DMA_LSA, size=16384, batch=0, count=160, native=native
+        )
+    result = m.run()
+    cycles = int(next(p.exit_code for p in result.programs if p.spe == 0))
+    moved = BYTES * (2 if op == "copy" else 1)
+    return {
+        "machine": m.name,
+        "seed": seed,
+        "op": op,
+        "element": element,
+        "dma": dma,
+        "bytes": moved,
+        "cycles": cycles,
+        "bandwidth_gbs": moved / cycles * m.core_hz / 1e9,
+    }
+
+
+def run(
+    machine: str = "blade21",
+    seed: int = 0,
+    native: bool = True,
+    progress: ProgressFn | None = None,
+    *,
+    ops: Iterable[str] = (),
+    elements: Iterable[int] = (),
+    dma: Iterable[str] = (),
+) -> list[dict[str, Any]]:
+    """Measures an SPU's local-store bandwidth; one record per (dma, op, element).
+
+    Args:
+        machine: machine name or TOML path (default ``blade21``, seed 002's blade).
+        seed: seed of every machine.
+        native: run the partner SPE's DMA kernel natively, else its Python twin.
+        progress: ``progress(done, total)`` after each point.
+        ops: ``load``, ``store`` and/or ``copy`` (default all).
+        elements: bytes per access, of 1, 2, 4, 8, 16 (default all).
+        dma: ``none`` and/or ``in`` (another SPE's puts into this local store; default both).
+    """
+    ops_ = check_choices("op", ops, OPS)
+    elements_ = check_ints("element size", elements, ELEMENTS)
+    dma_ = check_choices("dma", dma, DMA)
+    points = [(d, o, e) for d in dma_ for o in ops_ for e in elements_]
+    records = []
+    for i, (d, op, e) in enumerate(points):
+        records.append(_point(machine, seed, native, op, e, d))
+        if progress is not None:
+            progress(i + 1, len(points))
+    return records
+
+
+def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Section 4.2.2 of seed 002: 16-byte accesses reach the 33.6 GB/s peak."""
+    return derived_rows(NAME, records, curve=("dma",))
+
+
+def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
+    """Bandwidth by element size, one column per op, one table per DMA load."""
+    out = []
+    for d in DMA:
+        pts = {(r["op"], r["element"]): r for r in records if r["dma"] == d}
+        if not pts:
+            continue
+        ops = [o for o in OPS if any(o == op for op, _ in pts)]
+        rows = [
+            [str(e), *(f"{pts[(o, e)]['bandwidth_gbs']:.2f}" if (o, e) in pts else "" for o in ops)]
+            for e in sorted({e for _, e in pts})
+        ]
+        what = "quiet local store" if d == "none" else "another SPE's puts into the same local store"
+        out.append(
+            Table(
+                f"{NAME}, {what}: GB/s, {next(iter(pts.values()))['machine']}",
+                ["element (B)", *ops],
+                rows,
+            )
+        )
+    return out
+
+
+def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
+    """Bandwidth against the element size, one panel per op, with and without
+    DMA into the local store, with the published 16 B peak."""
+    from matplotlib.figure import Figure
+
+    ops = [o for o in OPS if any(r["op"] == o for r in records)] or ["load"]
+    fig = Figure(figsize=(4.6 * len(ops), 4.6), layout="constrained")
+    axes = fig.subplots(1, len(ops), squeeze=False)[0]
+    machine = records[0]["machine"] if records else "blade21"
+    peak = 16 * record_ghz(records[0]) if records else 33.6
+    for ax, op in zip(axes, ops, strict=True):
+        for d, style in (("none", "-"), ("in", "--")):
+            pts = sorted((r for r in records if (r["op"], r["dma"]) == (op, d)), key=lambda r: r["element"])
+            if pts:
+                ax.plot(
+                    [r["element"] for r in pts],
+                    [r["bandwidth_gbs"] for r in pts],
+                    style,
+                    marker="o",
+                    markersize=4,
+                    label="simulated" + (", DMA into the local store" if d == "in" else ""),
+                )
+        ax.plot(
+            [16],
+            [peak],
+            linestyle="none",
+            marker="*",
+            markersize=13,
+            markerfacecolor="none",
+            markeredgecolor="crimson",
+            label=f"published (Sec 4.2.2): 16 B reach the {peak:.1f} GB/s peak",
+        )
+        ax.set(ylabel="bandwidth (GB/s)", title=f"SPU {op} to its local store, {machine}")
+        element_axis(ax)
+        ax.grid(True, which="both", alpha=0.3)
+    figure_legend(fig, axes, ncol=3)
+    fig.suptitle("seed 002, section 4.2.2: SPU to local store (lines simulated, star published)")
+    fig.savefig(path, dpi=100)
+
+
+EXPERIMENT = Experiment(
+    name=NAME,
+    title="SPU to its own local store: loads, stores, copies",
+    paper="002",
+    figure="Section 4.2.2",
+    description=(
+        "An SPU loads, stores or copies 1-16 B elements over 32 KB of its local store, alone or while "
+        "another SPE streams DMA puts into the same local store."
+    ),
+    run=run,
+    plot=plot,
+    compare=compare,
+    tables=tables,
+    machine="blade21",
+    options=(
+        Option("ops", "choice", "load, store or copy (default all)", OPS, "--op"),
+        Option("elements", "ints", "bytes per access, of 1,2,4,8,16 (default all)", flag="--element"),
+        Option("dma", "choice", "none or in: DMA puts into the same local store (default both)", DMA),
+    ),
+)
