@@ -23,11 +23,22 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 /// A simulated Cell machine (the engine behind `cellsim.Machine`).
-#[pyclass(module = "cellsim._engine", name = "Engine", unsendable)]
+#[pyclass(module = "cellsim._engine", name = "Engine")]
 pub struct PyEngine {
     m: Machine,
     error: Option<SimError>,
 }
+
+// SAFETY: the machine holds native programs whose futures and ports use `Rc`
+// and `Cell`, so it is not `Send` by itself. Every `Rc` clone lives inside the
+// machine and none is handed out, so moving the whole machine (or dropping it)
+// on another thread moves all of them together. Every method runs with the
+// GIL held and none releases it (the module declares `gil_used`), so no two
+// threads ever touch the machine at once. Being `Send` lets a Dask worker or
+// the cyclic garbage collector drop an engine on a thread other than the one
+// that made it, which an `unsendable` class would refuse (and leak).
+unsafe impl Send for PyEngine {}
+unsafe impl Sync for PyEngine {}
 
 /// `(id, spe, physical, state, exit_code, end_cycle)` of one thread.
 type ThreadRow = (

@@ -12,7 +12,8 @@ mod errors;
 use pyo3::prelude::*;
 
 /// The native module.
-#[pymodule]
+// The engine relies on the GIL to serialise every call (see `PyEngine`).
+#[pymodule(gil_used = true)]
 fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<engine::PyEngine>()?;
     m.add_class::<buffer::StorageView>()?;
