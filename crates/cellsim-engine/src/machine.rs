@@ -701,15 +701,20 @@ impl Machine {
         }
     }
 
+    #[inline]
     fn next_time(&self) -> Option<Cycle> {
-        let mut t = self.calendar.next_time();
-        for w in [self.cb_wake, self.arb_wake, self.core_wake]
-            .into_iter()
-            .flatten()
-        {
-            t = Some(t.map_or(w, |x| x.min(w)));
+        // Plain mins: this runs once per simulated time step.
+        let mut t = self.calendar.next_time().unwrap_or(Cycle::MAX);
+        if let Some(w) = self.cb_wake {
+            t = t.min(w);
         }
-        t
+        if let Some(w) = self.arb_wake {
+            t = t.min(w);
+        }
+        if let Some(w) = self.core_wake {
+            t = t.min(w);
+        }
+        (t != Cycle::MAX).then_some(t)
     }
 
     fn idle_end(&mut self) -> Result<Step, SimError> {

@@ -213,8 +213,11 @@ impl Machine {
     }
 
     /// A DMA bus request reads or writes the local store of SPE `p` now.
-    #[inline]
+    #[inline(always)]
     pub(super) fn ls_touch(&mut self, p: u8) {
+        if self.ls_loops.is_empty() {
+            return; // the common case: no SPU loop is running
+        }
         if let Some(log) = self.spes[p as usize].ls_log.as_mut() {
             let mut c = self.now;
             for _ in 0..self.ls_params.dma_cycles {
