@@ -81,3 +81,41 @@ def test_cli_trace_flag_writes_a_file(tmp_path: Path) -> None:
     r = CliRunner().invoke(cli, ["run", "dma-latency", "--sizes", "128", "--trace", str(out), "--json", "-"])
     assert r.exit_code == 0, r.output
     assert json.loads(out.read_text())["traceEvents"]
+
+
+SCRIPT = """
+import sys
+from cellsim import Machine
+from cellsim.spu import ls_alloc, mfc_get, mfc_read_tag_status_all, mfc_write_tag_mask
+
+def prog(speid, argp, envp):
+    buf = ls_alloc(4096, align=128)
+    mfc_get(buf, Machine.ls_ea(1) + 0x10000, 4096, 0)
+    mfc_write_tag_mask(1)
+    mfc_read_tag_status_all()
+
+m = Machine("qs20", seed=0)
+m.load(0, prog)
+m.run()
+print("ran", sys.argv[1:])
+"""
+
+
+def test_cli_trace_runs_a_script_and_traces_its_machine(tmp_path: Path) -> None:
+    script = tmp_path / "prog.py"
+    script.write_text(SCRIPT)
+    out = tmp_path / "prog.json"
+    r = CliRunner().invoke(cli, ["trace", "-o", str(out), str(script), "--flag", "x"])
+    assert r.exit_code == 0, r.output
+    assert "ran ['--flag', 'x']" in r.output
+    doc = json.loads(out.read_text())
+    names = {e["name"] for e in doc["traceEvents"]}
+    assert doc["otherData"]["records"] > 0 and any("get" in n for n in names), names
+
+
+def test_cli_trace_says_when_no_machine_was_built(tmp_path: Path) -> None:
+    script = tmp_path / "empty.py"
+    script.write_text("print('hello')\n")
+    r = CliRunner().invoke(cli, ["trace", "-o", str(tmp_path / "x.json"), str(script)])
+    assert r.exit_code != 0
+    assert "built no cellsim.Machine" in r.output

@@ -482,6 +482,41 @@ def machine_show(name: str) -> None:
     click.echo(cellsim.machine_toml(name), nl=False)
 
 
+@cli.command("trace", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.option("--out", "-o", default="trace.json", show_default=True, help="the Chrome/Perfetto trace file")
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    default=2_000_000,
+    show_default=True,
+    help="records kept (the rest are counted as dropped)",
+)
+@click.argument("script", type=click.Path(exists=True, dir_okay=False))
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def trace_cmd(out: str, limit: int, script: str, args: tuple[str, ...]) -> None:
+    """Run a Python SCRIPT and trace the first Machine it builds.
+
+    The trace has a track per SPU, per MFC queue slot, per PPE thread and per
+    ring transfer lane, in simulated time; open it at https://ui.perfetto.dev.
+    Example: cellsim trace -o counter.json examples/atomic_counter.py
+    """
+    import runpy
+
+    saved = sys.argv
+    sys.argv = [script, *args]
+    try:
+        with capture_trace(out, limit=limit) as state:
+            runpy.run_path(script, run_name="__main__")
+    finally:
+        sys.argv = saved
+    if state["machine"] is None:
+        raise UsageError(f"{script} built no cellsim.Machine: nothing to trace")
+    meta = json.loads(Path(out).read_text()).get("otherData", {})
+    dropped = f", {meta['dropped']} dropped past --limit" if meta.get("dropped") else ""
+    records = meta.get("records", 0)
+    click.echo(f"wrote {out}: {records} records{dropped}; open it at https://ui.perfetto.dev", err=True)
+
+
 @cli.command()
 def errors() -> None:
     """List the MFC errors a program can cause, with the rule each one stands for."""
