@@ -24,6 +24,7 @@ from os import PathLike
 from typing import Any
 
 from .. import published as pub
+from ..exceptions import UsageError
 from ..machine import Machine
 from . import Experiment, Option, Table
 from ._common import ProgressFn, check_choices, figure_legend
@@ -74,7 +75,11 @@ def run(
         elements: bytes per access, of 1, 2, 4, 8, 16 (default all).
     """
     two_banks = bool(Machine(machine).info["has_remote_bank"])
-    banks_ = check_choices("bank", banks, BANKS if two_banks else ("local",))
+    banks_ = check_choices("bank", banks, BANKS)
+    if not two_banks:
+        if "remote" in banks_ and tuple(banks):
+            raise UsageError(f"bank 'remote': machine {machine!r} has one memory bank (use --bank local)")
+        banks_ = ("local",)
     ops_ = check_choices("op", ops, OPS)
     threads_ = check_ints("threads", threads, THREADS)
     elements_ = check_ints("element size", elements, ELEMENTS)
