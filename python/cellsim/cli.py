@@ -368,6 +368,13 @@ def _make_run_command(exp: Experiment) -> click.Command:
             if rows:
                 out.print(_comparison_table(f"{exp.name}: published (seed {exp.paper}) vs simulated", rows))
                 out.print(_summary(rows))
+                if machine != exp.machine:
+                    # The published figures are of the paper's machine: another
+                    # machine's results are set beside them, not judged by them.
+                    out.print(
+                        f"note: seed {exp.paper} measured {exp.machine}; this run is on {machine}, so the"
+                        " published values are a reference, not a check"
+                    )
 
     return click.Command(
         exp.name,
