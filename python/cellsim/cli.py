@@ -368,7 +368,7 @@ def _make_run_command(exp: Experiment) -> click.Command:
             if rows:
                 out.print(_comparison_table(f"{exp.name}: published (seed {exp.paper}) vs simulated", rows))
                 out.print(_summary(rows))
-                if machine != exp.machine:
+                if not exp.measured(machine):
                     # The published figures are of the paper's machine: another
                     # machine's results are set beside them, not judged by them.
                     out.print(

@@ -75,6 +75,13 @@ class Experiment:
     machine: str = "qs20"
     """The machine the paper measured: what ``cellsim run`` and ``cellsim
     reproduce`` use when no ``--machine`` is given."""
+    measured_on: Sequence[str] = ()
+    """Every machine the paper measured, when it is more than ``machine``: on
+    the others its published values are a reference, not a check."""
+
+    def measured(self, machine: str) -> bool:
+        """Whether the paper measured ``machine`` (its values then judge a run)."""
+        return machine == self.machine or machine in self.measured_on
 
 
 @dataclass(frozen=True)

@@ -202,6 +202,7 @@ EXPERIMENT = Experiment(
     compare=compare,
     tables=tables,
     machine="ps3",
+    measured_on=("ps3", "qs22"),
     options=(
         *LIBRARY_OPTIONS,
         Option("runs", "int", "runs per mapping (default 3, as the paper)"),
