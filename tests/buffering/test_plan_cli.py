@@ -116,9 +116,32 @@ def test_bench_planner_json() -> None:
     assert d["loops"] == 2 and 0 <= d["optimal_fraction"] <= 1
     assert 0 <= d["model_mean_error"] <= d["model_max_error"]
     assert len(d["per_loop"]) == 2 and all(x["fraction_of_best"] <= 1 for x in d["per_loop"])
+    assert 0 <= d["refined_optimal_fraction"] <= 1
+    for x in d["per_loop"]:
+        # The best is over everything simulated, the refined short list included.
+        assert x["refined_fraction_of_best"] <= 1 and 1 <= x["refined_trials"] <= x["points"] + 12
 
 
 def test_bench_planner_text() -> None:
     r = invoke("bench", "planner", "--loops", "1", "--no-figure12", "--per-octave", "1")
     assert r.exit_code == 0, r.output
     assert "optimal_fraction" in r.stdout and "model_mean_error" in r.stdout
+
+
+def test_plan_buffers_simulate_refines_on_the_chip() -> None:
+    r = invoke("plan-buffers", *T1, "--simulate")
+    assert r.exit_code == 0, r.output
+    assert "simulated on the chip" in r.stdout and "<- model" in r.stdout
+    assert "recommended after simulation: k =" in r.stdout
+    d = json.loads(invoke("plan-buffers", *T1, "--simulate", "--json").stdout)
+    sim = d["simulated"]
+    trials = {(t["k"], t["bf"]): t["simulated_mbs"] for t in sim["trials"]}
+    assert (d["k"], d["bf"]) in trials and (sim["k"], sim["bf"]) in trials
+    assert sim["simulated_mbs"] >= 0.99 * max(trials.values())
+
+
+def test_plan_buffers_simulate_needs_the_streams() -> None:
+    argv = [*T1[:5], "16", *T1[6:], "--simulate"]
+    assert "give --inputs and --outputs" in one_line_error(invoke("plan-buffers", *argv))
+    r = invoke("plan-buffers", *argv, "--inputs", "8", "--outputs", "8", "--json")
+    assert r.exit_code == 0 and json.loads(r.stdout)["simulated"]["k"] >= 1

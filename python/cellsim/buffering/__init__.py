@@ -9,6 +9,7 @@ module                    what
 :mod:`.choice`            the scheme and the smallest block factor within a budget (Section 3)
 :mod:`.loop`              the k-buffered SPE program (Figure 2), run and checked on the chip
 :mod:`.fitting`           ``S`` and ``D1`` by linear regression over DMA-only runs (Section 4)
+:mod:`.refine`            the model's plan refined by simulating a short list on the chip
 ========================  ==============================================================
 
 ``cellsim plan-buffers`` is the command-line planner, ``cellsim run buffering``
@@ -37,6 +38,7 @@ from .choice import (
 from .fitting import Fit, fit, fitted_constants, linear_fit, steady_block_ns
 from .loop import BufferedLoop, Loop, LoopRun, free_local_store, generate, k_buffered_loop, run_loop
 from .model import PAPER, Constants, Costs, Prediction, latency_ns, predict, regime, time_per_iteration_ns
+from .refine import Refinement, Trial, refine, shortlist
 
 __all__ = [
     "C_OUTER_NS",
@@ -53,6 +55,8 @@ __all__ = [
     "LoopRun",
     "Plan",
     "Prediction",
+    "Refinement",
+    "Trial",
     "choose_double_buffer",
     "compute_bound_blocks",
     "constants_for",
@@ -68,9 +72,11 @@ __all__ = [
     "plan",
     "plan_loop",
     "predict",
+    "refine",
     "regime",
     "run_loop",
     "seed004_loop",
+    "shortlist",
     "steady_block_ns",
     "time_per_iteration_ns",
 ]

@@ -4,7 +4,7 @@
 
     cellsim plan-buffers --c-inner NS --c-outer NS --bytes-per-iter B --budget BYTES
                          [--machine M] [--S NS] [--D1 NS] [--k-max 4] [--tolerance 0.01] [--margin 1]
-                         [--unit ns|cycles] [--inputs 8,8 --outputs 8] [--json]
+                         [--unit ns|cycles] [--inputs 8,8 --outputs 8] [--simulate] [--json]
 
 prints the recommended number of buffers and block factor, the regime, the
 predicted throughput and what every other number of buffers would give. The
@@ -12,6 +12,9 @@ model uses ``S`` and ``D1`` fitted on the machine (``--S``/``--D1`` override
 them). Without ``--inputs``/``--outputs`` the fit uses seed 004's streams
 (two 8-byte reads, one 8-byte write) and block factors are multiples of
 ``16 / gcd(16, B)``, so that a block's bytes are a multiple of 16.
+``--simulate`` then runs the generated loop for a short list of (k, bf)
+around the model's answer and recommends from what the chip did
+(:mod:`cellsim.buffering.refine`).
 """
 
 from __future__ import annotations
@@ -27,10 +30,11 @@ from ..exceptions import UsageError
 from ..machine import Machine
 from . import SEED004_INPUTS, SEED004_OUTPUTS, constants_for
 from .choice import DEFAULT_K_MAX, DEFAULT_MARGIN, DEFAULT_TOLERANCE, Plan, plan
-from .loop import ELEMENT_SIZES, free_local_store
+from .loop import ELEMENT_SIZES, Loop, free_local_store
 from .model import PAPER, Costs
+from .refine import Refinement, refine
 
-__all__ = ["plan_buffers", "planner"]
+__all__ = ["plan_buffers", "planner", "simulated_plan"]
 
 
 def _sizes(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[int, ...] | None:
@@ -97,6 +101,61 @@ def planner(
         tolerance=tolerance,
         max_bytes=free_local_store(m),
         margin=margin,
+    )
+
+
+def simulated_plan(
+    p: Plan,
+    *,
+    c_inner: float,
+    c_outer: float,
+    machine: str = "qs20",
+    unit: str = "ns",
+    inputs: tuple[int, ...] | None = None,
+    outputs: tuple[int, ...] | None = None,
+    **_: Any,
+) -> Refinement:
+    """``--simulate``: the plan refined on the simulated chip. The loop's
+    streams are ``inputs``/``outputs``, or seed 004's when the plan moves 24
+    bytes per iteration."""
+    if inputs is None or outputs is None:
+        if p.costs.bytes_per_iter != sum(SEED004_INPUTS) + sum(SEED004_OUTPUTS):
+            raise UsageError(
+                "--simulate runs the loop, so it needs its streams: give --inputs and --outputs "
+                f"(element sizes adding up to {p.costs.bytes_per_iter:g} bytes per iteration)"
+            )
+        inputs, outputs = SEED004_INPUTS, SEED004_OUTPUTS
+    loop = Loop(4096, c_inner, c_outer, inputs, outputs, unit=unit)  # type: ignore[arg-type]
+    return refine(loop, p, machine=machine, tolerance=p.tolerance)
+
+
+def _describe_refinement(r: Refinement) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    con = Console()
+    if not con.is_terminal and "COLUMNS" not in os.environ:
+        con = Console(width=160)
+    t = Table(title="simulated on the chip (steady state of the generated loop)")
+    for col in ("k", "bf", "model MB/s", "simulated MB/s", "of the best"):
+        t.add_column(col, justify="right")
+    best = r.best_mbs
+    for tr in r.trials:
+        mark = " <- model" if tr == r.model else ""
+        t.add_row(
+            str(tr.k),
+            str(tr.bf),
+            f"{tr.predicted_mbs:,.0f}",
+            f"{tr.simulated_mbs:,.0f}",
+            f"{100 * tr.simulated_mbs / best:.1f}%{mark}",
+            style="bold" if tr == r.chosen else None,
+        )
+    con.print(t)
+    c, m = r.chosen, r.model
+    con.print(
+        f"[bold]recommended after simulation: k = {c.k}, block factor {c.bf}[/bold], "
+        f"{c.simulated_mbs:,.0f} MB/s "
+        f"(the model's choice k = {m.k}, bf = {m.bf} simulates at {m.simulated_mbs:,.0f} MB/s)"
     )
 
 
@@ -195,13 +254,23 @@ def _describe(p: Plan, machine: str) -> None:
 @click.option(
     "--outputs", callback=_sizes, default=None, metavar="E,...", help="element sizes of the output streams"
 )
+@click.option(
+    "--simulate",
+    is_flag=True,
+    help="run the generated loop for a short list of (k, bf) around the model's answer and choose from that",
+)
 @click.option("--json", "as_json", is_flag=True, help="print the plan as JSON")
-def plan_buffers(as_json: bool, machine: str, **kw: Any) -> None:
+def plan_buffers(as_json: bool, simulate: bool, machine: str, **kw: Any) -> None:
     """Choose the DMA buffering scheme and block factor for a streaming loop (seed 004's planner)."""
     p = planner(machine=machine, **kw)
+    r = simulated_plan(p, machine=machine, **kw) if simulate else None
     if as_json:
         d = p.as_dict()
         d["machine"] = machine
+        if r is not None:
+            d["simulated"] = r.as_dict()
         click.echo(json.dumps(d, indent=1))
     else:
         _describe(p, machine)
+        if r is not None:
+            _describe_refinement(r)
