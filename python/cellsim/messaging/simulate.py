@@ -335,7 +335,15 @@ def _traffic(m: Machine, stats: dict[str, Any], runtime: int) -> dict[str, Any]:
 
 
 def _ring_stream_origin(specs: list[TaskSpec], task: int, out: int, m: int) -> tuple[int, int]:
-    """Which payload (task, index) is packet ``m`` of ``task``'s stream to out-peer ``out``."""
+    """Which payload (task, index) is packet ``m`` of ``task``'s stream to out-peer ``out``.
+
+    A stream starts with its sender's own initial packets and goes on with the
+    packets forwarded from the stream into the sender, so the origin is found
+    by walking the ring backwards; once the walk is back where it started,
+    whole turns (as many packets as all the initial ones on the way) are
+    skipped at once.
+    """
+    start, turn = (task, out), 0
     for _ in range(10**7):
         spec = specs[task]
         base = sum(o.initial for o in spec.outs[:out])
@@ -343,10 +351,13 @@ def _ring_stream_origin(specs: list[TaskSpec], task: int, out: int, m: int) -> t
         if m < init:
             return task, base + m
         m -= init
+        turn += init
         j = next(j for j, p in enumerate(spec.ins) if p.fwd == out)
         src = spec.ins[j].task
         out = next(o for o, p in enumerate(specs[src].outs) if p.task == task)
         task = src
+        if (task, out) == start and turn:
+            m %= turn
     raise AssertionError("ring stream without initial packets")
 
 
