@@ -726,11 +726,14 @@ impl Machine {
         for proxy in [false, true] {
             let mfc = &self.spes[p as usize].mfc;
             let q = if proxy { &mfc.proxy } else { &mfc.queue };
-            let ready: Vec<u8> = q
+            // A bitmask of slots, not a Vec: this runs at every retire.
+            let mut ready = q
                 .completable_barriers()
                 .filter(|&s| !q.get(s).retiring)
-                .collect();
-            for slot in ready {
+                .fold(0u64, |m, s| m | 1 << s);
+            while ready != 0 {
+                let slot = ready.trailing_zeros() as u8;
+                ready &= ready - 1;
                 let mfc = &mut self.spes[p as usize].mfc;
                 let q = if proxy {
                     &mut mfc.proxy
