@@ -1,30 +1,35 @@
-"""Helpers shared by the experiments: one DMA benchmark point, the
-published-vs-simulated comparison rows, and plot styling."""
+"""Helpers shared by the experiments: one DMA benchmark point, a sweep over
+points, the published-vs-simulated comparison rows, and plot styling."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from .. import published as pub
 from ..exceptions import UsageError
 from ..kernels import load_dma_bench
 from ..machine import Machine
+from . import Option
 
 __all__ = [
+    "DMA_SWEEP_OPTIONS",
     "LS_OFFSET",
     "OPS",
     "SIZES",
     "STYLE",
     "TARGETS",
     "ProgressFn",
+    "batch_name",
     "check_choices",
     "check_sizes",
     "compare_row",
     "dma_point",
     "draw_published",
+    "draw_published_span",
     "figure_legend",
     "label",
+    "measure_each",
     "simple_compare",
     "size_axis",
 ]
@@ -32,9 +37,18 @@ __all__ = [
 ProgressFn = Callable[[int, int], None]
 """``progress(done, total)``: called after each measured point."""
 
+P = TypeVar("P")
+
 OPS: tuple[str, ...] = ("get", "put")
 TARGETS: tuple[str, ...] = ("memory", "ls")
 SIZES: tuple[int, ...] = tuple(8 << i for i in range(12))  # 8 B .. 16 KB
+
+DMA_SWEEP_OPTIONS: tuple[Option, ...] = (
+    Option("ops", "choice", "DMA direction (repeat for several; default both)", OPS, "--op"),
+    Option("targets", "choice", "memory or another SPE's local store (default both)", TARGETS, "--target"),
+    Option("sizes", "ints", "DMA sizes in bytes, comma-separated (default 8,16,...,16384)"),
+)
+"""The options of a sweep of :func:`dma_point` over ops, targets and sizes."""
 
 LS_OFFSET = 0x10000
 """Offset of the target buffer in the partner SPE's local store (past the
@@ -55,6 +69,11 @@ def label(op: str, target: str) -> str:
     """``get from memory``, ``put to LS``..."""
     where = "memory" if target == "memory" else "LS"
     return f"{op} {'from' if op == 'get' else 'to'} {where}"
+
+
+def batch_name(batch: int) -> str:
+    """``blocking``, ``batch 4``, ``nonblocking``."""
+    return "nonblocking" if batch == 0 else "blocking" if batch == 1 else f"batch {batch}"
 
 
 def check_choices(name: str, values: Iterable[str], allowed: Sequence[str]) -> tuple[str, ...]:
@@ -115,6 +134,19 @@ def dma_point(
     }
 
 
+def measure_each(
+    points: Sequence[P], measure: Callable[[P], dict[str, Any]], progress: ProgressFn | None
+) -> list[dict[str, Any]]:
+    """The records of a sweep: ``measure(point)`` for each point in turn, with
+    ``progress(done, total)`` after each."""
+    records = []
+    for i, point in enumerate(points):
+        records.append(measure(point))
+        if progress is not None:
+            progress(i + 1, len(points))
+    return records
+
+
 def compare_row(entry: pub.Published, point: str, simulated: float, note: str = "") -> dict[str, Any]:
     """One row of a published-vs-simulated comparison.
 
@@ -173,13 +205,9 @@ def simple_compare(records: Sequence[Mapping[str, Any]], experiment: str) -> lis
             if pub.matches(entry.where, r):
                 point = f"{r['op']} {r['target']} {r['size']} B"
                 if "batch" in entry.where:
-                    point += f", {_batch_name(int(r['batch']))}"
+                    point += f", {batch_name(int(r['batch']))}"
                 rows.append(compare_row(entry, point, float(r[entry.quantity])))
     return rows
-
-
-def _batch_name(batch: int) -> str:
-    return "nonblocking" if batch == 0 else "blocking" if batch == 1 else f"batch {batch}"
 
 
 def draw_published(ax: Any, entry: pub.Published, color: str = "black") -> None:
@@ -220,6 +248,23 @@ def draw_published(ax: Any, entry: pub.Published, color: str = "black") -> None:
             label=lab,
             zorder=5,
         )
+
+
+def draw_published_span(
+    ax: Any, xs: Iterable[float], entry: pub.Published, label: str, color: str = "crimson"
+) -> None:
+    """Draws a published value as a dashed line with open diamonds from the
+    smallest to the largest of ``xs`` (the measured points it speaks of)."""
+    span = list(xs)
+    ax.plot(
+        [min(span), max(span)],
+        [float(entry.value)] * 2,  # type: ignore[arg-type]
+        linestyle="--",
+        color=color,
+        marker="D",
+        markerfacecolor="none",
+        label=label,
+    )
 
 
 def size_axis(ax: Any) -> None:

@@ -22,11 +22,13 @@ from .. import published as pub
 from ..exceptions import UsageError
 from . import Experiment, Option
 from ._common import (
+    DMA_SWEEP_OPTIONS,
     OPS,
     SIZES,
     STYLE,
     TARGETS,
     ProgressFn,
+    batch_name,
     check_choices,
     check_sizes,
     compare_row,
@@ -34,6 +36,7 @@ from ._common import (
     draw_published,
     figure_legend,
     label,
+    measure_each,
     simple_compare,
     size_axis,
 )
@@ -53,11 +56,6 @@ def default_count(size: int) -> int:
     multiple of 32, so every batch size divides it)."""
     c = max(256, min(4096, (4 << 20) // max(size, 1)))
     return c - c % 32
-
-
-def batch_name(batch: int) -> str:
-    """``blocking``, ``batch 4``, ``nonblocking``."""
-    return "nonblocking" if batch == 0 else "blocking" if batch == 1 else f"batch {batch}"
 
 
 def run(
@@ -93,15 +91,13 @@ def run(
         if b < 0:
             raise UsageError(f"batch size {b} is negative (0 means nonblocking)")
     points = [(t, o, b, s) for t in targets_ for o in ops_ for b in batches_ for s in sizes_]
-    records = []
-    for i, (target, op, batch, size) in enumerate(points):
+
+    def point(p: tuple[str, str, int, int]) -> dict[str, Any]:
+        target, op, batch, size = p
         n = default_count(size) if count is None else count
-        records.append(
-            dma_point(machine, seed, native, op=op, target=target, size=size, batch=batch, count=n)
-        )
-        if progress is not None:
-            progress(i + 1, len(points))
-    return records
+        return dma_point(machine, seed, native, op=op, target=target, size=size, batch=batch, count=n)
+
+    return measure_each(points, point, progress)
 
 
 def speedups(records: Sequence[dict[str, Any]]) -> dict[tuple[str, str, int, int], float]:
@@ -229,11 +225,7 @@ EXPERIMENT = Experiment(
     plot=plot,
     compare=compare,
     options=(
-        Option("ops", "choice", "DMA direction (repeat for several; default both)", OPS, "--op"),
-        Option(
-            "targets", "choice", "memory or another SPE's local store (default both)", TARGETS, "--target"
-        ),
-        Option("sizes", "ints", "DMA sizes in bytes, comma-separated (default 8,16,...,16384)"),
+        *DMA_SWEEP_OPTIONS,
         Option(
             "batches",
             "ints",

@@ -19,6 +19,7 @@ from typing import Any
 from .. import published as pub
 from . import Experiment, Option
 from ._common import (
+    DMA_SWEEP_OPTIONS,
     OPS,
     SIZES,
     STYLE,
@@ -30,6 +31,7 @@ from ._common import (
     draw_published,
     figure_legend,
     label,
+    measure_each,
     simple_compare,
     size_axis,
 )
@@ -76,8 +78,9 @@ def run(
     targets_ = check_choices("target", targets, TARGETS)
     sizes_ = check_sizes(sizes or SIZES)
     points = [(t, o, s) for t in targets_ for o in ops_ for s in sizes_]
-    records = []
-    for i, (target, op, size) in enumerate(points):
+
+    def point(p: tuple[str, str, int]) -> dict[str, Any]:
+        target, op, size = p
         r = dma_point(
             machine,
             seed,
@@ -89,10 +92,9 @@ def run(
             count=default_count(size) if count is None else count,
         )
         del r["batch"]
-        records.append(r)
-        if progress is not None:
-            progress(i + 1, len(points))
-    return records
+        return r
+
+    return measure_each(points, point, progress)
 
 
 def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -156,11 +158,7 @@ EXPERIMENT = Experiment(
     plot=plot,
     compare=compare,
     options=(
-        Option("ops", "choice", "DMA direction (repeat for several; default both)", OPS, "--op"),
-        Option(
-            "targets", "choice", "memory or another SPE's local store (default both)", TARGETS, "--target"
-        ),
-        Option("sizes", "ints", "DMA sizes in bytes, comma-separated (default 8,16,...,16384)"),
+        *DMA_SWEEP_OPTIONS,
         Option("count", "int", "DMAs per point (default: about 1 ms of simulated time, at least 64)"),
     ),
 )
