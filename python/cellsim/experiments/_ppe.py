@@ -31,6 +31,7 @@ __all__ = [
     "check_ints",
     "derived_rows",
     "element_axis",
+    "element_rows",
     "mem_point",
     "peak_gbs",
     "record_ghz",
@@ -278,6 +279,23 @@ def derived_rows(
 def record_ghz(r: Mapping[str, Any]) -> float:
     """The core clock a record was measured at, in GHz."""
     return float(r["bandwidth_gbs"]) * int(r["cycles"]) / int(r["bytes"])
+
+
+def element_rows(
+    points: Mapping[tuple[Any, int], Mapping[str, Any]],
+    columns: Sequence[Any],
+    quantities: Sequence[str] = ("bandwidth_gbs",),
+) -> list[list[str]]:
+    """Table rows by element size from ``{(column, element): record}``: the
+    element, then each quantity (GB/s, 2 decimals) in every column, blank
+    where a point was not measured."""
+    return [
+        [
+            str(e),
+            *(f"{points[(c, e)][q]:.2f}" if (c, e) in points else "" for q in quantities for c in columns),
+        ]
+        for e in sorted({e for _, e in points})
+    ]
 
 
 def element_axis(ax: Any) -> None:

@@ -28,7 +28,7 @@ from typing import Any
 
 from .. import published as pub
 from . import Experiment, Option, Table
-from ._common import ProgressFn, check_choices, figure_legend
+from ._common import ProgressFn, check_choices, figure_legend, measure_each
 from ._ppe import (
     ELEMENTS,
     LEVELS,
@@ -38,6 +38,7 @@ from ._ppe import (
     check_ints,
     derived_rows,
     element_axis,
+    element_rows,
     record_ghz,
 )
 
@@ -88,12 +89,7 @@ def run(
     threads_ = check_ints("threads", threads, THREADS)
     elements_ = check_ints("element size", elements, ELEMENTS)
     points = [(lv, o, t, e) for lv in levels_ for o in ops_ for t in threads_ for e in elements_]
-    records = []
-    for i, (level, op, t, e) in enumerate(points):
-        records.append(cache_point(machine, seed, level, op, t, e))
-        if progress is not None:
-            progress(i + 1, len(points))
-    return records
+    return measure_each(points, lambda p: cache_point(machine, seed, *p), progress)
 
 
 def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -114,10 +110,7 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
             if not pts:
                 continue
             ts = sorted({t for t, _ in pts})
-            rows = [
-                [str(e), *(f"{pts[(t, e)]['bandwidth_gbs']:.2f}" if (t, e) in pts else "" for t in ts)]
-                for e in sorted({e for _, e in pts})
-            ]
+            rows = element_rows(pts, ts)
             machine = next(iter(pts.values()))["machine"]
             out.append(
                 Table(

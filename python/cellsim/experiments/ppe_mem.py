@@ -27,8 +27,18 @@ from .. import published as pub
 from ..exceptions import UsageError
 from ..machine import Machine
 from . import Experiment, Option, Table
-from ._common import ProgressFn, check_choices, figure_legend
-from ._ppe import ELEMENTS, OPS, THREADS, cache_point, check_ints, derived_rows, element_axis, mem_point
+from ._common import ProgressFn, check_choices, figure_legend, measure_each
+from ._ppe import (
+    ELEMENTS,
+    OPS,
+    THREADS,
+    cache_point,
+    check_ints,
+    derived_rows,
+    element_axis,
+    element_rows,
+    mem_point,
+)
 
 __all__ = ["BANKS", "EXPERIMENT", "FIELDS", "compare", "plot", "run", "tables"]
 
@@ -85,16 +95,16 @@ def run(
     elements_ = check_ints("element size", elements, ELEMENTS)
     points = [(b, o, t, e) for b in banks_ for o in ops_ for t in threads_ for e in elements_]
     l2: dict[tuple[str, int, int], float] = {}
-    records = []
-    for i, (bank, op, t, e) in enumerate(points):
+
+    def point(p: tuple[str, str, int, int]) -> dict[str, Any]:
+        bank, op, t, e = p
         r = mem_point(machine, seed, bank, op, t, e)
         if (op, t, e) not in l2:
             l2[(op, t, e)] = cache_point(machine, seed, "l2", op, t, e)["bandwidth_gbs"]
         r["l2_gbs"] = l2[(op, t, e)]
-        records.append(r)
-        if progress is not None:
-            progress(i + 1, len(points))
-    return records
+        return r
+
+    return measure_each(points, point, progress)
 
 
 def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -142,11 +152,7 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
             if not pts:
                 continue
             ts = sorted({t for t, _ in pts})
-            rows = []
-            for e in sorted({e for _, e in pts}):
-                cells = [f"{pts[(t, e)]['bandwidth_gbs']:.2f}" if (t, e) in pts else "" for t in ts]
-                cells += [f"{pts[(t, e)]['l2_gbs']:.2f}" if (t, e) in pts else "" for t in ts]
-                rows.append([str(e), *cells])
+            rows = element_rows(pts, ts, ("bandwidth_gbs", "l2_gbs"))
             machine = next(iter(pts.values()))["machine"]
             out.append(
                 Table(

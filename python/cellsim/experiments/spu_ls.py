@@ -24,8 +24,8 @@ from .. import spu
 from ..kernels import load_dma_bench
 from ..machine import Machine
 from . import Experiment, Option, Table
-from ._common import ProgressFn, check_choices, figure_legend
-from ._ppe import ELEMENTS, OPS, check_ints, derived_rows, element_axis, record_ghz
+from ._common import ProgressFn, check_choices, figure_legend, measure_each
+from ._ppe import ELEMENTS, OPS, check_ints, derived_rows, element_axis, element_rows, record_ghz
 
 __all__ = ["DMA", "EXPERIMENT", "FIELDS", "compare", "plot", "run", "tables"]
 
@@ -90,12 +90,9 @@ def run(
     elements_ = check_ints("element size", elements, ELEMENTS)
     dma_ = check_choices("dma", dma, DMA)
     points = [(d, o, e) for d in dma_ for o in ops_ for e in elements_]
-    records = []
-    for i, (d, op, e) in enumerate(points):
-        records.append(_point(machine, seed, native, op, e, d))
-        if progress is not None:
-            progress(i + 1, len(points))
-    return records
+    return measure_each(
+        points, lambda p: _point(machine, seed, native, op=p[1], element=p[2], dma=p[0]), progress
+    )
 
 
 def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -111,10 +108,7 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
         if not pts:
             continue
         ops = [o for o in OPS if any(o == op for op, _ in pts)]
-        rows = [
-            [str(e), *(f"{pts[(o, e)]['bandwidth_gbs']:.2f}" if (o, e) in pts else "" for o in ops)]
-            for e in sorted({e for _, e in pts})
-        ]
+        rows = element_rows(pts, ops)
         what = "quiet local store" if d == "none" else "another SPE's puts into the same local store"
         out.append(
             Table(
