@@ -19,7 +19,7 @@ from typing import Any
 
 from .. import published as pub
 from . import Option, Table
-from ._common import ProgressFn, check_choices, figure_legend, size_axis
+from ._common import ProgressFn, check_choices, draw_published_span, figure_legend, size_axis
 from ._contention import (
     MB,
     KernelRun,
@@ -332,14 +332,11 @@ class Links:
                     continue
                 pts = [r for r in records if pub.matches(e.where, r)]
                 if pts:
-                    ax.plot(
-                        [min(r["size"] for r in pts), max(r["size"] for r in pts)],
-                        [float(e.value)] * 2,  # type: ignore[arg-type]
-                        linestyle="--",
-                        color="crimson",
-                        marker="D",
-                        markerfacecolor="none",
-                        label=f"published {e.figure}: near peak ({self.key} {e.where[k]})",
+                    draw_published_span(
+                        ax,
+                        (r["size"] for r in pts),
+                        e,
+                        f"published {e.figure}: near peak ({self.key} {e.where[k]})",
                     )
             ax.set(
                 ylabel="bandwidth (GB/s)",

@@ -24,7 +24,7 @@ from typing import Any
 from .. import published as pub
 from ..machine import Machine
 from . import Experiment, Option, Table
-from ._common import OPS, TARGETS, ProgressFn, check_choices, figure_legend, label
+from ._common import OPS, TARGETS, ProgressFn, check_choices, draw_published_span, figure_legend, label
 from ._contention import (
     DMA_SIZE,
     LS_TARGET,
@@ -237,15 +237,7 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
                 x for x in e.where["spes"] if any(r["spes"] == x and r["target"] == target for r in records)
             ]
             if xs:
-                ax.plot(
-                    [min(xs), max(xs)],
-                    [float(e.value)] * 2,  # type: ignore[arg-type]
-                    linestyle="--",
-                    color="crimson",
-                    marker="D",
-                    markerfacecolor="none",
-                    label=f"published {e.figure}: {e.description}",
-                )
+                draw_published_span(ax, xs, e, f"published {e.figure}: {e.description}")
         where = "main memory" if target == "memory" else "one local store (hot SPE included)"
         ax.set(xlabel="SPEs", ylabel="aggregate bandwidth (GB/s)", title=f"hot spot on {where}, {machine}")
         ax.set_ylim(0, limit * 1.15)

@@ -36,7 +36,7 @@ from typing import Any
 from .. import published as pub
 from ..machine import Machine
 from . import Experiment, Option, Table
-from ._common import ProgressFn, check_choices, figure_legend, size_axis
+from ._common import ProgressFn, check_choices, draw_published_span, figure_legend, size_axis
 from ._contention import (
     MB,
     Load,
@@ -262,14 +262,12 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
                 continue
             if e.quantity == "bandwidth_gbs":
                 sizes = [s for s in e.where["size"] if any(r["size"] == s for r in pts)]
-                ax.plot(
-                    [min(sizes), max(sizes)],
-                    [float(e.value)] * 2,  # type: ignore[arg-type]
-                    linestyle="--",
+                draw_published_span(
+                    ax,
+                    sizes,
+                    e,
+                    f"published {e.figure}: {e.description}, {e.text()}",
                     color="crimson" if e.where["spes"] == 1 else "darkred",
-                    marker="D",
-                    markerfacecolor="none",
-                    label=f"published {e.figure}: {e.description}, {e.text()}",
                 )
             elif e.quantity == "max_bandwidth_gbs":
                 ax.axhline(

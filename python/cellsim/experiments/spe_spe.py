@@ -28,7 +28,7 @@ from .. import published as pub
 from ..exceptions import UsageError
 from ..machine import Machine
 from . import Experiment, Option, Table
-from ._common import ProgressFn, figure_legend, size_axis
+from ._common import ProgressFn, draw_published_span, figure_legend, size_axis
 from ._contention import (
     LS_GET,
     LS_PUT,
@@ -251,15 +251,7 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
         if e.quantity == "bandwidth_gbs":
             sizes = [s for s in e.where["size"] if any(r["size"] == s for r in records)]
             if sizes:
-                ax.plot(
-                    [min(sizes), max(sizes)],
-                    [float(e.value)] * 2,  # type: ignore[arg-type]
-                    linestyle="--",
-                    color="crimson",
-                    marker="D",
-                    markerfacecolor="none",
-                    label=f"published {e.figure}: {e.description}",
-                )
+                draw_published_span(ax, sizes, e, f"published {e.figure}: {e.description}")
     ax.axvspan(1024, 8192, color="crimson", alpha=0.06, label="published: waiting early costs most at 1-8 KB")
     ax.set(ylabel="bandwidth (GB/s)", title=f"SPE 0 <-> passive SPE, DMA-elem get+put pairs, {machine}")
     size_axis(ax)
