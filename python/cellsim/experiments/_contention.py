@@ -11,9 +11,9 @@ seed 000).
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -21,7 +21,7 @@ from .. import published as pub
 from ..exceptions import UsageError
 from ..kernels import load_region, load_traffic
 from ..machine import Machine
-from ._common import compare_row
+from ._common import ProgressFn, compare_row
 
 __all__ = [
     "DMA_SIZE",
@@ -30,6 +30,7 @@ __all__ = [
     "LS_SPAN",
     "LS_TARGET",
     "MB",
+    "PLACEMENT_FIELDS",
     "SIZES_002",
     "KernelRun",
     "Load",
@@ -38,9 +39,11 @@ __all__ = [
     "check_spes",
     "eib_gbs",
     "placement_seeds",
+    "placement_summary",
     "port_gbs",
     "rows_for",
     "run_kernels",
+    "run_on_placements",
     "spread",
 ]
 
@@ -62,6 +65,24 @@ local store: gets read 32 KB from ``LS_GET``, puts write 32 KB from
 
 SIZES_002: tuple[int, ...] = tuple(128 << i for i in range(8))
 """Seed 002's element sizes: 128 B to 16 KB."""
+
+PLACEMENT_FIELDS: tuple[str, ...] = (
+    "placements",
+    "min_gbs",
+    "max_gbs",
+    "median_gbs",
+    "mean_gbs",
+    "per_placement_gbs",
+    "placement_seeds",
+    "best_seed",
+    "best_placement",
+    "worst_seed",
+    "worst_placement",
+)
+"""The fields of :func:`placement_summary`, in a record of a point measured
+on several placements."""
+
+P = TypeVar("P")
 
 
 @dataclass(frozen=True)
@@ -189,6 +210,36 @@ def spread(runs: Sequence[KernelRun], values: Sequence[float]) -> dict[str, Any]
         "worst_seed": runs[worst].seed,
         "worst_placement": runs[worst].placement,
     }
+
+
+def run_on_placements(
+    machine: str,
+    points: Sequence[P],
+    seeds: Sequence[int],
+    loads: Callable[[P, int], Sequence[Load]],
+    *,
+    native: bool,
+    progress: ProgressFn | None,
+) -> Iterator[tuple[P, list[KernelRun]]]:
+    """Runs each point on every placement: ``loads(point, seed)`` on a machine
+    of each seed in turn, with ``progress(done, total)`` after each run; yields
+    each point with its runs, one per seed."""
+    total = len(points) * len(seeds)
+    done = 0
+    for point in points:
+        runs: list[KernelRun] = []
+        for s in seeds:
+            runs.append(run_kernels(machine, s, loads(point, s), native=native))
+            done += 1
+            if progress is not None:
+                progress(done, total)
+        yield point, runs
+
+
+def placement_summary(runs: Sequence[KernelRun]) -> dict[str, Any]:
+    """The :data:`PLACEMENT_FIELDS` of a point: how many placements, and the
+    :func:`spread` of their aggregate bandwidths."""
+    return {"placements": len(runs), **spread(runs, [r.aggregate_gbs for r in runs])}
 
 
 def check_spes(values: Iterable[int], default: Sequence[int], lo: int, hi: int, what: str) -> tuple[int, ...]:

@@ -22,15 +22,16 @@ from . import Option, Table
 from ._common import ProgressFn, check_choices, draw_published_span, figure_legend, size_axis
 from ._contention import (
     MB,
-    KernelRun,
+    PLACEMENT_FIELDS,
+    Load,
     check_positive,
     check_sizes_002,
     check_spes,
     placement_seeds,
+    placement_summary,
     port_gbs,
     rows_for,
-    run_kernels,
-    spread,
+    run_on_placements,
 )
 from .spe_spe import pair_load
 
@@ -72,17 +73,7 @@ class Links:
             "size",
             "mb_per_spe",
             "links",
-            "placements",
-            "min_gbs",
-            "max_gbs",
-            "median_gbs",
-            "mean_gbs",
-            "per_placement_gbs",
-            "placement_seeds",
-            "best_seed",
-            "best_placement",
-            "worst_seed",
-            "worst_placement",
+            *PLACEMENT_FIELDS,
             "peak_gbs",
             "transfers",
         )
@@ -109,19 +100,15 @@ class Links:
         seeds = placement_seeds(seed, int(check_positive("placements", placements, DEFAULT_PLACEMENTS)))
         mb = int(check_positive("mb_per_spe", mb_per_spe, DEFAULT_MB))
         points = [(v, mo, s) for v in values_ for mo in modes_ for s in sizes_]
-        total_runs = len(points) * len(seeds)
+
+        def loads(point: tuple[int, str, int], seed: int) -> list[Load]:
+            v, mode, size = point
+            return [pair_load(a, p, size=size, total=mb * MB, lists=mode == "list") for a, p in self.links(v)]
+
         records = []
-        done = 0
-        for v, mode, size in points:
-            loads = [
-                pair_load(a, p, size=size, total=mb * MB, lists=mode == "list") for a, p in self.links(v)
-            ]
-            runs: list[KernelRun] = []
-            for s in seeds:
-                runs.append(run_kernels(machine, s, loads, native=native))
-                done += 1
-                if progress is not None:
-                    progress(done, total_runs)
+        for (v, mode, size), runs in run_on_placements(
+            machine, points, seeds, loads, native=native, progress=progress
+        ):
             records.append(
                 {
                     "machine": runs[0].machine,
@@ -131,8 +118,7 @@ class Links:
                     "size": size,
                     "mb_per_spe": mb,
                     "links": [list(link) for link in self.links(v)],
-                    "placements": len(runs),
-                    **spread(runs, [r.aggregate_gbs for r in runs]),
+                    **placement_summary(runs),
                     "peak_gbs": self.peak_ports(v) * port_gbs(runs[0].machine),
                     "transfers": sum(r.transfers for r in runs),
                 }

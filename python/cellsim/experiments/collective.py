@@ -37,14 +37,14 @@ from ._common import OPS, ProgressFn, check_choices, figure_legend
 from ._contention import (
     DMA_SIZE,
     LS_TARGET,
-    KernelRun,
+    PLACEMENT_FIELDS,
     Load,
     check_positive,
     eib_gbs,
     placement_seeds,
+    placement_summary,
     rows_for,
-    run_kernels,
-    spread,
+    run_on_placements,
 )
 
 __all__ = ["EXPERIMENT", "FIELDS", "PATTERNS", "compare", "plot", "run", "tables", "target_of"]
@@ -63,17 +63,7 @@ FIELDS = (
     "targets",
     "aggregate_gbs",
     "per_spe_gbs",
-    "placements",
-    "min_gbs",
-    "max_gbs",
-    "median_gbs",
-    "mean_gbs",
-    "per_placement_gbs",
-    "placement_seeds",
-    "best_seed",
-    "best_placement",
-    "worst_seed",
-    "worst_placement",
+    *PLACEMENT_FIELDS,
     "transfers",
 )
 
@@ -141,17 +131,11 @@ def run(
     n = int(check_positive("count", count, DEFAULT_COUNT))
     seeds = placement_seeds(seed, n_place)
     points = [(p, o) for p in patterns_ for o in ops_]
-    total = len(points) * len(seeds)
     records = []
-    done = 0
-    for pattern, op in points:
-        runs: list[KernelRun] = []
-        for s in seeds:
-            runs.append(run_kernels(machine, s, _loads(pattern, op, n, s), native=native))
-            done += 1
-            if progress is not None:
-                progress(done, total)
-        summary = spread(runs, [r.aggregate_gbs for r in runs])
+    for (pattern, op), runs in run_on_placements(
+        machine, points, seeds, lambda p, s: _loads(*p, n, s), native=native, progress=progress
+    ):
+        summary = placement_summary(runs)
         records.append(
             {
                 "machine": runs[0].machine,
@@ -162,7 +146,6 @@ def run(
                 "targets": [target_of(pattern, s) for s in range(SPES)],
                 "aggregate_gbs": summary["mean_gbs"],
                 "per_spe_gbs": [runs[0].gbs[s] for s in range(SPES)],
-                "placements": len(runs),
                 **summary,
                 "transfers": sum(r.transfers for r in runs),
             }
