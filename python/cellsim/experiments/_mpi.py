@@ -18,6 +18,7 @@ __all__ = [
     "TIMEBASE",
     "check_protocols",
     "label",
+    "protocols_in",
     "run_ranks",
     "side_by_side",
 ]
@@ -39,6 +40,12 @@ def check_protocols(protocols: Iterable[str]) -> tuple[str, ...]:
     """The protocols to run (default both, kumar first)."""
     chosen = check_choices("protocol", protocols, PROTOCOLS)
     return tuple(p for p in PROTOCOLS if p in chosen)
+
+
+def protocols_in(records: Iterable[dict[str, Any]]) -> list[str]:
+    """The protocols the records measured, in :data:`PROTOCOLS` order."""
+    records = list(records)
+    return [p for p in PROTOCOLS if any(r["protocol"] == p for r in records)]
 
 
 def label(protocol: str) -> str:

@@ -28,7 +28,7 @@ from .. import mpi
 from ..exceptions import UsageError
 from . import Experiment, Option, Table
 from ._common import ProgressFn, check_choices
-from ._mpi import PROTOCOL_OPTION, STYLE, check_protocols, run_ranks
+from ._mpi import PROTOCOL_OPTION, STYLE, check_protocols, protocols_in, run_ranks
 
 __all__ = ["EXPERIMENT", "OPS", "compare", "plot", "run", "tables"]
 
@@ -145,7 +145,7 @@ def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
     """One table per collective: latency by ranks and size, protocols side by side."""
     out = []
-    protos = [p for p in ("kumar", "direct") if any(r["protocol"] == p for r in records)]
+    protos = protocols_in(records)
     for op in OPS:
         rs = [r for r in records if r["op"] == op]
         if not rs:

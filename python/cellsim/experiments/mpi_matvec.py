@@ -30,7 +30,7 @@ slowest rank's time between two barriers (``MPI.Wtime``).
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from os import PathLike
 from typing import Any
 
@@ -42,7 +42,7 @@ from ..exceptions import UsageError
 from ..mpi._costs import dp_issue_cycles
 from . import Experiment, Option, Table
 from ._common import ProgressFn, compare_row
-from ._mpi import PROTOCOL_OPTION, STYLE, check_protocols, run_ranks, side_by_side
+from ._mpi import PROTOCOL_OPTION, STYLE, check_protocols, protocols_in, run_ranks, side_by_side
 
 __all__ = ["EXPERIMENT", "compare", "matrix", "plot", "run", "tables"]
 
@@ -86,37 +86,32 @@ def _kernel(n: int, products: int) -> dict[str, Any]:
     t0 = mpi.Wtime()
     for _ in range(products):
         comm.Allgather([mine, rows, mpi.DOUBLE], [x, rows, mpi.DOUBLE])
-        _get(ls_x, ea_x, n * 8)
+        _dma_in_16k(spu.mfc_get, ls_x, ea_x, n * 8)
         wait()
         xv = ls_x.array(np.float64)
         yv = ls_y.array(np.float64)
         for i in range(0, rows, block):
             k = min(block, rows - i)
-            _get(ls_rows, ea_a + i * n * 8, k * n * 8)
+            _dma_in_16k(spu.mfc_get, ls_rows, ea_a + i * n * 8, k * n * 8)
             wait()
             blk = ls_rows.array(np.float64)[: k * n].reshape(k, n)
             yv[i : i + k] = blk @ xv
             mpi.flops(2 * k * n, "double", simd=False)
-        _put(ls_y, ea_y, rows * 8)
+        _dma_in_16k(spu.mfc_put, ls_y, ea_y, rows * 8)
         wait()
     comm.Barrier()
     t = mpi.Wtime() - t0
     return {"time": t, "slice": np.array(mine)}
 
 
-def _get(ls: int, ea: int, size: int) -> None:
+def _dma_in_16k(issue: Callable[[int, int, int, int], Any], ls: int, ea: int, size: int) -> None:
+    """Moves ``size`` bytes between local store ``ls`` and ``ea`` with ``issue``
+    (:func:`cellsim.spu.mfc_get` or :func:`~cellsim.spu.mfc_put`), in DMAs of
+    16 KB at the most."""
     done = 0
     while done < size:
         take = min(16384, size - done)
-        spu.mfc_get(ls + done, ea + done, take, TAG)
-        done += take
-
-
-def _put(ls: int, ea: int, size: int) -> None:
-    done = 0
-    while done < size:
-        take = min(16384, size - done)
-        spu.mfc_put(ls + done, ea + done, take, TAG)
+        issue(ls + done, ea + done, take, TAG)
         done += take
 
 
@@ -197,7 +192,7 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
         return []
     g = side_by_side(records, lambda r: r["n"], "gflops")
     t = side_by_side(records, lambda r: r["n"], "time_us")
-    protos = [p for p in ("kumar", "direct") if any(r["protocol"] == p for r in records)]
+    protos = protocols_in(records)
     cols = ["n", *(f"{p} GFLOP/s" for p in protos), *(f"{p} us per product" for p in protos)]
     prods = {r["n"]: r["products"] for r in records}
     rows = []

@@ -25,7 +25,7 @@ from .. import published as pub
 from ..exceptions import UsageError
 from . import Experiment, Option, Table
 from ._common import ProgressFn, compare_row
-from ._mpi import PROTOCOL_OPTION, STYLE, check_protocols, run_ranks, side_by_side
+from ._mpi import PROTOCOL_OPTION, STYLE, check_protocols, protocols_in, run_ranks, side_by_side
 
 __all__ = ["EXPERIMENT", "SIZES", "compare", "default_reps", "plot", "run", "tables"]
 
@@ -160,7 +160,7 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
         return []
     lat = side_by_side(records, lambda r: r["size"], "latency_us")
     bw = side_by_side(records, lambda r: r["size"], "bandwidth_gbs")
-    protos = [p for p in ("kumar", "direct") if any(r["protocol"] == p for r in records)]
+    protos = protocols_in(records)
     cols = ["size (B)"]
     cols += [f"{p} latency (us)" for p in protos] + [f"{p} GB/s" for p in protos]
     if len(protos) == 2:
