@@ -65,7 +65,6 @@ offset bytes field
 
 from __future__ import annotations
 
-from collections import deque
 from typing import Any
 
 import numpy as np
@@ -116,16 +115,13 @@ class DirectProtocol(Protocol):
 
     def __init__(self, rank: Rank) -> None:
         super().__init__(rank)
-        n = rank.size
-        self.n = n
-        self.me = rank.rank
+        n = self.n
         self.sent = [0] * n
         self.expect = [0] * n
         self.consumed = [0] * n
         self.credited = [0] * n
         self.freed: list[set[int]] = [set() for _ in range(n)]
         self.unexpected: list[Msg] = []
-        self.sendq: list[deque[Req]] = [deque() for _ in range(n)]
         self.stage_busy: list[Req | None] = [None] * STAGES
         self.tag_wait: list[Req] = []
         self.fin_wait: dict[int, Req] = {}
@@ -134,7 +130,6 @@ class DirectProtocol(Protocol):
         self.fin_out_next = 0
         self.fin_out_issued = 0
         self.bits = 0
-        self.order = 0
 
     def setup(self) -> None:
         """Local store, top down: rings, credits, completion words, staging, pull buffers."""
@@ -185,24 +180,14 @@ class DirectProtocol(Protocol):
         caller will wait for it, so the data's get is waited for at once)."""
         req = Req("send", what, ref=ref, peer=dest, tag=tag, ctx=ctx, sync=sync)
         req.data["blocking"] = blocking
-        self.r.charge(self.costs.request)
-        if dest == self.me:
-            self.send_to_self(req)
-            return req
-        self.sendq[dest].append(req)
-        self.advance(dest)
-        return req
+        return self.queue_send(req)
 
     def send_to_self(self, req: Req) -> None:
         """A message to oneself: copied to the heap, found by the receive."""
         assert req.ref is not None
         tmp = self.r.temp(req.ref.nbytes)
         self.r.copy(req.ref.ea, tmp.ea, req.ref.nbytes, self.pull_bufs, PULL_CHUNK, pipelined=True)
-        self.order += 1
-        self.unexpected.append(Msg(self.me, req.tag, req.ctx, req.ref.nbytes, ("self", tmp, req), self.order))
-        if not req.sync:
-            req.complete()
-        self.match()
+        self.found_own(req, tmp, self.unexpected)
 
     def credit_free(self, dest: int) -> bool:
         """Whether ``dest`` has a free slot for this sender (from the credits it wrote here)."""

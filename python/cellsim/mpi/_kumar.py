@@ -47,7 +47,6 @@ offset bytes field
 
 from __future__ import annotations
 
-from collections import deque
 from typing import Any
 
 import numpy as np
@@ -92,18 +91,14 @@ class KumarProtocol(Protocol):
 
     def __init__(self, rank: Rank) -> None:
         super().__init__(rank)
-        n = rank.size
-        self.n = n
-        self.me = rank.rank
+        n = self.n
         self.next_k = [0] * n
         self.written = [[False] * QLEN for _ in range(n)]
-        self.sendq: list[deque[Req]] = [deque() for _ in range(n)]
         self.sync_wait: list[Req] = []
         self.front = [0] * n
         self.ahead: list[set[int]] = [set() for _ in range(n)]
         self.claimed: set[tuple[int, int]] = set()
         self.self_msgs: list[Msg] = []
-        self.order = 0
         self.idle_since: int | None = None
 
     def setup(self) -> None:
@@ -137,26 +132,14 @@ class KumarProtocol(Protocol):
         self, ref: BufRef, dest: int, tag: int, ctx: int, sync: bool, what: str, blocking: bool = False
     ) -> Req:
         """Queues a send to ``dest`` and runs it as far as it can go."""
-        req = Req("send", what, ref=ref, peer=dest, tag=tag, ctx=ctx, sync=sync)
-        self.r.charge(self.costs.request)
-        if dest == self.me:
-            self.send_to_self(req)
-            return req
-        self.sendq[dest].append(req)
-        self.advance(dest)
-        return req
+        return self.queue_send(Req("send", what, ref=ref, peer=dest, tag=tag, ctx=ctx, sync=sync))
 
     def send_to_self(self, req: Req) -> None:
         """A message to oneself: copied to a heap block, found by the receive."""
         assert req.ref is not None
         tmp = self.r.temp(req.ref.nbytes)
         self.r.copy(req.ref.ea, tmp.ea, req.ref.nbytes, [self.staging], MAX_DMA, pipelined=False)
-        self.order += 1
-        msg = Msg(self.me, req.tag, req.ctx, req.ref.nbytes, ("self", tmp, req), self.order)
-        self.self_msgs.append(msg)
-        if not req.sync:
-            req.complete()
-        self.match()
+        self.found_own(req, tmp, self.self_msgs)
 
     def entry_free(self, dest: int, k: int) -> bool:
         """Whether entry ``k`` of ``Q_{me,dest}`` is invalid (a remote read if

@@ -12,6 +12,7 @@ blocking the SPE program (in simulated time) when nothing can be done.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -80,6 +81,12 @@ class Protocol:
         self.world = rank.world
         self.costs = rank.costs
         self.posted: list[Req] = []
+        self.n = rank.size
+        self.me = rank.rank
+        self.sendq: list[deque[Req]] = [deque() for _ in range(self.n)]
+        """The sends to each world rank not yet started, in order."""
+        self.order = 0
+        """How many messages this rank has found (a message's ``order``)."""
 
     # -- set-up -------------------------------------------------------------------------
 
@@ -94,6 +101,14 @@ class Protocol:
     ) -> Req:
         """Starts a send of ``ref`` to world rank ``dest`` (``blocking``: the
         caller waits for it next)."""
+        raise NotImplementedError
+
+    def send_to_self(self, req: Req) -> None:
+        """Sends ``req`` to this rank itself."""
+        raise NotImplementedError
+
+    def advance(self, dest: int) -> bool:
+        """Starts the queued sends to ``dest`` that can start, in order; True if any did."""
         raise NotImplementedError
 
     def progress(self) -> bool:
@@ -117,6 +132,28 @@ class Protocol:
         return []
 
     # -- shared -------------------------------------------------------------------------------
+
+    def queue_send(self, req: Req) -> Req:
+        """Charges a send request; a send to this rank is done at once
+        (:meth:`send_to_self`), any other waits behind the earlier sends to its
+        peer, which then start as far as they can (:meth:`advance`)."""
+        self.r.charge(self.costs.request)
+        if req.peer == self.me:
+            self.send_to_self(req)
+            return req
+        self.sendq[req.peer].append(req)
+        self.advance(req.peer)
+        return req
+
+    def found_own(self, req: Req, tmp: BufRef, found: list[Msg]) -> None:
+        """Files a message to oneself, already copied to ``tmp``, among the
+        messages found (``found``), completes a standard send and matches."""
+        assert req.ref is not None
+        self.order += 1
+        found.append(Msg(self.me, req.tag, req.ctx, req.ref.nbytes, ("self", tmp, req), self.order))
+        if not req.sync:
+            req.complete()
+        self.match()
 
     def irecv(
         self, ref: BufRef | None, source: int, tag: int, ctx: int, what: str, alloc: bool = False
