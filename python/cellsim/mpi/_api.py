@@ -515,13 +515,13 @@ class Comm:
         tmp = m.raw[: m.count * m.datatype.size].copy()
         self.Sendrecv([tmp, m.count, m.datatype], dest, sendtag, buf, source, recvtag, status)
 
-    @api
-    def Probe(self, source: int = T.ANY_SOURCE, tag: int = T.ANY_TAG, status: T.Status | None = None) -> bool:
-        """Waits for a matching message without receiving it."""
-        r = current_rank("Probe")
+    def _probe(self, source: int, tag: int, status: T.Status | None, call: str, wait: bool) -> bool:
+        """Whether a matching message has arrived (its envelope into ``status``);
+        with ``wait``, blocks until one has."""
+        r = current_rank(call)
         st = self._s()
-        ws = self._world_rank(st, source, "Probe", any_ok=True)
-        tag = self._check_tag(tag, "Probe", any_ok=True)
+        ws = self._world_rank(st, source, call, any_ok=True)
+        tag = self._check_tag(tag, call, any_ok=True)
         assert r.proto is not None
         while True:
             msg = r.proto.iprobe(ws, tag, st.ctx)
@@ -529,24 +529,21 @@ class Comm:
                 if status is not None:
                     status._set(st.group.index(msg.src), msg.tag, msg.nbytes)
                 return True
-            r.proto.block(f"Probe(source={_src(source)}, tag={_tag(tag)}) on {st.name}")
+            if not wait:
+                return False
+            r.proto.block(f"{call}(source={_src(source)}, tag={_tag(tag)}) on {st.name}")
+
+    @api
+    def Probe(self, source: int = T.ANY_SOURCE, tag: int = T.ANY_TAG, status: T.Status | None = None) -> bool:
+        """Waits for a matching message without receiving it."""
+        return self._probe(source, tag, status, "Probe", wait=True)
 
     @api
     def Iprobe(
         self, source: int = T.ANY_SOURCE, tag: int = T.ANY_TAG, status: T.Status | None = None
     ) -> bool:
         """Whether a matching message has arrived (never waits)."""
-        r = current_rank("Iprobe")
-        st = self._s()
-        ws = self._world_rank(st, source, "Iprobe", any_ok=True)
-        tag = self._check_tag(tag, "Iprobe", any_ok=True)
-        assert r.proto is not None
-        msg = r.proto.iprobe(ws, tag, st.ctx)
-        if msg is None:
-            return False
-        if status is not None:
-            status._set(st.group.index(msg.src), msg.tag, msg.nbytes)
-        return True
+        return self._probe(source, tag, status, "Iprobe", wait=False)
 
     # -- point to point: objects --
 
