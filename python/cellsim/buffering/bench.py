@@ -40,18 +40,15 @@ import numpy as np
 from ..exceptions import UsageError
 from ..machine import Machine
 from .choice import DEFAULT_MARGIN, DEFAULT_TOLERANCE, max_block_factor, plan
-from .fitting import fitted_constants, steady_block_ns
+from .fitting import fitted_constants
 from .loop import Loop, free_local_store
 from .model import predict
-from .refine import STEADY_BLOCKS, refine
+from .refine import refine, simulated_mbs
 
 __all__ = ["OPTIMAL_WITHIN", "LoopCase", "evaluate", "planner_bench", "random_loops", "register"]
 
 OPTIMAL_WITHIN = 0.02
 """The planner's choice counts as optimal within 2% of the best simulated throughput."""
-
-BLOCKS = STEADY_BLOCKS
-"""Runs of 12 and 36 blocks: a 24-block window, a multiple of every k <= 4."""
 
 
 @dataclass(frozen=True)
@@ -127,7 +124,7 @@ def evaluate(
 
     def simulate(k: int, bf: int) -> float:
         if (k, bf) not in simulated:
-            simulated[k, bf] = 1000.0 * B * bf / steady_block_ns(loop, k, bf, machine=machine, blocks=BLOCKS)
+            simulated[k, bf] = simulated_mbs(loop, k, bf, machine=machine)
         return simulated[k, bf]
 
     points = [
@@ -142,8 +139,8 @@ def evaluate(
     # The model-guided search simulates its own short list; points off the grid
     # are simulated too, and the best of everything simulated is the reference.
     r = refine(loop, p, machine=machine, tolerance=tolerance, simulate=simulate)
-    best_mbs = max(simulated.values())
     best_k, best_bf = max(simulated, key=lambda kb: simulated[kb])
+    best_mbs = simulated[best_k, best_bf]
     mine = next(q for q in points if (q["k"], q["bf"]) == (p.chosen.k, p.chosen.bf))
     errors = [abs(q["predicted_mbs"] - q["simulated_mbs"]) / q["simulated_mbs"] for q in points]
     return {

@@ -129,13 +129,20 @@ def simulated_plan(
     return refine(loop, p, machine=machine, tolerance=p.tolerance)
 
 
-def _describe_refinement(r: Refinement) -> None:
+def _console() -> Any:
+    """A rich console, 160 columns wide when the output is not a terminal."""
     from rich.console import Console
-    from rich.table import Table
 
     con = Console()
     if not con.is_terminal and "COLUMNS" not in os.environ:
         con = Console(width=160)
+    return con
+
+
+def _describe_refinement(r: Refinement) -> None:
+    from rich.table import Table
+
+    con = _console()
     t = Table(title="simulated on the chip (steady state of the generated loop)")
     for col in ("k", "bf", "model MB/s", "simulated MB/s", "of the best"):
         t.add_column(col, justify="right")
@@ -160,12 +167,9 @@ def _describe_refinement(r: Refinement) -> None:
 
 
 def _describe(p: Plan, machine: str) -> None:
-    from rich.console import Console
     from rich.table import Table
 
-    con = Console()
-    if not con.is_terminal and "COLUMNS" not in os.environ:
-        con = Console(width=160)
+    con = _console()
     c, k = p.costs, p.constants
     D = k.D1_ns_per_byte * c.bytes_per_iter
     con.print(

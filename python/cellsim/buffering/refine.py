@@ -35,7 +35,16 @@ from .fitting import steady_block_ns
 from .loop import Loop
 from .model import predict
 
-__all__ = ["KEEP_WITHIN", "LADDER", "STEADY_BLOCKS", "Refinement", "Trial", "refine", "shortlist"]
+__all__ = [
+    "KEEP_WITHIN",
+    "LADDER",
+    "STEADY_BLOCKS",
+    "Refinement",
+    "Trial",
+    "refine",
+    "shortlist",
+    "simulated_mbs",
+]
 
 STEADY_BLOCKS = (12, 36)
 """Runs of 12 and 36 blocks: a 24-block window, a multiple of every k <= 4."""
@@ -86,6 +95,12 @@ class Refinement:
         }
 
 
+def simulated_mbs(loop: Loop, k: int, bf: int, *, machine: str = "qs20") -> float:
+    """Steady-state throughput (MB/s) of ``loop`` with ``k`` buffers of block factor ``bf``."""
+    ns = steady_block_ns(loop, k, bf, machine=machine, blocks=STEADY_BLOCKS)
+    return 1000.0 * loop.bytes_per_iter * bf / ns
+
+
 def shortlist(
     plan: Plan, *, ladder: tuple[int, ...] = LADDER, keep_within: float = KEEP_WITHIN
 ) -> list[tuple[int, int]]:
@@ -128,12 +143,7 @@ def refine(
             f"the plan is for {plan.costs.bytes_per_iter:g} bytes per iteration, "
             f"the loop moves {loop.bytes_per_iter}"
         )
-    B = loop.bytes_per_iter
-
-    def by_simulation(k: int, bf: int) -> float:
-        return 1000.0 * B * bf / steady_block_ns(loop, k, bf, machine=machine, blocks=STEADY_BLOCKS)
-
-    sim = simulate or by_simulation
+    sim = simulate or (lambda k, bf: simulated_mbs(loop, k, bf, machine=machine))
     trials = [
         Trial(k, bf, sim(k, bf), predict(plan.costs, k, bf, plan.constants).throughput_mbs)
         for k, bf in shortlist(plan, ladder=ladder, keep_within=keep_within)
