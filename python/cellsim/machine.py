@@ -29,7 +29,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from greenlet import GreenletExit, greenlet
@@ -394,14 +394,23 @@ class Machine:
         return bool(l1), bool(l2)
 
     def record_dma_latencies(self) -> None:
-        """Starts recording the latency of every DMA command (from its entry into
-        the MFC queue to its tag-group update); call it before :meth:`run`."""
+        """Starts recording the latencies of every DMA command; call it before :meth:`run`."""
         self._engine.record_dma_latencies()
 
-    def dma_latencies(self, spe: int) -> np.ndarray:
+    def dma_latencies(self, spe: int, kind: Literal["queued", "service"] = "queued") -> np.ndarray:
         """The recorded DMA latencies of logical SPE ``spe`` in SPU cycles, in the
-        order the commands retired (empty unless :meth:`record_dma_latencies` was called)."""
-        return np.asarray(self._engine.dma_latencies(int(spe)), dtype=np.int64)
+        order the commands retired (empty unless :meth:`record_dma_latencies` was called).
+
+        ``kind="queued"``: from the command's entry into the MFC queue (the SPU's
+        issue) to its tag-group update, time waiting behind older commands
+        included. ``kind="service"``: from the DMAC's start on the command (its
+        first bus request) to its tag-group update: how long the chip took to
+        move it.
+        """
+        if kind not in ("queued", "service"):
+            raise UsageError(f"latency kind {kind!r} is not 'queued' or 'service'")
+        pairs = np.asarray(self._engine.dma_latencies(int(spe)), dtype=np.int64).reshape(-1, 2)
+        return pairs[:, 0 if kind == "queued" else 1].copy()
 
     def write_trace(self, path: str) -> None:
         """Writes the recorded trace as Chrome trace JSON (open it at https://ui.perfetto.dev)."""

@@ -96,8 +96,11 @@ pub struct RemoteParams {
     pub dram_gbs: f64,
     /// The remote bank's DRAM read latency, ns.
     pub dram_latency_ns: f64,
-    /// Remote reads in progress per requesting element.
+    /// Remote requests in progress per requesting element.
     pub reads_per_requester: u32,
+    /// Writes take slots of that window too.
+    #[serde(default)]
+    pub window_counts_writes: bool,
     /// 128-byte write buffers at the IOIF.
     pub write_buffer_lines: u32,
 }
@@ -170,6 +173,9 @@ pub struct EibParams {
     pub arbiter_window: u32,
     /// Bus cycles for a write acknowledgement to reach the requester.
     pub put_ack_bus_cycles: u64,
+    /// Bus cycles a receiving port idles when its next transfer comes from
+    /// another sender than its last one.
+    pub recv_switch_bus_cycles: u64,
 }
 
 /// Memory interface controller and DRAM parameters.
@@ -180,10 +186,16 @@ pub struct MicParams {
     pub dram_gbs: f64,
     /// DRAM read latency from admission to data ready, ns.
     pub dram_latency_ns: f64,
-    /// DRAM reads in progress per requesting element.
+    /// DRAM requests in progress per requesting element (its window).
     pub reads_per_requester: u32,
+    /// Writes take slots of the requester's window too (else only reads do).
+    pub window_counts_writes: bool,
     /// 128-byte write buffers in the MIC.
     pub write_buffer_lines: u32,
+    /// Average interval between two DRAM refreshes, ns.
+    pub refresh_interval_ns: f64,
+    /// How long one refresh keeps the DRAM busy, ns (0: no refresh).
+    pub refresh_ns: f64,
     /// Bus cycles after the command bus at which the MIC sees a command.
     pub snoop_bus_cycles: u64,
     /// Bus cycles to take write data into a buffer before acknowledging it.
@@ -266,6 +278,8 @@ pub struct Timing {
     pub ring_start_interval: Cycle,
     /// Write acknowledgement, cycles.
     pub put_ack: Cycle,
+    /// A receiving port's gap when it changes sender, cycles.
+    pub recv_switch: Cycle,
     /// MIC snoop delay, cycles.
     pub mic_snoop: Cycle,
     /// MIC write acceptance, cycles.
@@ -573,6 +587,15 @@ impl MachineConfig {
         if self.mic.write_buffer_lines == 0 {
             return bad("mic.write_buffer_lines", "0".into(), "must be at least 1");
         }
+        if !(self.mic.refresh_interval_ns > 0.0
+            && (0.0..self.mic.refresh_interval_ns).contains(&self.mic.refresh_ns))
+        {
+            return bad(
+                "mic.refresh_ns",
+                self.mic.refresh_ns.to_string(),
+                "must be at least 0 and shorter than mic.refresh_interval_ns (positive)",
+            );
+        }
         if let Some(r) = &self.remote {
             if r.interleave_kb == 0 || !r.interleave_kb.is_power_of_two() {
                 return bad(
@@ -635,6 +658,7 @@ impl MachineConfig {
             beat: bus(1),
             ring_start_interval: bus(self.eib.ring_start_interval_bus_cycles),
             put_ack: bus(self.eib.put_ack_bus_cycles),
+            recv_switch: bus(self.eib.recv_switch_bus_cycles),
             mic_snoop: bus(self.mic.snoop_bus_cycles),
             mic_accept: bus(self.mic.accept_bus_cycles),
             dram_latency: clock.ns_to_cycles(self.mic.dram_latency_ns),

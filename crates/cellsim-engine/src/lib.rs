@@ -75,7 +75,7 @@ pub mod trace;
 
 pub use config::MachineConfig;
 pub use error::{ConfigError, MfcError, MfcErrorKind, SimError};
-pub use machine::{Machine, RunSummary, Step, ThreadId, ThreadInfo, ThreadState};
+pub use machine::{DmaLatency, Machine, RunSummary, Step, ThreadId, ThreadInfo, ThreadState};
 pub use mfc::command::{MfcCommand, Opcode};
 pub use mfc::tags::TagUpdate;
 pub use program::{Request, Spu};

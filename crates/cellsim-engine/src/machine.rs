@@ -98,6 +98,17 @@ pub struct Counters {
     pub bus_completed: u64,
 }
 
+/// The latencies of one retired DMA command, in cycles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DmaLatency {
+    /// From the SPU's issue (its entry into the MFC queue) to the tag-group
+    /// update: includes the time it waited in the queue behind older commands.
+    pub queued: Cycle,
+    /// From the DMAC's start on it (its first bus request) to the tag-group
+    /// update: the time the chip took to serve it.
+    pub service: Cycle,
+}
+
 /// Summary of a finished run.
 #[derive(Debug, Clone)]
 pub struct RunSummary {
@@ -170,9 +181,9 @@ pub struct Machine {
     pub(crate) mbox_changed: bool,
     /// Trace records, when tracing is on.
     pub(crate) trace: Option<Trace>,
-    /// Per physical SPE, each retired DMA command's latency (issue to tag
-    /// update) in cycles, when recording is on.
-    pub(crate) dma_latencies: Option<Vec<Vec<Cycle>>>,
+    /// Per physical SPE, each retired DMA command's latencies, when
+    /// recording is on.
+    pub(crate) dma_latencies: Option<Vec<Vec<DmaLatency>>>,
     /// The PPU and its caches.
     pub(crate) ppu: Ppu,
     /// SPU loops over their local stores.
@@ -226,7 +237,7 @@ impl Machine {
             command_bus: CommandBus::default(),
             bius: std::array::from_fn(|_| Biu::new(cfg.biu.queue_depth, cfg.biu.max_outstanding)),
             cb_wake: None,
-            mics: memory_banks(&cfg),
+            mics: memory_banks(&cfg, seed),
             bank_ramps: [topo.mic(), topo.ramp_of(crate::topology::Element::Ioif(0))],
             interleave_shift: cfg.remote.as_ref().map(|r| {
                 (
@@ -402,13 +413,13 @@ impl Machine {
         self.time_limit = cycles;
     }
 
-    /// Starts recording the latency of every DMA command (issue to tag update).
+    /// Starts recording the latencies of every DMA command ([`DmaLatency`]).
     pub fn record_dma_latencies(&mut self) {
         self.dma_latencies = Some(vec![Vec::new(); 8]);
     }
 
-    /// The recorded DMA latencies of logical SPE `spe`, in cycles, in retirement order.
-    pub fn dma_latencies(&self, spe: u32) -> Result<&[Cycle], SimError> {
+    /// The recorded DMA latencies of logical SPE `spe`, in retirement order.
+    pub fn dma_latencies(&self, spe: u32) -> Result<&[DmaLatency], SimError> {
         let p = self.physical(spe)?;
         Ok(self
             .dma_latencies
@@ -826,13 +837,23 @@ pub(crate) fn bank_of(pages: Option<(u32, u64)>, addr: u64) -> usize {
     (z % 1000 < per_mille) as usize
 }
 
-/// The controllers of a machine's memory banks.
-fn memory_banks(cfg: &MachineConfig) -> Vec<Mic> {
-    let mut banks = vec![Mic::new(cfg)];
+/// The controllers of a machine's memory banks. Where each DRAM's refresh
+/// falls relative to the program's start is a matter of chance on the real
+/// machine: it is drawn from the seed (its own stream).
+fn memory_banks(cfg: &MachineConfig, seed: u64) -> Vec<Mic> {
+    let clock = cfg.clock();
+    let interval = clock.ns_to_cycles(cfg.mic.refresh_interval_ns).max(1);
+    let mut phases = Rng::stream(seed, REFRESH_STREAM);
+    let mut banks = vec![Mic::new(cfg, phases.below(interval))];
     if let Some(r) = &cfg.remote {
-        let clock = cfg.clock();
         banks.push(Mic::with(crate::mic::BankTiming {
             reads_per_requester: r.reads_per_requester,
+            window_counts_writes: r.window_counts_writes,
+            refresh: (
+                interval,
+                clock.ns_to_cycles(cfg.mic.refresh_ns),
+                phases.below(interval),
+            ),
             dram_latency: clock.ns_to_cycles(r.dram_latency_ns),
             dram_bytes_per_cycle: clock.gbs_to_bytes_per_cycle(r.dram_gbs),
             write_buffer_lines: r.write_buffer_lines,
@@ -844,6 +865,9 @@ fn memory_banks(cfg: &MachineConfig) -> Vec<Mic> {
     }
     banks
 }
+
+/// The random stream of the DRAM refresh phases (see [`Rng::stream`]).
+const REFRESH_STREAM: u64 = 1;
 
 /// The logical-to-physical SPE placement a new machine starts with.
 fn place(cfg: &MachineConfig, rng: &mut Rng) -> Vec<u8> {

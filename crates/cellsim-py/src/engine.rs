@@ -670,16 +670,18 @@ impl PyEngine {
         self.m.run_for(cycles).map_err(|e| to_py(py, e))
     }
 
-    /// Starts recording every DMA command's latency (issue to tag update).
+    /// Starts recording every DMA command's latencies.
     fn record_dma_latencies(&mut self) {
         self.m.record_dma_latencies();
     }
 
-    /// The recorded DMA latencies of logical SPE `spe`, in cycles.
-    fn dma_latencies(&self, py: Python<'_>, spe: u32) -> PyResult<Vec<u64>> {
+    /// The recorded DMA latencies of logical SPE `spe`, in cycles:
+    /// `(queued, service)` per command (issue to tag update; DMAC start to
+    /// tag update), in retirement order.
+    fn dma_latencies(&self, py: Python<'_>, spe: u32) -> PyResult<Vec<(u64, u64)>> {
         self.m
             .dma_latencies(spe)
-            .map(|v| v.to_vec())
+            .map(|v| v.iter().map(|l| (l.queued, l.service)).collect())
             .map_err(|e| to_py(py, e))
     }
 

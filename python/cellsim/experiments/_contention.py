@@ -111,6 +111,9 @@ class KernelRun:
     """128-byte (or smaller) EIB data transfers of the run."""
     stats: dict[str, Any] = field(repr=False)
     latencies_ns: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
+    """With ``latencies``: each SPE's DMA latencies from queue entry to completion."""
+    service_ns: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
+    """With ``latencies``: each SPE's DMA latencies from the DMAC's start to completion."""
     core_hz: float = 0.0
 
     @property
@@ -156,10 +159,12 @@ def run_kernels(
             )
         elapsed[ld.spe] = ticks * tick_ns
         gbs[ld.spe] = ld.nbytes / elapsed[ld.spe]
-    lat = {}
+    lat: dict[int, np.ndarray] = {}
+    service: dict[int, np.ndarray] = {}
     if latencies:
         ns_per_cycle = 1e9 / m.core_hz
         lat = {ld.spe: m.dma_latencies(ld.spe) * ns_per_cycle for ld in every}
+        service = {ld.spe: m.dma_latencies(ld.spe, "service") * ns_per_cycle for ld in every}
     return KernelRun(
         machine=m.name,
         seed=seed,
@@ -169,6 +174,7 @@ def run_kernels(
         transfers=int(result.stats["transfers"]),
         stats=result.stats,
         latencies_ns=lat,
+        service_ns=service,
         core_hz=m.core_hz,
     )
 
@@ -220,16 +226,18 @@ def run_on_placements(
     *,
     native: bool,
     progress: ProgressFn | None,
+    placement: Sequence[int] | None = None,
 ) -> Iterator[tuple[P, list[KernelRun]]]:
     """Runs each point on every placement: ``loads(point, seed)`` on a machine
     of each seed in turn, with ``progress(done, total)`` after each run; yields
-    each point with its runs, one per seed."""
+    each point with its runs, one per seed. With ``placement`` every machine
+    uses that logical-to-physical map instead of its seed's."""
     total = len(points) * len(seeds)
     done = 0
     for point in points:
         runs: list[KernelRun] = []
         for s in seeds:
-            runs.append(run_kernels(machine, s, loads(point, s), native=native))
+            runs.append(run_kernels(machine, s, loads(point, s), native=native, placement=placement))
             done += 1
             if progress is not None:
                 progress(done, total)

@@ -29,7 +29,7 @@
 //!    the queue entry frees.
 
 use super::threads::ThreadState;
-use super::{Event, Machine};
+use super::{DmaLatency, Event, Machine};
 use crate::atomic::Holder;
 use crate::bus::{BusOp, OpId, OpKind, Owner, Space};
 use crate::mailbox::Outbound;
@@ -84,6 +84,7 @@ impl Machine {
             in_flight: 0,
             issued_at: pend.issued_at,
             started: false,
+            started_at: 0,
             retiring: false,
             failed: false,
         };
@@ -160,6 +161,7 @@ impl Machine {
             // command set-up for `command` cycles (bounds the command rate).
             unit.mfc.next_command = now + command_cycles;
             e.started = true;
+            e.started_at = now;
         }
         if e.needs_element() {
             self.fetch_list_element(p, slot);
@@ -326,6 +328,9 @@ impl Machine {
         match (op.kind, op.remote) {
             _ if op.failed => self.schedule(op.respond_at, Event::Complete(id)),
             (OpKind::Read, Space::Memory(_)) => self.schedule(now + t.mic_snoop, Event::Snoop(id)),
+            (OpKind::Write, Space::Memory(a)) if self.mics[self.bank(a)].windows_writes() => {
+                self.schedule(now + t.mic_snoop, Event::Snoop(id))
+            }
             (OpKind::Read, Space::Ls { .. }) => {
                 self.schedule(op.respond_at + t.ls_access, Event::DataReady(id))
             }
@@ -432,15 +437,21 @@ impl Machine {
         v.unwrap_or(u32::MAX)
     }
 
-    /// The MIC sees a read: its DRAM access starts now or when the
-    /// requester's window has room.
+    /// The MIC sees a request: a read's DRAM access starts now, a write's
+    /// data may come after the combined response — or either waits until
+    /// the requester's window has room.
     pub(super) fn snoop(&mut self, id: OpId) {
         let op = self.ops[id];
         let Space::Memory(a) = op.remote else {
-            unreachable!("only memory reads are snooped")
+            unreachable!("only memory requests are snooped")
         };
         let bank = self.bank(a);
-        if let Some(ready) = self.mics[bank].snoop_read(self.now, op.requester.idx(), id, op.size) {
+        let mic = &mut self.mics[bank];
+        let ready = match op.kind {
+            OpKind::Read => mic.snoop_read(self.now, op.requester.idx(), id, op.size),
+            OpKind::Write => mic.snoop_write(op.requester.idx(), id).then_some(self.now),
+        };
+        if let Some(ready) = ready {
             self.schedule(ready.max(op.respond_at), Event::DataReady(id));
         }
     }
@@ -510,10 +521,8 @@ impl Machine {
                 (OpKind::Write, Space::Ps { .. }) => g.arrive + mmio_access + put_ack,
             };
             if let (OpKind::Read, Some(b)) = (op.kind, bank) {
-                if let Some((next, ready)) =
-                    mics[b].read_sent(now, op.requester.idx(), |i| ops[i].size)
-                {
-                    calendar.schedule(ready.max(ops[next].respond_at), Event::DataReady(next));
+                if let Some(next) = mics[b].release(op.requester.idx()) {
+                    window_slot_taken(&mut mics[b], &ops[next], next, now, calendar);
                 }
             }
             calendar.schedule(done, Event::Complete(id));
@@ -545,6 +554,16 @@ impl Machine {
         let now = self.now;
         let op = self.ops[id];
         self.land(id, &op);
+        if let (OpKind::Write, Space::Memory(a)) = (op.kind, op.remote) {
+            // The acknowledgement returns the write's window slot.
+            let bank = self.bank(a);
+            let mic = &mut self.mics[bank];
+            if mic.windows_writes() && !op.failed {
+                if let Some(next) = mic.release(op.requester.idx()) {
+                    window_slot_taken(mic, &self.ops[next], next, now, &mut self.calendar);
+                }
+            }
+        }
         self.ops.remove(id);
         self.counters.bus_completed += 1;
         let biu = &mut self.bius[op.requester.idx()];
@@ -678,7 +697,10 @@ impl Machine {
         let e = q.remove(slot);
         if let Some(lat) = self.dma_latencies.as_mut() {
             if !proxy && !e.cmd.op.is_sync() {
-                lat[p as usize].push(self.now - e.issued_at);
+                lat[p as usize].push(DmaLatency {
+                    queued: self.now - e.issued_at,
+                    service: self.now - e.started_at,
+                });
             }
         }
         if self.trace.is_some() {
@@ -745,6 +767,22 @@ impl Machine {
             }
         }
     }
+}
+
+/// Request `id` of a requester waited for a slot of its window at the MIC
+/// and has it now: a read starts its DRAM access, a write's data may go.
+fn window_slot_taken(
+    mic: &mut crate::mic::Mic,
+    op: &BusOp,
+    id: OpId,
+    now: Cycle,
+    calendar: &mut crate::calendar::Calendar<Event>,
+) {
+    let ready = match op.kind {
+        OpKind::Read => mic.start_read(now, op.size),
+        OpKind::Write => now,
+    };
+    calendar.schedule(ready.max(op.respond_at), Event::DataReady(id));
 }
 
 /// Reads `n` bytes into a staging line; a full line is a fixed-size copy the

@@ -94,6 +94,8 @@ pub struct Entry {
     pub issued_at: Cycle,
     /// The DMAC has started on it.
     pub started: bool,
+    /// Cycle the DMAC started on it (selected it for its first bus request).
+    pub started_at: Cycle,
     /// Its retirement is scheduled.
     pub retiring: bool,
     /// A putllc that lost its reservation.
@@ -339,6 +341,7 @@ mod tests {
             in_flight: 0,
             issued_at: 0,
             started: false,
+            started_at: 0,
             retiring: false,
             failed: false,
         }
