@@ -38,6 +38,7 @@ import cellsim
 from .buffering.cli import plan_buffers
 from .exceptions import CellsimError, UsageError
 from .experiments import Experiment, Option, all_experiments
+from .limits import command_limits, limit_params
 from .messaging.cli import map_cmd
 from .mpi.cli import mpirun_cmd
 from .published import TOLERANCE_PCT
@@ -331,12 +332,15 @@ def _make_run_command(exp: Experiment) -> click.Command:
         csv_path: str | None,
         trace_path: str | None,
         python_programs: bool,
+        time_limit: float | None,
+        wall_limit: float | None,
         **options: Any,
     ) -> None:
         machine = machine or exp.machine
         _check_machine(machine)
         opts = {k: v for k, v in options.items() if v not in (None, ())}
         with contextlib.ExitStack() as stack:
+            stack.enter_context(command_limits(time_limit, wall_limit))
             if trace_path:
                 stack.enter_context(capture_trace(trace_path))
             with _Progress(exp.name) as progress:
@@ -379,7 +383,7 @@ def _make_run_command(exp: Experiment) -> click.Command:
     return click.Command(
         exp.name,
         callback=callback,
-        params=[*_common_params(), *(_option_param(o) for o in exp.options)],
+        params=[*_common_params(), *limit_params(), *(_option_param(o) for o in exp.options)],
         help=f"{exp.title} (seed {exp.paper}, {exp.figure}).\n\n{exp.description}",
         short_help=f"{exp.title} (seed {exp.paper}, {exp.figure})",
     )

@@ -87,12 +87,39 @@ impl PyEngine {
 
     /// An engine error as a Python exception; a run stopped by Ctrl-C
     /// raises the `KeyboardInterrupt` itself.
+    /// A `RunawayError` raised by a signal handler (a command's
+    /// `--wall-limit` alarm) gets the livelock report.
     fn error_to_py(&self, py: Python<'_>, e: SimError) -> PyErr {
-        match (&e, self.watch.interrupt.take()) {
-            (SimError::Stopped { .. }, Some(interrupt)) => interrupt,
-            _ => to_py(py, e),
+        match (e, self.watch.interrupt.take()) {
+            (
+                SimError::Stopped {
+                    cycle, activity, ..
+                },
+                Some(interrupt),
+            ) => {
+                if !is_runaway(py, &interrupt) {
+                    return interrupt;
+                }
+                let reason = interrupt.value(py).to_string();
+                to_py(
+                    py,
+                    SimError::Stopped {
+                        cycle,
+                        reason,
+                        activity,
+                    },
+                )
+            }
+            (e, _) => to_py(py, e),
         }
     }
+}
+
+/// Whether `e` is a `cellsim.exceptions.RunawayError`.
+fn is_runaway(py: Python<'_>, e: &PyErr) -> bool {
+    py.import("cellsim.exceptions")
+        .and_then(|m| m.getattr("RunawayError"))
+        .is_ok_and(|cls| e.value(py).is_instance(&cls).unwrap_or(false))
 }
 
 /// Ctrl-C and the host-time limit: the event loop's watchdog checks them.
@@ -110,7 +137,7 @@ impl HostWatch {
             if Instant::now() >= at {
                 return Err(format!(
                     "host-time limit reached: the run took more than {limit} s of host time \
-                     (wall_limit); raise it if the run is expected to be this long"
+                     (wall_limit_s, --wall-limit); raise it if the run is expected to be this long"
                 ));
             }
         }
@@ -663,6 +690,11 @@ impl PyEngine {
     /// `mfc_write_tag_mask`.
     fn write_tag_mask(&mut self, py: Python<'_>, tid: usize, mask: u32) -> PyResult<(i64, u64)> {
         self.step(py, tid, Request::WriteTagMask(mask))
+    }
+
+    /// `mfc_read_tag_mask`.
+    fn read_tag_mask(&mut self, py: Python<'_>, tid: usize) -> PyResult<(i64, u64)> {
+        self.step(py, tid, Request::ReadTagMask)
     }
 
     /// `mfc_read_tag_status_*` with mode 0 (immediate), 1 (any), 2 (all).

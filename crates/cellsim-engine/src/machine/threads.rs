@@ -280,6 +280,10 @@ impl Machine {
                 th.tag_mask = m;
                 self.schedule(now + channel, Event::Wake(tid));
             }
+            Request::ReadTagMask => {
+                th.reply = th.tag_mask as u64;
+                self.schedule(now + channel, Event::Wake(tid));
+            }
             Request::ReadDecrementer => {
                 let ticks = ((now - th.dec_at) as f64 / self.timing.cycles_per_tick) as u64;
                 th.reply = th.dec_value.wrapping_sub(ticks as u32) as u64;
