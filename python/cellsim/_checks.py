@@ -18,10 +18,12 @@ from typing import Any
 
 from .exceptions import MfcError, UsageError
 
-__all__ = ["MFC_KINDS", "integer", "mfc_args", "positive", "word"]
+__all__ = ["MFC_KINDS", "SEED_MAX", "integer", "mfc_args", "positive", "word"]
 
 U32 = 1 << 32
 U64 = 1 << 64
+SEED_MAX = U64 - 1
+"""Seeds are 64-bit unsigned integers."""
 
 MFC_KINDS: dict[str, tuple[str, int, str]] = {
     "ls": ("ls_range", U32, "a local-store address 0 to 2**32-1 (the local store is 256 KB)"),

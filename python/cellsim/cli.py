@@ -38,7 +38,7 @@ import cellsim
 from .buffering.cli import plan_buffers
 from .exceptions import CellsimError, UsageError
 from .experiments import Experiment, Option, all_experiments
-from .limits import command_limits, limit_params
+from .limits import COUNT, SEED, command_limits, limit_params
 from .messaging.cli import map_cmd
 from .mpi.cli import mpirun_cmd
 from .published import TOLERANCE_PCT
@@ -284,7 +284,7 @@ def _option_param(opt: Option) -> click.Option:
         return click.Option([opt.cli_flag, opt.name], type=str, default=None, help=opt.help)
     if opt.type == "flag":
         return click.Option([opt.cli_flag, opt.name], is_flag=True, default=False, help=opt.help)
-    return click.Option([opt.cli_flag, opt.name], type=click.IntRange(min=1), default=None, help=opt.help)
+    return click.Option([opt.cli_flag, opt.name], type=COUNT, default=None, help=opt.help)
 
 
 def _common_params() -> list[click.Parameter]:
@@ -295,7 +295,7 @@ def _common_params() -> list[click.Parameter]:
             help="machine name (see `cellsim machines`) or machine TOML file "
             "(default: the paper's machine, qs20 for seeds 000 and 004, blade21 for seed 002)",
         ),
-        click.Option(["--seed", "-s"], type=int, default=0, show_default=True, help="seed of the machines"),
+        click.Option(["--seed", "-s"], type=SEED, default=0, show_default=True, help="seed of the machines"),
         click.Option(
             ["--json", "json_path"],
             metavar="PATH|-",
@@ -412,7 +412,7 @@ cli.add_command(mpirun_cmd)
     default=None,
     help="machine name or TOML file for every experiment (default: each experiment's own machine)",
 )
-@click.option("--seed", "-s", type=int, default=0, show_default=True, help="seed of the machines")
+@click.option("--seed", "-s", type=SEED, default=0, show_default=True, help="seed of the machines")
 @click.option("--python", "python_programs", is_flag=True, help="run the Python benchmark programs")
 @click.option(
     "--only",

@@ -26,18 +26,24 @@ from typing import Any, TypeVar
 
 import click
 
-from ._checks import positive
+from ._checks import SEED_MAX, U32, positive
 from .exceptions import RunawayError
 
-__all__ = ["command_limits", "default_time_limit_ns", "limit_options", "limit_params"]
+__all__ = ["COUNT", "SEED", "command_limits", "default_time_limit_ns", "limit_options", "limit_params"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 _default_time_limit_ns: list[float | None] = [None]
 
+SEED = click.IntRange(0, SEED_MAX)
+"""The type of every ``--seed`` option: a 64-bit unsigned integer."""
+COUNT = click.IntRange(1, U32 - 1)
+"""The type of the integer options of experiments (counts, sizes, cycles):
+the engine's registers hold 32 bits."""
+
 
 def default_time_limit_ns() -> float | None:
-    """The simulated-time limit a new machine gets when it is given none."""
+    """The command's simulated-time limit: every new machine's limit is at most this."""
     return _default_time_limit_ns[0]
 
 

@@ -228,10 +228,13 @@ class Machine:
         self.seed = seed
         if placement is not None:
             self._engine.set_placement([integer(p, "placement: physical SPE", 0, 1 << 32) for p in placement])
-        if time_limit_ns is None:
-            time_limit_ns = default_time_limit_ns()  # a command's --time-limit
+        cap = default_time_limit_ns()  # a command's --time-limit bounds every machine
         if time_limit_ns is not None:
-            self._set_time_limit(time_limit_ns)
+            self._set_time_limit(
+                time_limit_ns if cap is None else min(positive(time_limit_ns, "time_limit_ns"), cap)
+            )
+        elif cap is not None:
+            self._set_time_limit(cap)
         self._programs: dict[int, Program] = {}
         self._results: dict[int, Any] = {}
         self._driver: greenlet | None = None

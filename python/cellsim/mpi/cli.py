@@ -7,7 +7,7 @@ import sys
 import click
 
 from .._checks import positive
-from ..limits import limit_options
+from ..limits import SEED, limit_options
 from ._run import PROTOCOLS, mpirun, report_failure
 
 __all__ = ["mpirun_cmd"]
@@ -38,7 +38,7 @@ __all__ = ["mpirun_cmd"]
 )
 @click.option("--trace", "trace_path", type=click.Path(dir_okay=False), help="write a Chrome/Perfetto trace")
 @click.option(
-    "--seed", "-s", type=int, default=0, show_default=True, help="seed of the machine (SPE placement)"
+    "--seed", "-s", type=SEED, default=0, show_default=True, help="seed of the machine (SPE placement)"
 )
 @limit_options
 @click.option("--no-prefix", is_flag=True, help="do not prefix each output line with [rank]")
