@@ -30,7 +30,6 @@ from cellsim.spu import (
     mfc_read_tag_mask,
     mfc_read_tag_status_all,
     mfc_write_tag_mask,
-    spu_ls,
     spu_stat_in_mbox,
     spu_write_out_mbox,
 )
