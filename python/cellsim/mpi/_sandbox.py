@@ -68,19 +68,10 @@ class _RankStdin(io.TextIOBase):
         return r is None or r.rank <= 0
 
     def read(self, size: int | None = -1) -> str:
-        return self.real.read(size) if self._mine() else ""
+        return self.real.read(-1 if size is None else size) if self._mine() else ""
 
     def readline(self, size: int | None = -1) -> str:  # type: ignore[override]
-        return self.real.readline(size if size is not None else -1) if self._mine() else ""
-
-    def __iter__(self) -> Iterator[str]:
-        return self
-
-    def __next__(self) -> str:
-        line = self.readline()
-        if not line:
-            raise StopIteration
-        return line
+        return self.real.readline(-1 if size is None else size) if self._mine() else ""
 
     def fileno(self) -> int:
         return self.real.fileno()
