@@ -42,7 +42,7 @@ CALLS: dict[str, st.SearchStrategy[tuple[Any, ...]]] = {
     "spawn_external_after": st.tuples(SPE, U64),
     "spawn_ppe": st.tuples(),
     "spawn_kernel_after": st.tuples(
-        SPE, st.sampled_from(list(_engine.KERNELS) + ["nope"]), st.just([("size", 128.0)]), U64
+        SPE, st.sampled_from([*_engine.KERNELS, "nope"]), st.just([("size", 128.0)]), U64
     ),
     "start": st.tuples(),
     "mfc": st.tuples(TID, OPCODES, U32, U64, U32, U32, U32),

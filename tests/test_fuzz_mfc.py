@@ -182,15 +182,25 @@ def _program(ops: list[Any], shadow: Shadow) -> Callable[[int, int, int], None]:
 
 
 def _remote_ea(shadow: Shadow, where: str, off: Any) -> Any:
+    """The EA of window offset ``off``; a hostile value goes to the MFC as it is."""
     base = shadow.mem_base if where == "memory" else shadow.ls1_base
-    return base + off if isinstance(off, int) else off
+    return base + off if _offset_ok(off) else off
+
+
+def _lsa(off: Any) -> Any:
+    """The local-store address of offset ``off`` above the list area (hostile values as they are)."""
+    return 0x8000 + off if _offset_ok(off) else off
+
+
+def _offset_ok(off: Any) -> bool:
+    return isinstance(off, int) and not isinstance(off, bool) and 0 <= off < 2**32
 
 
 def _run_op(op: tuple[Any, ...], shadow: Shadow) -> None:
     kind = op[0]
     if kind == "dma":
         _, put, where, ls_off, off, size, tag = op
-        lsa = 0x8000 + ls_off if isinstance(ls_off, int) else ls_off
+        lsa = _lsa(ls_off)
         ea = _remote_ea(shadow, where, off)
         (mfc_put if put else mfc_get)(lsa, ea, size, tag)
         shadow.move(put, lsa, ea, size)  # accepted: it will move exactly these bytes
@@ -198,7 +208,7 @@ def _run_op(op: tuple[Any, ...], shadow: Shadow) -> None:
         mfc_read_tag_status_all()
     elif kind == "list":
         _, put, ls_off, elements, rewrite, tag = op
-        lsa = 0x8000 + ls_off if isinstance(ls_off, int) else ls_off
+        lsa = _lsa(ls_off)
         n = mfc_list(LIST_LSA, [(s, shadow.mem_base + e, stall) for s, e, stall in elements])
         (mfc_putl if put else mfc_getl)(lsa, shadow.mem_base & ~0xFFFFFFFF, LIST_LSA, n, tag)
         final = list(elements)
@@ -292,5 +302,6 @@ def test_random_mfc_programs_match_the_shadow_or_fail_cleanly(ops: list[Any], se
 def _report() -> Any:
     yield
     if REPORT:
+        report = {"programs": sum(OUTCOMES.values()), "outcomes": dict(OUTCOMES.most_common())}
         with open(REPORT, "w") as f:
-            json.dump({"programs": sum(OUTCOMES.values()), "outcomes": dict(OUTCOMES.most_common())}, f, indent=1)
+            json.dump(report, f, indent=1)

@@ -138,7 +138,7 @@ class Program(greenlet):
         self.engine = machine._engine
         self.stopping = False
         # The program's own tag mask, and whether a library's replaced it in
-        # the channel (see cellsim.spu.library_write_tag_mask).
+        # the channel (see cellsim.spu.library_wait_tags).
         self.tag_mask = 0
         self.library_mask = False
         if spe is not None:
