@@ -190,6 +190,9 @@ pub struct Machine {
     watchdog: Option<Watchdog>,
     /// Steps until the next watchdog check.
     watch_countdown: u32,
+    /// The external thread that [`Machine::advance`] handed back and that
+    /// owes its next request: the only one [`Machine::submit`] accepts.
+    awaiting: Option<ThreadId>,
 }
 
 impl std::fmt::Debug for Machine {
@@ -286,6 +289,7 @@ impl Machine {
             fault: None,
             watchdog: None,
             watch_countdown: WATCH_EVERY,
+            awaiting: None,
             now: 0,
             calendar: Calendar::new(),
             due: Vec::with_capacity(64),
@@ -676,6 +680,7 @@ impl Machine {
                     self.poll_native(tid)?;
                 } else {
                     let reply = self.threads[tid].take_reply();
+                    self.awaiting = Some(tid);
                     return Ok(Step::Resume { thread: tid, reply });
                 }
             }
@@ -848,9 +853,26 @@ impl Machine {
         self.arb_wake = Some(self.arb_wake.map_or(t, |w| w.min(t)));
     }
 
-    /// Submits the next request of thread `tid` at the current cycle.
+    /// Submits the next request of external thread `tid` at the current
+    /// cycle: the thread that [`Machine::advance`] last handed back, once.
     pub fn submit(&mut self, tid: ThreadId, req: Request) -> Result<(), SimError> {
-        self.submit_request(tid, req)
+        if self.awaiting != Some(tid) {
+            return Err(SimError::Usage(format!(
+                "thread {tid} cannot make a request now: an external program makes one request \
+                 each time advance() hands it back, and {}",
+                match self.awaiting {
+                    Some(t) => format!("thread {t} is the one handed back"),
+                    None => "no thread is handed back".into(),
+                }
+            )));
+        }
+        self.awaiting = None;
+        let r = self.submit_request(tid, req);
+        if r.is_err() {
+            // A refused request changed nothing: the program may go on.
+            self.awaiting = Some(tid);
+        }
+        r
     }
 
     /// One bus cycle in SPU cycles.

@@ -385,3 +385,25 @@ proptest! {
         prop_assert!(r.is_ok(), "panicked on {c:?}");
     }
 }
+
+/// An external program makes one request each time `advance` hands it
+/// back: a second one (found by the binding fuzzer: two proxy DMAs in a
+/// row made the engine panic) is refused.
+#[test]
+fn a_request_from_a_thread_not_handed_back_is_refused() {
+    let mut m = qs20(&[], 12);
+    let t = m.spawn_ppe_external();
+    assert!(matches!(
+        m.submit(t, Request::Compute(5)),
+        Err(SimError::Usage(_))
+    ));
+    assert!(matches!(
+        m.advance(),
+        Ok(cellsim_engine::Step::Resume { .. })
+    ));
+    m.submit(t, Request::Compute(5)).unwrap();
+    match m.submit(t, Request::Compute(5)) {
+        Err(SimError::Usage(msg)) => assert!(msg.contains("cannot make a request now"), "{msg}"),
+        other => panic!("expected a usage error, got {other:?}"),
+    }
+}
