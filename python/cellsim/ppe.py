@@ -290,7 +290,7 @@ def spe_signal_write(ctx: SpeContext, signal_reg: int, data: int) -> None:
     p.call(
         p.engine.ppe_signal,
         ctx.spe,
-        integer(signal_reg, "spe_signal_write: signal_reg", 1, 3),
+        integer(signal_reg, "spe_signal_write: signal_reg", 0, 256),
         word(data, "spe_signal_write: data"),
     )
 
@@ -367,9 +367,9 @@ def _access(call: str, ea: Any, size: Any) -> tuple[int, int]:
 
 
 def _value(call: str, value: Any, size: int) -> int:
-    """The low ``size`` bytes of a signed or unsigned value, as C stores it."""
-    bits = 8 * size
-    return integer(value, f"{call}: value", -(1 << (bits - 1)), 1 << bits) & ((1 << bits) - 1)
+    """The low ``size`` bytes of a 64-bit signed or unsigned value (a store
+    keeps only its size, as C's narrowing conversion does)."""
+    return integer(value, f"{call}: value", -(1 << 63), 1 << 64) & ((1 << (8 * size)) - 1)
 
 
 _LOOP_OPS = ("load", "store", "copy")
