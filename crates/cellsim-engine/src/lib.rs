@@ -74,7 +74,7 @@ pub mod topology;
 pub mod trace;
 
 pub use config::MachineConfig;
-pub use error::{ConfigError, MfcError, MfcErrorKind, SimError};
+pub use error::{Activity, ConfigError, MfcError, MfcErrorKind, SimError};
 pub use machine::{DmaLatency, Machine, RunSummary, Step, ThreadId, ThreadInfo, ThreadState};
 pub use mfc::command::{MfcCommand, Opcode};
 pub use mfc::tags::TagUpdate;

@@ -17,8 +17,10 @@ mod dma;
 mod ppe;
 mod threads;
 mod traffic;
+mod watch;
 
 pub use threads::{SpeSlot, ThreadId, ThreadInfo, ThreadState};
+pub use watch::{Watchdog, WATCH_EVERY};
 
 use crate::atomic::Reservations;
 use crate::bus::{BusOp, OpId, Slab};
@@ -27,7 +29,7 @@ use crate::config::{MachineConfig, Placement, Timing};
 use crate::eib::arbiter::DataArbiter;
 use crate::eib::command_bus::{Biu, CommandBus};
 use crate::eib::Eib;
-use crate::error::SimError;
+use crate::error::{ConfigError, SimError};
 use crate::ls_loop::{LsLoop, LsParams};
 use crate::mailbox::Mailboxes;
 use crate::memory_map::MemoryMap;
@@ -38,7 +40,7 @@ use crate::program::{Ppe, Request, Spu};
 use crate::rng::Rng;
 use crate::signal::{SignalMode, Signals};
 use crate::storage::Storage;
-use crate::time::{bus_edge, Cycle, BUS_RATIO};
+use crate::time::{bus_edge, later, overflow_message, Cycle, BUS_RATIO};
 use crate::topology::{Ramp, Topology, RAMPS};
 use crate::trace::{Trace, TraceRecord, Track};
 use std::collections::VecDeque;
@@ -192,6 +194,16 @@ pub struct Machine {
     pub(crate) ls_params: LsParams,
     /// When the cores' phase must run next.
     pub(crate) core_wake: Option<Cycle>,
+    /// An error found inside the event loop (a DMA-list element rewritten
+    /// into a bad one): the run stops with it.
+    pub(crate) fault: Option<SimError>,
+    /// The host's check, run every [`WATCH_EVERY`] steps.
+    watchdog: Option<Watchdog>,
+    /// Steps until the next watchdog check.
+    watch_countdown: u32,
+    /// The external thread that [`Machine::advance`] handed back and that
+    /// owes its next request: the only one [`Machine::submit`] accepts.
+    awaiting: Option<ThreadId>,
 }
 
 impl std::fmt::Debug for Machine {
@@ -207,6 +219,21 @@ impl Machine {
     /// Builds a machine from a validated configuration; `seed` drives every
     /// random choice (placement, synthetic traffic).
     pub fn new(cfg: MachineConfig, seed: u64) -> Machine {
+        Self::try_new(cfg, seed).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Like [`Machine::new`], but a memory size the host cannot allocate is
+    /// a [`ConfigError`] naming the size instead of a panic.
+    pub fn try_new(cfg: MachineConfig, seed: u64) -> Result<Machine, ConfigError> {
+        let memory =
+            Storage::try_new(cfg.memory_bytes() as usize).ok_or_else(|| ConfigError::Invalid {
+                key: "memory_mb".into(),
+                value: cfg.memory_mb.to_string(),
+                rule: format!(
+                    "the host cannot allocate {} bytes of simulated main memory",
+                    cfg.memory_bytes()
+                ),
+            })?;
         let timing = cfg.timing();
         let topo = Topology::new(&cfg);
         let mut rng = Rng::new(seed);
@@ -230,7 +257,7 @@ impl Machine {
             ls_bytes: timing.ls_bytes,
         };
         let time_limit = timing.clock.ns_to_cycles(DEFAULT_TIME_LIMIT_NS);
-        Machine {
+        Ok(Machine {
             eib: Eib::new(&cfg),
             arbiter: DataArbiter::new(topo.mic(), cfg.eib.arbiter_window as usize),
             arb_wake: None,
@@ -245,7 +272,7 @@ impl Machine {
                     (r.remote_fraction * 1000.0).round() as u64,
                 )
             }),
-            memory: Storage::new(cfg.memory_bytes() as usize),
+            memory,
             mem_next: 0x1_0000,
             spes,
             placement,
@@ -270,6 +297,10 @@ impl Machine {
                 dma_cycles: cfg.spu.dma_ls_cycles,
             },
             core_wake: None,
+            fault: None,
+            watchdog: None,
+            watch_countdown: WATCH_EVERY,
+            awaiting: None,
             now: 0,
             calendar: Calendar::new(),
             due: Vec::with_capacity(64),
@@ -277,7 +308,7 @@ impl Machine {
             topo,
             timing,
             cfg,
-        }
+        })
     }
 
     /// The configuration the machine was built from.
@@ -532,7 +563,7 @@ impl Machine {
         F: FnOnce(Spu) -> Fut,
         Fut: Future<Output = u32> + 'static,
     {
-        let p = self.claim_spe(spe)?;
+        let p = self.claim_spe(spe, delay)?;
         let (spu, port) = Spu::new(
             spe,
             argp,
@@ -564,7 +595,7 @@ impl Machine {
     /// Like [`Machine::spawn_external`], the program starting `delay` cycles
     /// from now (the time `spe_context_run` takes to start an SPE).
     pub fn spawn_external_after(&mut self, spe: u32, delay: Cycle) -> Result<ThreadId, SimError> {
-        let p = self.claim_spe(spe)?;
+        let p = self.claim_spe(spe, delay)?;
         Ok(self.add_thread(
             Thread::external(Some(SpeSlot {
                 logical: spe,
@@ -607,7 +638,11 @@ impl Machine {
         Ok(())
     }
 
-    fn claim_spe(&mut self, spe: u32) -> Result<u8, SimError> {
+    fn claim_spe(&mut self, spe: u32, delay: Cycle) -> Result<u8, SimError> {
+        if later(self.now, delay).is_none() {
+            let what = format!("starting a program on SPE {spe} after a delay of {delay} cycles");
+            return Err(SimError::Usage(overflow_message(&what, self.now)));
+        }
         let p = self.physical(spe)?;
         let unit = &self.spes[p as usize];
         if let Some(t) = unit.thread {
@@ -656,6 +691,7 @@ impl Machine {
                     self.poll_native(tid)?;
                 } else {
                     let reply = self.threads[tid].take_reply();
+                    self.awaiting = Some(tid);
                     return Ok(Step::Resume { thread: tid, reply });
                 }
             }
@@ -668,10 +704,22 @@ impl Machine {
                     limit: self.time_limit,
                     limit_ns: self.timing.clock.cycles_to_ns(self.time_limit),
                     running,
+                    activity: self.activity_report(),
                 });
             }
             self.step_to(t);
+            self.stop_if_faulted_or_watched()?;
         }
+    }
+
+    /// Ends the run on an error found inside the event loop, or when the
+    /// host's watchdog says so.
+    #[inline]
+    fn stop_if_faulted_or_watched(&mut self) -> Result<(), SimError> {
+        if let Some(e) = self.fault.take() {
+            return Err(e);
+        }
+        self.watch()
     }
 
     /// Runs a machine whose programs are all native until they finish.
@@ -686,12 +734,15 @@ impl Machine {
 
     /// Runs for `cycles` more cycles (for synthetic traffic, which never ends).
     pub fn run_for(&mut self, cycles: Cycle) -> Result<(), SimError> {
-        let end = self.now + cycles;
+        let end = later(self.now, cycles).ok_or_else(|| {
+            SimError::Usage(overflow_message(&format!("run_for({cycles})"), self.now))
+        })?;
         while let Some(t) = self.next_time() {
             if t > end {
                 break;
             }
             self.step_to(t);
+            self.stop_if_faulted_or_watched()?;
             if !self.ready.is_empty() {
                 return Err(SimError::Usage(
                     "run_for is for synthetic traffic; programs are running".into(),
@@ -813,9 +864,26 @@ impl Machine {
         self.arb_wake = Some(self.arb_wake.map_or(t, |w| w.min(t)));
     }
 
-    /// Submits the next request of thread `tid` at the current cycle.
+    /// Submits the next request of external thread `tid` at the current
+    /// cycle: the thread that [`Machine::advance`] last handed back, once.
     pub fn submit(&mut self, tid: ThreadId, req: Request) -> Result<(), SimError> {
-        self.submit_request(tid, req)
+        if self.awaiting != Some(tid) {
+            return Err(SimError::Usage(format!(
+                "thread {tid} cannot make a request now: an external program makes one request \
+                 each time advance() hands it back, and {}",
+                match self.awaiting {
+                    Some(t) => format!("thread {t} is the one handed back"),
+                    None => "no thread is handed back".into(),
+                }
+            )));
+        }
+        self.awaiting = None;
+        let r = self.submit_request(tid, req);
+        if r.is_err() {
+            // A refused request changed nothing: the program may go on.
+            self.awaiting = Some(tid);
+        }
+        r
     }
 
     /// One bus cycle in SPU cycles.

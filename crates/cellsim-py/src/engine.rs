@@ -9,7 +9,7 @@
 //! at once, in the calling program.
 
 use crate::buffer::StorageView;
-use crate::errors::{config_to_py, to_py};
+use crate::errors::{config_to_py, internal_error, invariant_error, to_py};
 use cellsim_engine::machine::ThreadState;
 use cellsim_engine::mailbox::Outbound;
 use cellsim_engine::memory_map::MemoryMap;
@@ -21,12 +21,18 @@ use cellsim_engine::{
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use std::cell::Cell;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::rc::Rc;
+use std::time::{Duration, Instant};
 
 /// A simulated Cell machine (the engine behind `cellsim.Machine`).
 #[pyclass(module = "cellsim._engine", name = "Engine")]
 pub struct PyEngine {
     m: Machine,
     error: Option<SimError>,
+    /// Ctrl-C and the host-time limit, checked by the event loop.
+    watch: Rc<HostWatch>,
 }
 
 // SAFETY: the machine holds native programs whose futures and ports use `Rc`
@@ -59,22 +65,98 @@ const FAILED: i64 = -2;
 impl PyEngine {
     /// Submits `req` for `tid` and runs to the next external resume.
     fn step(&mut self, py: Python<'_>, tid: usize, req: Request) -> PyResult<(i64, u64)> {
-        if let Err(e) = self.m.submit(tid, req) {
-            return Err(to_py(py, e));
+        match guarded(|| self.m.submit(tid, req)) {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(self.error_to_py(py, e)),
+            Err(bug) => return Err(internal_error(py, &bug)),
         }
-        Ok(self.advance())
+        self.advance(py)
     }
 
-    fn advance(&mut self) -> (i64, u64) {
-        match self.m.advance() {
-            Ok(Step::Resume { thread, reply }) => (thread as i64, reply),
-            Ok(Step::Finished) => (FINISHED, 0),
-            Err(e) => {
+    fn advance(&mut self, py: Python<'_>) -> PyResult<(i64, u64)> {
+        match guarded(|| self.m.advance()) {
+            Ok(Ok(Step::Resume { thread, reply })) => Ok((thread as i64, reply)),
+            Ok(Ok(Step::Finished)) => Ok((FINISHED, 0)),
+            Ok(Err(e)) => {
                 self.error = Some(e);
-                (FAILED, 0)
+                Ok((FAILED, 0))
             }
+            Err(bug) => Err(internal_error(py, &bug)),
         }
     }
+
+    /// An engine error as a Python exception; a run stopped by Ctrl-C
+    /// raises the `KeyboardInterrupt` itself.
+    /// A `RunawayError` raised by a signal handler (a command's
+    /// `--wall-limit` alarm) gets the livelock report.
+    fn error_to_py(&self, py: Python<'_>, e: SimError) -> PyErr {
+        match (e, self.watch.interrupt.take()) {
+            (
+                SimError::Stopped {
+                    cycle, activity, ..
+                },
+                Some(interrupt),
+            ) => {
+                if !is_runaway(py, &interrupt) {
+                    return interrupt;
+                }
+                let reason = interrupt.value(py).to_string();
+                to_py(
+                    py,
+                    SimError::Stopped {
+                        cycle,
+                        reason,
+                        activity,
+                    },
+                )
+            }
+            (e, _) => to_py(py, e),
+        }
+    }
+}
+
+/// Whether `e` is a `cellsim.exceptions.RunawayError`.
+fn is_runaway(py: Python<'_>, e: &PyErr) -> bool {
+    py.import("cellsim.exceptions")
+        .and_then(|m| m.getattr("RunawayError"))
+        .is_ok_and(|cls| e.value(py).is_instance(&cls).unwrap_or(false))
+}
+
+/// Ctrl-C and the host-time limit: the event loop's watchdog checks them.
+#[derive(Default)]
+struct HostWatch {
+    /// When the run must stop, and the limit it stands for (seconds).
+    deadline: Cell<Option<(Instant, f64)>>,
+    /// The `KeyboardInterrupt` (or other signal handler's error) that stopped the run.
+    interrupt: Cell<Option<PyErr>>,
+}
+
+impl HostWatch {
+    fn check(&self) -> Result<(), String> {
+        if let Some((at, limit)) = self.deadline.get() {
+            if Instant::now() >= at {
+                return Err(format!(
+                    "host-time limit reached: the run took more than {limit} s of host time \
+                     (wall_limit_s, --wall-limit); raise it if the run is expected to be this long"
+                ));
+            }
+        }
+        Python::attach(|py| py.check_signals()).map_err(|e| {
+            self.interrupt.set(Some(e));
+            "interrupted".to_string()
+        })
+    }
+}
+
+/// Runs `f`, turning a Rust panic (a bug in cellsim) into its message.
+fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    catch_unwind(AssertUnwindSafe(f)).map_err(|panic| {
+        panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "panic".into())
+    })
 }
 
 /// `load`, `store`, `copy` to a loop operation.
@@ -140,9 +222,14 @@ impl PyEngine {
     #[pyo3(signature = (machine, seed=0, overrides=Vec::new()))]
     fn new(py: Python<'_>, machine: &str, seed: u64, overrides: Vec<String>) -> PyResult<Self> {
         let cfg = MachineConfig::load(machine, &overrides).map_err(|e| config_to_py(py, e))?;
+        let mut m = Machine::try_new(cfg, seed).map_err(|e| config_to_py(py, e))?;
+        let watch = Rc::new(HostWatch::default());
+        let w = watch.clone();
+        m.set_watchdog(Box::new(move || w.check()));
         Ok(PyEngine {
-            m: Machine::new(cfg, seed),
+            m,
             error: None,
+            watch,
         })
     }
 
@@ -196,6 +283,34 @@ impl PyEngine {
         self.m.set_time_limit(cycles);
     }
 
+    /// Stops the run once `seconds` of host time have passed from now
+    /// (`None`: no host-time limit).
+    #[pyo3(signature = (seconds=None))]
+    fn set_wall_limit(&mut self, seconds: Option<f64>) -> PyResult<()> {
+        let deadline = match seconds {
+            None => None,
+            Some(s) if s.is_finite() && s > 0.0 && s < 1e9 => {
+                Some((Instant::now() + Duration::from_secs_f64(s), s))
+            }
+            Some(s) => {
+                return Err(PyValueError::new_err(format!(
+                    "wall limit {s} s is not a positive number of seconds"
+                )))
+            }
+        };
+        self.watch.deadline.set(deadline);
+        Ok(())
+    }
+
+    /// What every unfinished program is doing: `(who, doing)` pairs.
+    fn activity(&self) -> Vec<(String, String)> {
+        self.m
+            .activity_report()
+            .into_iter()
+            .map(|a| (a.who, a.doing))
+            .collect()
+    }
+
     /// Allocates main memory; returns the effective address.
     #[pyo3(signature = (size, align=128))]
     fn alloc(&mut self, py: Python<'_>, size: u64, align: u64) -> PyResult<u64> {
@@ -237,14 +352,14 @@ impl PyEngine {
     }
 
     /// Runs until an external program must run: `(thread, reply)`.
-    fn start(&mut self) -> (i64, u64) {
-        self.advance()
+    fn start(&mut self, py: Python<'_>) -> PyResult<(i64, u64)> {
+        self.advance(py)
     }
 
     /// Raises the error that ended the run (after a call returned thread -2).
     fn take_error(&mut self, py: Python<'_>) -> PyResult<()> {
         match self.error.take() {
-            Some(e) => Err(to_py(py, e)),
+            Some(e) => Err(self.error_to_py(py, e)),
             None => Ok(()),
         }
     }
@@ -577,6 +692,11 @@ impl PyEngine {
         self.step(py, tid, Request::WriteTagMask(mask))
     }
 
+    /// `mfc_read_tag_mask`.
+    fn read_tag_mask(&mut self, py: Python<'_>, tid: usize) -> PyResult<(i64, u64)> {
+        self.step(py, tid, Request::ReadTagMask)
+    }
+
     /// `mfc_read_tag_status_*` with mode 0 (immediate), 1 (any), 2 (all).
     fn read_tag_status(&mut self, py: Python<'_>, tid: usize, mode: u32) -> PyResult<(i64, u64)> {
         let mode = tag_update(mode)?;
@@ -667,7 +787,10 @@ impl PyEngine {
 
     /// Runs `cycles` more cycles (synthetic traffic only).
     fn run_for(&mut self, py: Python<'_>, cycles: u64) -> PyResult<()> {
-        self.m.run_for(cycles).map_err(|e| to_py(py, e))
+        match guarded(|| self.m.run_for(cycles)) {
+            Ok(r) => r.map_err(|e| self.error_to_py(py, e)),
+            Err(bug) => Err(internal_error(py, &bug)),
+        }
     }
 
     /// Starts recording every DMA command's latencies.
@@ -720,16 +843,7 @@ impl PyEngine {
 
     /// Checks the EIB invariants over the run; raises `InvariantError` on a violation.
     fn verify(&self, py: Python<'_>) -> PyResult<()> {
-        self.m.verify().map_err(|msg| {
-            let r = py
-                .import("cellsim.exceptions")
-                .and_then(|m| m.getattr("InvariantError"))
-                .and_then(|c| c.call1((msg,)));
-            match r {
-                Ok(obj) => PyErr::from_value(obj),
-                Err(e) => e,
-            }
-        })
+        self.m.verify().map_err(|msg| invariant_error(py, msg))
     }
 }
 

@@ -17,6 +17,7 @@ from typing import Any
 import click
 
 from ..exceptions import UsageError
+from ..limits import SEED
 from .mapper import model_scores, optimize
 from .patterns import BUILTIN, builtin, load_pattern
 from .simulate import DEFAULTS, Variation, machine_spes
@@ -57,7 +58,7 @@ __all__ = ["map_cmd"]
 )
 @click.option("--runs", type=click.IntRange(min=1), default=1, show_default=True, help="runs per mapping")
 @click.option("--quiet", is_flag=True, help="switch the run-to-run variation mechanisms off")
-@click.option("--seed", "-s", type=int, default=0, show_default=True)
+@click.option("--seed", "-s", type=SEED, default=0, show_default=True)
 @click.option(
     "--workers", type=click.IntRange(min=1), default=None, help="local worker processes (default: all cores)"
 )

@@ -507,8 +507,7 @@ class DirectProtocol(Protocol):
         self.world.waits[self.me] = what
         r.flush()
         if tags:
-            spu.mfc_write_tag_mask(tags)
-            spu.mfc_read_tag_status_any()
+            spu.library_wait_tags(tags, spu.MFC_TAG_UPDATE_ANY)
             return
         if self.spin():
             return

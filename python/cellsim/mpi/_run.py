@@ -49,6 +49,7 @@ from . import _types as T
 from ._api import CommState, finalize_checks
 from ._coll import Coll
 from ._runtime import LS_STARTUP, PEER, PROTOCOL_CODES, STARTUP, STARTUP_MAGIC, ComputeRule, Heap, Rank, World
+from ._sandbox import RankExit, bad_termination, rank_process
 
 __all__ = ["MpirunResult", "RankFailed", "finalize_rank", "init_rank", "mpirun"]
 
@@ -62,13 +63,16 @@ class RankFailed(CellsimError):
 
     ``rank``, ``exc`` (what it raised), ``traceback_text`` and ``exit_code``."""
 
-    def __init__(self, rank: int, exc: BaseException | None, text: str, exit_code: int) -> None:
+    def __init__(
+        self, rank: int, exc: BaseException | None, text: str, exit_code: int, report: str = ""
+    ) -> None:
         what = f"raised {type(exc).__name__}: {exc}" if exc is not None else f"exited with status {exit_code}"
         super().__init__(f"rank {rank} {what}; the other ranks were stopped")
         self.rank = rank
         self.exc = exc
         self.traceback_text = text
         self.exit_code = exit_code
+        self.report = report
 
 
 @dataclass
@@ -276,6 +280,7 @@ def mpirun(
     trace: str | Path | None = None,
     overrides: dict[str, Any] | Sequence[str] | None = None,
     time_limit_ns: float | None = None,
+    wall_limit_s: float | None = None,
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
     prefix: bool = True,
@@ -291,6 +296,7 @@ def mpirun(
         args: the program's arguments (``sys.argv[1:]`` of a script; also
             passed in the start-up structure, :func:`cellsim.mpi.argv`).
         machine, seed, overrides, time_limit_ns: as for :class:`cellsim.Machine`.
+        wall_limit_s: stop the run after this much host time (``RunawayError``).
         protocol: ``direct`` (default) or ``kumar`` (seed 003).
         compute: ``zero``, ``model`` (default) or ``host-scaled:F``; see
             :class:`cellsim.mpi.ComputeRule`.
@@ -345,6 +351,10 @@ def mpirun(
             r.enter()
             r.leave()
             finalize_rank(r)
+        except RankExit as e:
+            status = _exit_status(e.code, err)
+            world.failures.append((r.rank, None, ""))
+            raise RankFailed(r.rank, None, "", status, bad_termination(r.rank, status)) from None
         except SystemExit as e:
             status = _exit_status(e.code, err)
             if status:
@@ -424,9 +434,11 @@ def mpirun(
     if kind == "script":
         sys.path.insert(0, str(Path(prog[0]).resolve().parent))
     try:
-        with _mpi4py_installed():
-            res = m.run(mpirun_ppe)
+        with _mpi4py_installed(), rank_process() as threads:
+            res = m.run(mpirun_ppe, wall_limit_s=wall_limit_s)
         codes = [int(c) for c in res.value]
+        if threads.failures:
+            error = CellsimError(f"{'; '.join(threads.failures)} (a thread of the program)")
     except RankFailed as e:
         error = e
     except T.MPIDeadlockError as e:
@@ -483,6 +495,7 @@ def report_failure(result: MpirunResult, err: TextIO) -> None:
     if e is None:
         return
     if isinstance(e, RankFailed):
+        err.write(e.report)
         if e.traceback_text:
             for line in e.traceback_text.rstrip("\n").split("\n"):
                 err.write(f"[{e.rank}] {line}\n")

@@ -376,14 +376,12 @@ class Rank:
     def wait_tags(self, mask: int) -> None:
         """Waits until every tag group of ``mask`` is complete."""
         self.flush()
-        spu.mfc_write_tag_mask(mask)
-        spu.mfc_read_tag_status_all()
+        spu.library_wait_tags(mask, spu.MFC_TAG_UPDATE_ALL)
 
     def tags_done(self, mask: int) -> bool:
         """Whether every tag group of ``mask`` is complete (does not wait)."""
         self.flush()
-        spu.mfc_write_tag_mask(mask)
-        return spu.mfc_read_tag_status_immediate() == mask
+        return spu.library_wait_tags(mask, spu.MFC_TAG_UPDATE_IMMEDIATE) == mask
 
     def get_blocking(self, lsa: int, ea: int, size: int) -> None:
         """A blocking get (seed 003's copies)."""

@@ -32,6 +32,7 @@ use super::threads::ThreadState;
 use super::{DmaLatency, Event, Machine};
 use crate::atomic::Holder;
 use crate::bus::{BusOp, OpId, OpKind, Owner, Space};
+use crate::error::{MfcError, MfcErrorKind, SimError};
 use crate::mailbox::Outbound;
 use crate::memory_map::ps;
 use crate::mfc::command::Atomic;
@@ -59,6 +60,7 @@ impl Machine {
             count: pend.cmd.size / 8,
             next: 0,
             cursor: pend.cmd.lsa,
+            stall_here: false,
             stall_pending: false,
             stalled: false,
             prefetched_at: 0,
@@ -215,11 +217,7 @@ impl Machine {
         if e.seg.exhausted() {
             if let Some(l) = e.list.as_mut() {
                 // The element is out; a stall-and-notify element holds the list.
-                let stall = l.next < l.count && {
-                    let prev = ListElement::read(&unit.ls, e.cmd.list, l.next - 1);
-                    prev.stall_and_notify
-                };
-                l.stall_pending = stall;
+                l.stall_pending = l.stall_here && l.next < l.count;
             }
             if e.fully_unrolled() {
                 q.unrolled(slot);
@@ -241,22 +239,26 @@ impl Machine {
         }
     }
 
-    /// Fetches the next element of a DMA list from the local store.
+    /// Fetches the next element of a DMA list from the local store and checks
+    /// it, as the hardware does: the program may have rewritten it since the
+    /// list was issued. A bad element ends the run with the error it would
+    /// have raised at issue.
     fn fetch_list_element(&mut self, p: u8, slot: u8) {
         let now = self.now;
-        let unit = &mut self.spes[p as usize];
+        let unit = &self.spes[p as usize];
         let e = unit.mfc.queue.get(slot);
-        let l = e.list.expect("a list command");
+        let Some(l) = e.list else { return };
         let elem = ListElement::read(&unit.ls, e.cmd.list, l.next);
         let ea = (e.cmd.ea & !0xFFFF_FFFF) | elem.eal as u64;
-        // Elements were checked at issue; a program that rewrites its list while
-        // the MFC works on it gets the element as it is now, resolved here.
-        let (target, remote) = match self.resolve(ea, elem.size) {
+        let (target, remote) = match self.list_element_target(l.cursor, ea, elem.size) {
             Ok(x) => x,
-            Err(_) => (self.topo.mic(), Space::None),
+            Err((kind, msg)) => {
+                self.fault = Some(self.element_fault(p, slot, l.next, kind, msg));
+                return;
+            }
         };
         let e = self.spes[p as usize].mfc.queue.get_mut(slot);
-        let l = e.list.as_mut().expect("a list command");
+        let Some(l) = e.list.as_mut() else { return };
         e.seg = Segment {
             lsa: l.cursor,
             ea,
@@ -266,6 +268,7 @@ impl Machine {
             remote,
         };
         l.cursor += elem.size;
+        l.stall_here = elem.stall_and_notify;
         // The first element costs a full fetch (Table 1); later ones were
         // fetched while their predecessor unrolled, so a list of small
         // elements is not bound by one fetch per element (002: lists give the
@@ -279,11 +282,54 @@ impl Machine {
         l.prefetched_at = ready + fetch;
         l.next += 1;
         e.ready_at = ready;
-        if elem.size == 0 {
-            e.seg.size = 0;
-        }
+        let stall_now = elem.size == 0 && elem.stall_and_notify && l.next < l.count;
         let at = e.ready_at;
+        if stall_now {
+            // A zero-length element moves nothing but still stalls the list:
+            // the flag applies whatever the element's size.
+            self.stall_list(p, slot);
+        }
         self.wake_dmac(p, at);
+    }
+
+    /// The error of list element `index`, found bad when the MFC fetched it.
+    fn element_fault(
+        &self,
+        p: u8,
+        slot: u8,
+        index: u32,
+        kind: MfcErrorKind,
+        msg: String,
+    ) -> SimError {
+        let e = self.spes[p as usize].mfc.queue.get(slot);
+        SimError::Mfc(MfcError {
+            kind,
+            spe: self.spes[p as usize].logical,
+            cycle: self.now,
+            command: e.cmd.to_string(),
+            message: format!(
+                "list element {index}, fetched by the MFC at cycle {}: {msg} (the element \
+                 was rewritten after the list was issued at cycle {})",
+                self.now, e.issued_at
+            ),
+        })
+    }
+
+    /// The current element of a list asked to stall: the list waits for its
+    /// transfers, then notifies the program (now, if none is in flight).
+    fn stall_list(&mut self, p: u8, slot: u8) {
+        let mfc = &mut self.spes[p as usize].mfc;
+        let e = mfc.queue.get_mut(slot);
+        let in_flight = e.in_flight;
+        let tag = e.cmd.tag;
+        let Some(l) = e.list.as_mut() else { return };
+        l.stall_here = false; // once: the acknowledged list goes on
+        l.stall_pending = true;
+        if in_flight == 0 && !l.stalled {
+            l.stalled = true;
+            mfc.list_stall |= 1 << tag;
+            self.check_spu_waiter(p);
+        }
     }
 
     /// `mfc_write_list_stall_ack(tag)`: the stalled lists of `tag` go on.

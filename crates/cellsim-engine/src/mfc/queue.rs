@@ -65,6 +65,8 @@ pub struct ListProgress {
     pub next: u32,
     /// Local-store address of the next element's data.
     pub cursor: u32,
+    /// The current element (as fetched) has its stall-and-notify flag set.
+    pub stall_here: bool,
     /// The current element asked to stall once its transfers complete.
     pub stall_pending: bool,
     /// The list is stalled until the program acknowledges.

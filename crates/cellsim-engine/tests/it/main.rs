@@ -4,6 +4,7 @@
 //! - `timing`: datasheet-style latency and bandwidth probes;
 //! - `errors`: bad inputs and the errors they raise;
 //! - `deadlock`, `runaway`: runs that cannot end;
+//! - `hostile`: lists rewritten after issue, time overflow, polling forever, fuzzed commands;
 //! - `determinism`: same seed, same run;
 //! - `ordering`: barrier and fence semantics seen in the data;
 //! - `invariants`: property tests over random DMA mixes;
@@ -15,6 +16,7 @@
 mod deadlock;
 mod determinism;
 mod errors;
+mod hostile;
 mod invariants;
 mod mix;
 mod ordering;
