@@ -114,12 +114,22 @@ if __name__ == "__main__":
 def test_sweep_workers_exit_when_the_parent_is_killed(tmp_path: Path) -> None:
     script = tmp_path / "orphans.py"
     script.write_text(_ORPHANS)
-    parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
-    assert parent.stdout is not None
-    workers = [int(parent.stdout.readline()) for _ in range(2)]
+    parent = subprocess.Popen(
+        [sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert parent.stdout is not None and parent.stderr is not None
+    workers: list[int] = []
+    for line in parent.stdout:
+        # The workers print their pids; anything else (a warning) is skipped.
+        if line.strip().isdigit():
+            workers.append(int(line))
+        if len(workers) == 2:
+            break
+    assert len(workers) == 2, f"the sweep never started its workers: {parent.stderr.read()}"
     parent.send_signal(signal.SIGKILL)
     parent.wait()
     parent.stdout.close()
+    parent.stderr.close()
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and any(_alive(w) for w in workers):
         time.sleep(0.1)
