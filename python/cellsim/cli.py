@@ -293,7 +293,9 @@ def _common_params() -> list[click.Parameter]:
             ["--machine", "-m"],
             default=None,
             help="machine name (see `cellsim machines`) or machine TOML file "
-            "(default: the paper's machine, qs20 for seeds 000 and 004, blade21 for seed 002)",
+            "(default: the paper's machine: qs20-1chip for Kistler et al.'s evaluation board, qs20 for "
+            "Kumar et al. and Chen et al., blade21 for Jimenez-Gonzalez et al., ps3 or qs22 for the "
+            "ring mapping study)",
         ),
         click.Option(["--seed", "-s"], type=SEED, default=0, show_default=True, help="seed of the machines"),
         click.Option(

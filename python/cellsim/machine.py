@@ -276,11 +276,39 @@ class Machine:
         """Converts nanoseconds to SPU cycles on this machine."""
         return round(ns * self.core_hz / 1e9)
 
-    def alloc(self, size: int, align: int = 128) -> EaBuffer:
-        """Allocates ``size`` bytes of main memory (``malloc_align``); zero-filled."""
+    def alloc(
+        self,
+        size: int,
+        align: int = 128,
+        *,
+        node: int | None = None,
+        policy: Literal["first-touch", "interleave"] | None = None,
+        huge: bool = False,
+    ) -> EaBuffer:
+        """Allocates ``size`` bytes of main memory (``malloc_align``); zero-filled.
+
+        On a two-chip blade each chip has its own memory (a NUMA node): the
+        pages go where the machine's policy puts them (``info["numa_policy"]``,
+        Linux's first touch unless the machine file says otherwise), on node
+        ``node`` (``numa_alloc_onnode``, ``numactl --membind``), or by
+        ``policy`` (``"interleave"``: alternating page by page, ``numactl
+        --interleave=all``). ``huge`` puts them on 16 MB pages (hugetlbfs).
+        """
         size = integer(size, "alloc: size")
-        ea = self._engine.alloc(size, integer(align, "alloc: align"))
+        if node is not None and policy is not None:
+            raise UsageError(f"alloc: give node={node} or policy={policy!r}, not both")
+        how = f"node{integer(node, 'alloc: node')}" if node is not None else policy
+        ea = self._engine.alloc(size, integer(align, "alloc: align"), how, bool(huge))
         return EaBuffer(ea, size, self.memory(ea, size))
+
+    def memory_node(self, ea: int) -> int:
+        """The NUMA node (chip) whose memory holds main-memory address ``ea``."""
+        return int(self._engine.memory_node(int(ea)))
+
+    @property
+    def chips(self) -> int:
+        """Cell chips in the machine (2 on a blade)."""
+        return int(self.info["chips"])
 
     def memory(self, ea: int, size: int) -> np.ndarray:
         """A writable ``uint8`` view of main memory ``[ea, ea + size)``."""

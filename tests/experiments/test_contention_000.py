@@ -35,7 +35,7 @@ def lat() -> list[dict[str, Any]]:
 def test_registered_on_qs20() -> None:
     for mod in (hotspot, collective, latency_hist):
         exp = get(mod.NAME)
-        assert exp.run is mod.run and exp.paper == "000" and exp.machine == "qs20"
+        assert exp.run is mod.run and exp.paper == "000" and exp.machine == "qs20-1chip"
         assert exp.tables is not None
 
 
@@ -164,7 +164,7 @@ def test_collective_over_placements() -> None:
     assert r["min_gbs"] <= r["median_gbs"] <= r["max_gbs"]
     assert r["min_gbs"] <= r["aggregate_gbs"] == r["mean_gbs"] <= r["max_gbs"]
     assert sorted(r["best_placement"]) == sorted(r["worst_placement"]) == list(range(8))
-    assert r["best_placement"] == Machine("qs20", seed=r["best_seed"]).placement
+    assert r["best_placement"] == Machine("qs20-1chip", seed=r["best_seed"]).placement
     # the best placement alone gives the best value again
     (best,) = collective.run(
         patterns=["neighbor"], ops=["get"], numberings=["random"], placements=1, count=24, seed=r["best_seed"]
@@ -190,7 +190,7 @@ def test_latency_hist_fields(lat: list[dict[str, Any]]) -> None:
             r["min_ns"] - latency_hist.MODE_BIN_NS <= r["mode_ns"] <= r["max_ns"] + latency_hist.MODE_BIN_NS
         )
         assert r["mean_ns"] == pytest.approx(statistics.fmean(r["latencies_ns"]))
-        assert r["physical"] == Machine("qs20", seed=0).placement[r["spe"]]
+        assert r["physical"] == Machine("qs20-1chip", seed=0).placement[r["spe"]]
         # a 16 KB DMA takes at least its 16 KB over one port
         assert r["min_ns"] >= r["unloaded_ns"] >= 16384 / PORT_GBS
         assert r["increase_ns"] == pytest.approx(r["mode_ns"] - r["unloaded_ns"])

@@ -18,7 +18,7 @@ BATCHES = [1, 2, 4, 8, 16, 32, 0]
 
 @pytest.fixture(scope="module")
 def records() -> list[dict[str, Any]]:
-    return dma_batch.run(machine="qs20", seed=0)
+    return dma_batch.run(machine="qs20-1chip", seed=0)
 
 
 def _bw(records: list[dict[str, Any]]) -> dict[tuple[str, str, int, int], float]:

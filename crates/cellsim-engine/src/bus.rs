@@ -97,6 +97,9 @@ pub struct BusOp {
     pub atomic: Option<crate::mfc::command::Atomic>,
     /// A putllc whose reservation was lost: no data moves.
     pub failed: bool,
+    /// Between the chips of a blade: 0 while the data cross the sender's
+    /// chip to its IOIF0, 1 from the receiver's IOIF0 on (see the machine's DMA path).
+    pub leg: u8,
 }
 
 impl BusOp {

@@ -253,7 +253,7 @@ mod tests {
     use super::*;
 
     fn eib() -> Eib {
-        Eib::new(&MachineConfig::load("qs20", &[]).unwrap())
+        Eib::new(&MachineConfig::load("qs20-1chip", &[]).unwrap())
     }
 
     #[test]
@@ -290,7 +290,7 @@ mod tests {
         assert_eq!(c.arrive, b.arrive + 2 + 16);
         // Without the mechanism the port would take it at once.
         let mut e = Eib::new(
-            &MachineConfig::load("qs20", &["eib.recv_switch_bus_cycles=0".into()]).unwrap(),
+            &MachineConfig::load("qs20-1chip", &["eib.recv_switch_bus_cycles=0".into()]).unwrap(),
         );
         e.try_grant(0, Ramp(3), Ramp(5), 128).unwrap();
         let c = e.try_grant(0, Ramp(4), Ramp(5), 128).unwrap_err();

@@ -28,11 +28,11 @@
 //! names refresh among what keeps a bank below its peak): the requests that
 //! meet one wait, so DMAs under load do not all take the same time.
 //!
-//! A machine has one such controller per memory bank. On a dual-Cell blade
-//! (`blade21`) the second chip's bank is reached through IOIF0 and the
-//! coherent BIF link to the other chip: that bank's controller has a
-//! [`Link`] in front, which adds its latency each way and carries the data at
-//! its bandwidth (seed 002: about 7 GB/s).
+//! Each chip has one such controller in front of its own memory. A request
+//! from the other chip of a blade reaches it through the BIF and the chip's
+//! IOIF0, which is then the requester it sees: every request from the other
+//! chip shares IOIF0's window, `ioif_window` requests, enough to keep the
+//! link busy over its round trip.
 
 use crate::bus::OpId;
 use crate::config::MachineConfig;
@@ -40,28 +40,13 @@ use crate::time::Cycle;
 use crate::topology::RAMPS;
 use std::collections::VecDeque;
 
-/// The link to a bank on another chip.
-#[derive(Debug, Clone)]
-pub struct Link {
-    bytes_per_cycle: f64,
-    latency: Cycle,
-    free: Cycle,
-}
-
-impl Link {
-    fn carry(&mut self, at: Cycle, bytes: u32) -> Cycle {
-        let ser = ((bytes as f64 / self.bytes_per_cycle).ceil() as Cycle).max(1);
-        let start = at.max(self.free);
-        self.free = start + ser;
-        start + ser + self.latency
-    }
-}
-
 /// The parameters of one bank's controller, in cycles.
 #[derive(Debug, Clone, Copy)]
 pub struct BankTiming {
     /// Requests in progress per requesting element (the requester's window).
     pub reads_per_requester: u32,
+    /// The window of requests from the other chip (through IOIF0, at `ioif`).
+    pub ioif_window: (usize, u32),
     /// Writes take window slots too.
     pub window_counts_writes: bool,
     /// Refresh: every `.0` cycles the DRAM is busy for `.1` cycles (`.1` = 0: none),
@@ -73,18 +58,13 @@ pub struct BankTiming {
     pub dram_bytes_per_cycle: f64,
     /// Write buffers.
     pub write_buffer_lines: u32,
-    /// Link to another chip: bytes per cycle and latency, if the bank is remote.
-    pub link: Option<(f64, Cycle)>,
 }
 
 /// Memory controller state.
 #[derive(Debug, Clone)]
 pub struct Mic {
-    /// Towards the bank (requests, write data).
-    link: Option<Link>,
-    /// Back from the bank (read data): a link has a lane each way.
-    link_back: Option<Link>,
-    reads_per_requester: u32,
+    /// Each requester's window (requests in progress).
+    window: [u32; RAMPS],
     window_counts_writes: bool,
     reads_active: [u32; RAMPS],
     reads_waiting: [VecDeque<OpId>; RAMPS],
@@ -116,12 +96,14 @@ pub struct MicStats {
 }
 
 impl Mic {
-    /// The (local) MIC of a machine; its first refresh falls at `refresh_phase`.
-    pub fn new(cfg: &MachineConfig, refresh_phase: Cycle) -> Mic {
+    /// A chip's MIC; its first refresh falls at `refresh_phase`, the other
+    /// chip's requests arrive through the ramp at position `ioif0`.
+    pub fn new(cfg: &MachineConfig, refresh_phase: Cycle, ioif0: usize) -> Mic {
         let t = cfg.timing();
         let clock = cfg.clock();
         Mic::with(BankTiming {
             reads_per_requester: cfg.mic.reads_per_requester,
+            ioif_window: (ioif0, cfg.mic.ioif_window),
             window_counts_writes: cfg.mic.window_counts_writes,
             refresh: (
                 clock.ns_to_cycles(cfg.mic.refresh_interval_ns),
@@ -131,24 +113,15 @@ impl Mic {
             dram_latency: t.dram_latency,
             dram_bytes_per_cycle: t.dram_bytes_per_cycle,
             write_buffer_lines: cfg.mic.write_buffer_lines,
-            link: None,
         })
     }
 
     /// A bank controller with the given timing.
     pub fn with(t: BankTiming) -> Mic {
+        let mut window = [t.reads_per_requester; RAMPS];
+        window[t.ioif_window.0] = t.ioif_window.1;
         Mic {
-            link: t.link.map(|(bytes_per_cycle, latency)| Link {
-                bytes_per_cycle,
-                latency,
-                free: 0,
-            }),
-            link_back: t.link.map(|(bytes_per_cycle, latency)| Link {
-                bytes_per_cycle,
-                latency,
-                free: 0,
-            }),
-            reads_per_requester: t.reads_per_requester,
+            window,
             window_counts_writes: t.window_counts_writes,
             reads_active: [0; RAMPS],
             reads_waiting: std::array::from_fn(|_| VecDeque::new()),
@@ -206,7 +179,7 @@ impl Mic {
     /// slot (else it waits, and [`Mic::read_sent`]/[`Mic::write_done`] hand
     /// it on later). Only called when writes take slots.
     pub fn snoop_write(&mut self, requester: usize, op: OpId) -> bool {
-        if self.reads_active[requester] < self.reads_per_requester {
+        if self.reads_active[requester] < self.window[requester] {
             self.reads_active[requester] += 1;
             true
         } else {
@@ -225,7 +198,7 @@ impl Mic {
         op: OpId,
         bytes: u32,
     ) -> Option<Cycle> {
-        if self.reads_active[requester] < self.reads_per_requester {
+        if self.reads_active[requester] < self.window[requester] {
             self.reads_active[requester] += 1;
             Some(self.schedule_read(now, bytes))
         } else {
@@ -242,16 +215,10 @@ impl Mic {
 
     fn schedule_read(&mut self, now: Cycle, bytes: u32) -> Cycle {
         let burst = self.burst(bytes);
-        // A remote bank sees the request one link latency later.
-        let seen = now + self.link.as_ref().map_or(0, |l| l.latency);
-        let start = self.take_dram(seen + self.dram_latency.saturating_sub(burst), burst);
+        let start = self.take_dram(now + self.dram_latency.saturating_sub(burst), burst);
         self.stats.reads += 1;
         self.stats.read_bytes += bytes as u64;
-        match self.link_back.as_mut() {
-            // The data comes back over the link.
-            Some(link) => link.carry(start + burst, bytes),
-            None => start + burst,
-        }
+        start + burst
     }
 
     /// A read's data left for `requester` (or a write of its was
@@ -287,23 +254,10 @@ impl Mic {
         debug_assert!(self.write_buffers_free > 0);
         self.write_buffers_free -= 1;
         let burst = self.burst(bytes);
-        // A remote bank's data crosses the link first; the buffer (at the
-        // IOIF) frees when the data has left on the link.
-        let (at_dram, freed) = match self.link.as_mut() {
-            Some(link) => {
-                let there = link.carry(arrive, bytes);
-                (there, there - link.latency)
-            }
-            None => (arrive, 0),
-        };
-        let start = self.take_dram(at_dram, burst);
+        let start = self.take_dram(arrive, burst);
         self.stats.writes += 1;
         self.stats.write_bytes += bytes as u64;
-        let drained = if self.link.is_some() {
-            freed
-        } else {
-            start + burst
-        };
+        let drained = start + burst;
         // Drains are kept sorted for `write_buffer`.
         let pos = self.drains.partition_point(|&d| d <= drained);
         self.drains.insert(pos, drained);
@@ -318,8 +272,8 @@ mod tests {
     fn mic(overrides: &[&str]) -> (Mic, crate::config::Timing) {
         let mut o: Vec<String> = vec!["mic.refresh_ns=0".into()];
         o.extend(overrides.iter().map(|s| s.to_string()));
-        let cfg = MachineConfig::load("qs20", &o).unwrap();
-        (Mic::new(&cfg, 0), cfg.timing())
+        let cfg = MachineConfig::load("qs20-1chip", &o).unwrap();
+        (Mic::new(&cfg, 0, 6), cfg.timing())
     }
 
     #[test]
@@ -372,7 +326,7 @@ mod tests {
     #[test]
     fn no_access_overlaps_a_refresh() {
         let cfg = MachineConfig::load(
-            "qs20",
+            "qs20-1chip",
             &[
                 "mic.refresh_interval_ns=1000".into(),
                 "mic.refresh_ns=100".into(),
@@ -381,7 +335,7 @@ mod tests {
         .unwrap();
         let (interval, busy) = (3200, 320); // cycles at 3.2 GHz
         let lat = cfg.timing().dram_latency;
-        let fresh = || Mic::new(&cfg, 1000);
+        let fresh = || Mic::new(&cfg, 1000, 6);
         // Before the first refresh (at 1000): as without refresh.
         assert_eq!(fresh().snoop_read(0, 3, 0, 128), Some(lat));
         // A read whose burst would start inside the refresh waits for its end.

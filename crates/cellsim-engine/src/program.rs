@@ -19,7 +19,7 @@
 //!     0
 //! }
 //!
-//! let mut m = Machine::new(MachineConfig::load("qs20", &[]).unwrap(), 1);
+//! let mut m = Machine::new(MachineConfig::load("qs20-1chip", &[]).unwrap(), 1);
 //! let ea = m.alloc(16384, 128).unwrap();
 //! m.spawn_native(0, ea, 0, spe_main).unwrap();
 //! let summary = m.run().unwrap();

@@ -10,6 +10,7 @@
 
 use crate::buffer::StorageView;
 use crate::errors::{config_to_py, internal_error, invariant_error, to_py};
+use cellsim_engine::config::NumaPolicy;
 use cellsim_engine::machine::ThreadState;
 use cellsim_engine::mailbox::Outbound;
 use cellsim_engine::memory_map::MemoryMap;
@@ -251,7 +252,11 @@ impl PyEngine {
         d.set_item("context_run_cycles", t.context_run)?;
         d.set_item("ppe_l1_bytes", c.ppe.l1_kb as u64 * 1024)?;
         d.set_item("ppe_l2_bytes", c.ppe.l2_kb as u64 * 1024)?;
-        d.set_item("has_remote_bank", c.remote.is_some())?;
+        d.set_item("chips", self.m.chip_count())?;
+        d.set_item("has_remote_bank", self.m.chip_count() > 1)?;
+        d.set_item("page_bytes", c.numa.page_kb * 1024)?;
+        d.set_item("numa_policy", &c.numa.policy)?;
+        d.set_item("tlb_entries", c.tlb.entries)?;
         Ok(d)
     }
 
@@ -311,10 +316,37 @@ impl PyEngine {
             .collect()
     }
 
-    /// Allocates main memory; returns the effective address.
-    #[pyo3(signature = (size, align=128))]
-    fn alloc(&mut self, py: Python<'_>, size: u64, align: u64) -> PyResult<u64> {
-        self.m.alloc(size, align).map_err(|e| to_py(py, e))
+    /// Allocates main memory; returns the effective address. `policy` places
+    /// its pages (`first-touch`, `interleave`, `node0`, `node1`; None: the
+    /// machine's), `huge` puts them on 16 MB pages.
+    #[pyo3(signature = (size, align=128, policy=None, huge=false))]
+    fn alloc(
+        &mut self,
+        py: Python<'_>,
+        size: u64,
+        align: u64,
+        policy: Option<&str>,
+        huge: bool,
+    ) -> PyResult<u64> {
+        let policy = match policy {
+            None => None,
+            Some(p) => Some(NumaPolicy::parse(p).ok_or_else(|| {
+                to_py(
+                    py,
+                    SimError::Usage(format!(
+                        "memory policy {p:?} is not first-touch, interleave, node0 or node1"
+                    )),
+                )
+            })?),
+        };
+        self.m
+            .alloc_placed(size, align, policy, huge)
+            .map_err(|e| to_py(py, e))
+    }
+
+    /// The NUMA node (chip) holding main-memory address `ea`.
+    fn memory_node(&self, ea: u64) -> usize {
+        self.m.memory_node(ea)
     }
 
     /// A writable view of main memory from `ea`, `size` bytes.
@@ -743,7 +775,7 @@ impl PyEngine {
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);
         let c = self.m.counters();
-        let eib = &self.m.eib().stats;
+        let eibs: Vec<_> = self.m.eibs().map(|e| &e.stats).collect();
         let banks: Vec<_> = self.m.mics().iter().map(|m| m.stats.clone()).collect();
         let (rounds, attempts) = self.m.arbiter_stats();
         d.set_item("cycles", self.m.now())?;
@@ -754,17 +786,33 @@ impl PyEngine {
         d.set_item("put_bytes", c.put_bytes)?;
         d.set_item("bus_requests", c.bus_requests)?;
         d.set_item("bus_completed", c.bus_completed)?;
-        d.set_item("transfers", eib.transfers)?;
-        d.set_item("transfer_bytes", eib.bytes)?;
-        d.set_item("ramp_sent", eib.sent.to_vec())?;
-        d.set_item("ramp_received", eib.received.to_vec())?;
+        // Every chip's EIB: ramps and rings of chip 1 follow chip 0's.
+        d.set_item("transfers", eibs.iter().map(|e| e.transfers).sum::<u64>())?;
+        d.set_item("transfer_bytes", eibs.iter().map(|e| e.bytes).sum::<u64>())?;
+        d.set_item(
+            "ramp_sent",
+            eibs.iter().flat_map(|e| e.sent).collect::<Vec<_>>(),
+        )?;
+        d.set_item(
+            "ramp_received",
+            eibs.iter().flat_map(|e| e.received).collect::<Vec<_>>(),
+        )?;
         d.set_item(
             "segment_busy",
-            eib.segment_busy
-                .iter()
-                .map(|r| r.to_vec())
+            eibs.iter()
+                .flat_map(|e| e.segment_busy.iter().map(|r| r.to_vec()))
                 .collect::<Vec<_>>(),
         )?;
+        if let Some(b) = self.m.bif() {
+            d.set_item(
+                "bif_bytes",
+                b.links.iter().map(|l| l.bytes).collect::<Vec<_>>(),
+            )?;
+            d.set_item(
+                "bif_busy_cycles",
+                b.links.iter().map(|l| l.busy).collect::<Vec<_>>(),
+            )?;
+        }
         d.set_item("mic_reads", banks.iter().map(|b| b.reads).sum::<u64>())?;
         d.set_item("mic_writes", banks.iter().map(|b| b.writes).sum::<u64>())?;
         d.set_item(

@@ -117,7 +117,7 @@ def _loads(pattern: str, op: str, count: int, seed: int) -> list[Load]:
 
 
 def run(
-    machine: str = "qs20",
+    machine: str = "qs20-1chip",
     seed: int = 0,
     native: bool = True,
     progress: ProgressFn | None = None,
@@ -346,7 +346,7 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
     numberings = [nb for nb in NUMBERINGS if any(r["numbering"] == nb for r in records)] or ["physical"]
     fig = Figure(figsize=(7 * len(numberings), 6), layout="constrained")
     axes = fig.subplots(1, len(numberings), sharey=True, squeeze=False)[0]
-    machine = records[0]["machine"] if records else "qs20"
+    machine = records[0]["machine"] if records else "qs20-1chip"
     peak = eib_gbs(machine)
     for ax, nb in zip(axes, numberings, strict=True):
         _plot_panel(ax, [r for r in records if r["numbering"] == nb], peak)
@@ -399,6 +399,7 @@ EXPERIMENT = Experiment(
     name=NAME,
     title="Collective patterns: 8 SPEs, each source and target",
     paper="000",
+    machine="qs20-1chip",
     figure="Figure 6b",
     description=(
         "8 SPEs each issue nonblocking 16 KB gets or puts to another SPE's local store: complement "

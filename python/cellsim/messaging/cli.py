@@ -18,6 +18,7 @@ import click
 
 from ..exceptions import UsageError
 from ..limits import SEED
+from .library import MAX_TASKS
 from .mapper import model_scores, optimize
 from .patterns import BUILTIN, builtin, load_pattern
 from .simulate import DEFAULTS, Variation, machine_spes
@@ -85,7 +86,8 @@ def map_cmd(
     local search improves the best with the simulator; a random sample gives
     the spread to expect from an arbitrary mapping.
     """
-    k = len(machine_spes(machine))
+    # Built-in patterns use one task per SPE, as many as the library takes.
+    k = min(len(machine_spes(machine)), MAX_TASKS)
     if Path(pattern).suffix.lower() in (".json", ".csv") or Path(pattern).exists():
         pat = load_pattern(pattern)
     elif pattern in BUILTIN:

@@ -317,8 +317,8 @@ def mpirun(
         raise UsageError(f"-n {n!r}: at least one rank")
     if n > m.spe_count:
         raise UsageError(
-            f"-n {n}: this {m.name} has {m.spe_count} SPEs and an MPI rank needs one; cellsim models one "
-            f"Cell chip, so at most {m.spe_count} ranks (a two-chip blade with 16 SPEs is not modelled)"
+            f"-n {n}: this {m.name} has {m.spe_count} SPEs and an MPI rank needs one, so at most "
+            f"{m.spe_count} ranks" + (" (qs20, qs22: two-chip blades with 16)" if m.chips == 1 else "")
         )
     kind, prog = _load_program(program)
     world = World(m, n, protocol, rule)

@@ -623,7 +623,7 @@ impl Machine {
             return Err(self.mfc_error(tid, kind, cmd.to_string(), msg));
         }
         if cmd.op.is_sync() {
-            return Ok((self.topo.mic(), Space::None));
+            return Ok((self.topo.mic(0), Space::None));
         }
         if cmd.op.is_list() {
             let ls = &self.spes[p as usize].ls;
@@ -641,7 +641,7 @@ impl Machine {
                 }
                 cursor += e.size;
             }
-            return Ok((self.topo.mic(), Space::None));
+            return Ok((self.topo.mic(0), Space::None));
         }
         let (ramp, space) = self
             .resolve(cmd.ea, cmd.transfer_size())
@@ -690,7 +690,7 @@ impl Machine {
     /// Where `[ea, ea + size)` leads: the element owning it and the remote end.
     pub(super) fn resolve(&self, ea: u64, size: u32) -> Result<(Ramp, Space), String> {
         match self.map.resolve(ea, size as u64) {
-                        Some(Target::Memory(off)) => Ok((self.bank_ramps[self.bank(off)], Space::Memory(off))),
+            Some(Target::Memory(off)) => Ok((self.topo.mic(self.bank(off)), Space::Memory(off))),
             Some(Target::Ls { spe, offset }) => {
                 let p = self.physical(spe).map_err(|e| e.to_string())?;
                 Ok((self.topo.spe(p), Space::Ls { spe: p, offset }))

@@ -98,6 +98,9 @@ pub struct Entry {
     pub started: bool,
     /// Cycle the DMAC started on it (selected it for its first bus request).
     pub started_at: Cycle,
+    /// The page whose translation the DMAC holds for it (page number + 1;
+    /// 0: none yet): requests within it need no TLB lookup.
+    pub page: u64,
     /// Its retirement is scheduled.
     pub retiring: bool,
     /// A putllc that lost its reservation.
@@ -344,6 +347,7 @@ mod tests {
             issued_at: 0,
             started: false,
             started_at: 0,
+            page: 0,
             retiring: false,
             failed: false,
         }

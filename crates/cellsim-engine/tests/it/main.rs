@@ -9,7 +9,8 @@
 //! - `ordering`: barrier and fence semantics seen in the data;
 //! - `invariants`: property tests over random DMA mixes;
 //! - `ppe_cache`: the PPE's caches and SPU local-store loops (issue 7);
-//! - `sync`: atomics, mailboxes, signals, DMA lists, proxy DMAs, PPE threads.
+//! - `sync`: atomics, mailboxes, signals, DMA lists, proxy DMAs, PPE threads;
+//! - `two_chips`: the blade's 16 SPEs, the BIF, NUMA memory and the MFC's TLB.
 //!
 //! `mix` and `util` are shared helpers.
 
@@ -24,4 +25,5 @@ mod ppe_cache;
 mod runaway;
 mod sync;
 mod timing;
+mod two_chips;
 mod util;
