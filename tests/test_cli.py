@@ -23,7 +23,7 @@ def invoke(*args: str) -> Result:
 
 
 def assert_one_line_error(result: Result) -> None:
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # a usage error (click's convention)
     lines = result.stderr.splitlines()
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("error: ")
@@ -166,7 +166,7 @@ def test_entry_point_errors_without_traceback() -> None:
         timeout=60,
         check=False,
     )
-    assert p.returncode == 1
+    assert p.returncode == 2
     assert p.stdout == ""
     assert p.stderr.strip().splitlines() == [
         "error: unknown experiment 'nope': known experiments are "

@@ -254,7 +254,7 @@ def _invoke(*args: str):
 
 
 def _one_line_error(r, *words: str) -> None:
-    assert r.exit_code == 1, r.output
+    assert r.exit_code == 2, r.output
     lines = r.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: "), r.stderr
     assert "Traceback" not in r.output

@@ -110,3 +110,101 @@ def test_unreachable_scheduler() -> None:
 def test_duplicate_keys() -> None:
     with pytest.raises(UsageError, match="same key"):
         run_sweep(square, [{"x": 1}, {"x": 1}], workers=1)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _start(args: list[str], log: object) -> object:
+    import subprocess
+    import sys
+
+    # `timeout` bounds the process even if the test dies before its teardown
+    return subprocess.Popen(
+        ["timeout", "180", sys.executable, "-m", "dask", *args], stdout=log, stderr=subprocess.STDOUT
+    )
+
+
+@pytest.fixture
+def dask_scheduler(tmp_path):
+    """A real `dask scheduler` and one `dask worker` on 127.0.0.1 (stopped after the test)."""
+    import subprocess
+    import time
+
+    distributed = pytest.importorskip("distributed")
+    address = f"tcp://127.0.0.1:{_free_port()}"
+    log = (tmp_path / "dask.log").open("w")
+    procs = [
+        _start(
+            ["scheduler", "--host", "127.0.0.1", "--port", address.rsplit(":", 1)[1], "--no-dashboard"], log
+        )
+    ]
+    try:
+        procs.append(
+            _start(
+                [
+                    "worker",
+                    address,
+                    "--nworkers",
+                    "1",
+                    "--nthreads",
+                    "1",
+                    "--no-dashboard",
+                    "--host",
+                    "127.0.0.1",
+                ],
+                log,
+            )
+        )
+        with distributed.Client(address, timeout="60s") as client:
+            client.wait_for_workers(1, timeout=60)
+        yield address
+    finally:
+        for p in reversed(procs):
+            p.terminate()  # type: ignore[attr-defined]
+        for p in procs:
+            try:
+                p.wait(timeout=20)  # type: ignore[attr-defined]
+            except subprocess.TimeoutExpired:
+                p.kill()  # type: ignore[attr-defined]
+        log.close()
+        time.sleep(0.1)
+
+
+@pytest.mark.slow
+def test_cli_runs_a_sweep_on_a_scheduler_by_address(dask_scheduler, tmp_path) -> None:
+    """`--cluster tcp://HOST:PORT` through the command line, against a scheduler and a
+    worker of their own (the client made from an address is not the default client)."""
+    import json
+
+    from click.testing import CliRunner
+
+    from cellsim.cli import cli
+
+    args = [
+        "run",
+        "mapping",
+        "--machine",
+        "ps3",
+        "--tasks",
+        "4",
+        "--transmissions",
+        "6",
+        "--runs",
+        "2",
+        "--seed",
+        "2",
+        "--json",
+        "-",
+    ]
+    r = CliRunner().invoke(
+        cli, [*args, "--cluster", dask_scheduler, "--out", str(tmp_path / "d")], catch_exceptions=False
+    )
+    assert r.exit_code == 0, r.output
+    local = CliRunner().invoke(cli, [*args, "--workers", "1", "--out", str(tmp_path / "l")])
+    assert json.loads(r.stdout) == json.loads(local.stdout)

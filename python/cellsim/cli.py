@@ -11,7 +11,8 @@
     cellsim bench ...
 
 Errors that a user can cause (a ``CellsimError``, a bad command line) print
-one line ``error: ...`` on stderr and exit with status 1.
+one line ``error: ...`` on stderr; the exit status is 2 for a bad command
+line or bad input, 1 for a run that failed and 130 after Ctrl-C.
 """
 
 from __future__ import annotations
@@ -36,13 +37,14 @@ from rich.table import Table
 import cellsim
 
 from .buffering.cli import plan_buffers
-from .exceptions import CellsimError, UsageError
+from .exceptions import CellsimError, ConfigError, UsageError
 from .experiments import Experiment, Option, all_experiments
 from .limits import COUNT, SEED, command_limits, limit_params
 from .messaging.cli import map_cmd
 from .mpi.cli import mpirun_cmd
 from .published import TOLERANCE_PCT
 from .report import format_error, format_published, format_simulated, verdict
+from .sweep import SweepInterrupted
 from .trace import capture as capture_trace
 
 __all__ = ["cli", "main"]
@@ -185,8 +187,33 @@ def _summary(rows: Sequence[dict[str, Any]]) -> str:
 # -- the command groups -----------------------------------------------------------------
 
 
+EXIT_ERROR = 1
+"""Exit status of a run that failed (a ``CellsimError``, a file that cannot be written)."""
+EXIT_USAGE = 2
+"""Exit status of a bad command line or bad input (click's convention)."""
+EXIT_INTERRUPTED = 130
+"""Exit status after Ctrl-C (128 + SIGINT, the shells' convention)."""
+
+
+def exit_status(e: BaseException) -> int:
+    """The exit status of a command that ended with ``e``, with its one line on stderr."""
+    if isinstance(e, SweepInterrupted):  # it says what it kept
+        click.echo(_one_line(e), err=True)
+        return EXIT_INTERRUPTED
+    if isinstance(e, (click.Abort, KeyboardInterrupt)):  # click turns Ctrl-C into Abort
+        click.echo("interrupted (Ctrl-C)", err=True)
+        return EXIT_INTERRUPTED
+    if isinstance(e, click.ClickException):
+        click.echo(f"error: {_one_line(e.format_message())}", err=True)
+        return EXIT_USAGE if isinstance(e, click.UsageError) else EXIT_ERROR
+    click.echo(f"error: {_one_line(e)}", err=True)
+    # a bad value or a bad machine (name, file, override) came from the command line
+    return EXIT_USAGE if isinstance(e, (UsageError, ConfigError)) else EXIT_ERROR
+
+
 class CellsimGroup(click.Group):
-    """The top-level group: turns user errors into one ``error:`` line and exit status 1."""
+    """The top-level group: turns user errors into one ``error:`` line and an
+    exit status: 1 for a failed run, 2 for a bad command line, 130 for Ctrl-C."""
 
     def main(  # type: ignore[override]
         self,
@@ -203,23 +230,14 @@ class CellsimGroup(click.Group):
                 code = rv
         except click.exceptions.NoArgsIsHelpError as e:
             click.echo(e.ctx.get_help() if e.ctx else "")
-        except click.ClickException as e:
-            click.echo(f"error: {_one_line(e.format_message())}", err=True)
-            code = 1
-        except click.Abort:
-            click.echo("error: aborted", err=True)
-            code = 1
-        except CellsimError as e:
-            click.echo(f"error: {_one_line(e)}", err=True)
-            code = 1
         except BrokenPipeError:
             # stdout closed early (`cellsim run ... --json - | head`): not worth a
             # traceback; point stdout at /dev/null so the flush at exit is quiet
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            code = 1
-        except OSError as e:  # an output file that cannot be written
-            click.echo(f"error: {_one_line(e)}", err=True)
-            code = 1
+            code = EXIT_ERROR
+        except (click.ClickException, click.Abort, KeyboardInterrupt, CellsimError, OSError) as e:
+            # OSError: an output file that cannot be written
+            code = exit_status(e)
         if standalone_mode:
             sys.exit(code)
         return code

@@ -35,8 +35,10 @@ replaced. A sweep interrupted by Ctrl-C keeps every finished point and raises
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
+import multiprocessing
 import os
 import shutil
 import signal
@@ -45,7 +47,6 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
@@ -326,27 +327,20 @@ def _run_local(
     chunk: int | None,
     finished: Callable[[Iterable[tuple[int, Result]]], None],
 ) -> None:
-    pool = ProcessPoolExecutor(
-        max_workers=min(workers, len(todo)), initializer=_init_worker, initargs=(os.getpid(),)
-    )
-    pending: set[Future[Any]] = set()
+    # multiprocessing's Pool, not concurrent.futures: its public terminate()
+    # stops the workers at once on Ctrl-C or a failing point, without a
+    # traceback from a pool management thread that finds its workers gone.
+    ctx = multiprocessing.get_context()
+    pool = ctx.Pool(min(workers, len(todo)), initializer=_init_worker, initargs=(os.getpid(),))
     try:
-        for c in _chunks(todo, workers, chunk):
-            pending.add(pool.submit(_run_chunk, fn, c))
-        while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for f in done:
-                finished(f.result())
+        for batch in pool.imap_unordered(functools.partial(_run_chunk, fn), _chunks(todo, workers, chunk)):
+            finished(batch)
     except BaseException:
-        for f in pending:
-            f.cancel()
-        # do not wait for chunks in flight: stop the workers now
-        for proc in list(getattr(pool, "_processes", {}).values()):
-            with contextlib.suppress(Exception):
-                proc.terminate()
-        pool.shutdown(wait=False, cancel_futures=True)
+        pool.terminate()  # do not wait for chunks in flight
+        pool.join()
         raise
-    pool.shutdown(wait=True)
+    pool.close()
+    pool.join()
 
 
 def _run_dask(
@@ -363,7 +357,9 @@ def _run_dask(
         n = max(sum(client.nthreads().values()), 1)
         futures = [client.submit(_run_chunk, fn, c, pure=False) for c in _chunks(todo, n, chunk)]
         try:
-            for f in as_completed(futures):
+            # the client's own loop: a client made from an address is not the
+            # default client, which as_completed looks for otherwise
+            for f in as_completed(futures, loop=client.loop):
                 finished(f.result())
         except BaseException:
             client.cancel(futures)

@@ -17,7 +17,7 @@ def invoke(*args: str) -> Result:
 
 
 def one_line_error(r: Result) -> str:
-    assert r.exit_code == 1, r.output
+    assert r.exit_code == 2, r.output
     lines = r.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: "), r.stderr
     assert r.stdout == "" and "Traceback" not in r.output

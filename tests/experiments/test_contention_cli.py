@@ -76,7 +76,7 @@ def test_collective_placements_option() -> None:
 
 def test_bad_option_is_one_line() -> None:
     r = invoke("run", "cycle", "--spes", "9")
-    assert r.exit_code == 1 and r.stderr.startswith("error: SPE 9 is not between 2 and 8")
+    assert r.exit_code == 2 and r.stderr.startswith("error: SPE 9 is not between 2 and 8")
 
 
 def test_reproduce_writes_the_contention_results(tmp_path: Path) -> None:

@@ -99,14 +99,14 @@ def test_deadlock_report(tmp_path: Path) -> None:
 
 def test_bad_input_is_one_line() -> None:
     r = mpirun("-n", "17", str(EXAMPLES / "hello.py"))
-    assert r.exit_code == 1
+    assert r.exit_code == 2  # a usage error
     assert (
         r.stderr.strip()
         == "error: -n 17: this qs20 has 16 SPEs and an MPI rank needs one, so at most 16 ranks"
     )
     for args in (["-n", "2", "nope.py"], ["-n", "2", "--compute", "fast", str(EXAMPLES / "hello.py")]):
         r = mpirun(*args)
-        assert r.exit_code == 1 and r.stderr.startswith("error: ") and len(r.stderr.splitlines()) == 1
+        assert r.exit_code == 2 and r.stderr.startswith("error: ") and len(r.stderr.splitlines()) == 1
 
 
 def test_compute_rules(tmp_path: Path) -> None:

@@ -364,8 +364,8 @@ def mpirun(
         except GreenletExit:
             stopped = True
             raise
-        except (DeadlockError, RunawayError):
-            raise
+        except (DeadlockError, RunawayError, KeyboardInterrupt):
+            raise  # not the rank's failure: the run's (Ctrl-C stops the whole job)
         except BaseException as e:
             text = _format_traceback(e)
             world.failures.append((r.rank, e, text))
