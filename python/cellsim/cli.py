@@ -540,12 +540,13 @@ def trace_cmd(out: str, limit: int, script: str, args: tuple[str, ...]) -> None:
             runpy.run_path(script, run_name="__main__")
     finally:
         sys.argv = saved
-    if state["machine"] is None:
+    stats = state["stats"]
+    if stats is None:
         raise UsageError(f"{script} built no cellsim.Machine: nothing to trace")
-    meta = json.loads(Path(out).read_text()).get("otherData", {})
-    dropped = f", {meta['dropped']} dropped past --limit" if meta.get("dropped") else ""
-    records = meta.get("records", 0)
-    click.echo(f"wrote {out}: {records} records{dropped}; open it at https://ui.perfetto.dev", err=True)
+    dropped = f", {stats.dropped:,} dropped past --limit" if stats.dropped else ""
+    click.echo(
+        f"wrote {out}: {stats.records:,} records{dropped}; open it at https://ui.perfetto.dev", err=True
+    )
 
 
 @cli.command()

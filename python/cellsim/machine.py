@@ -29,7 +29,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from greenlet import GreenletExit, greenlet
@@ -39,10 +40,15 @@ from ._checks import integer, positive
 from .exceptions import UsageError
 from .limits import default_time_limit_ns
 
+if TYPE_CHECKING:
+    from .trace import TraceStats
+
 __all__ = ["EaBuffer", "LsBuffer", "Machine", "ProgramResult", "RunResult"]
 
 _FINISHED = -1
 _FAILED = -2
+_PUMP_EVERY = 4096
+"""Program switches between two writes of a streamed trace."""
 
 
 class EaBuffer(int):
@@ -204,6 +210,7 @@ class Machine:
         time_limit_ns: stop runs longer than this with ``RunawayError``
             (default 10 simulated seconds).
         trace: record a Chrome/Perfetto trace (see :meth:`write_trace`).
+        trace_limit: records the trace keeps (the rest are counted as dropped).
     """
 
     def __init__(
@@ -215,6 +222,7 @@ class Machine:
         placement: Iterable[int] | None = None,
         time_limit_ns: float | None = None,
         trace: bool = False,
+        trace_limit: int = 2_000_000,
     ) -> None:
         if isinstance(overrides, Mapping):
             ov = [f"{k}={_toml_value(v)}" for k, v in overrides.items()]
@@ -242,8 +250,12 @@ class Machine:
         self._next_context = 0
         from . import trace as _trace
 
-        if trace or _trace._register(self):
-            self._engine.enable_trace(_trace.DEFAULT_LIMIT)
+        self._trace_writer: _trace.TraceWriter | None = None
+        captured = _trace._register(self)
+        if captured is not None:
+            trace_limit, self._trace_writer = captured
+        if trace or captured is not None:
+            self._engine.enable_trace(integer(trace_limit, "trace_limit", 1, 1 << 62))
         self._ran = False
 
     # -- the chip -------------------------------------------------------------------
@@ -415,6 +427,7 @@ class Machine:
         for p in self._programs.values():
             p.parent = self._driver
         nxt, reply = self._engine.start()
+        pumped = 0
         try:
             while True:
                 if nxt == _FINISHED:
@@ -422,6 +435,9 @@ class Machine:
                 if nxt == _FAILED:
                     self._engine.take_error()
                     break
+                pumped += 1
+                if self._trace_writer is not None and pumped % _PUMP_EVERY == 0:
+                    self._trace_writer.pump()  # stream the trace while the run goes on
                 out = self._programs[nxt].switch(reply)
                 if not _is_driver_message(out):
                     raise UsageError(
@@ -500,11 +516,13 @@ class Machine:
         pairs = np.asarray(self._engine.dma_latencies(int(spe)), dtype=np.int64).reshape(-1, 2)
         return pairs[:, 0 if kind == "queued" else 1].copy()
 
-    def write_trace(self, path: str) -> None:
-        """Writes the recorded trace as Chrome trace JSON (open it at https://ui.perfetto.dev)."""
+    def write_trace(self, path: str | Path) -> TraceStats:
+        """Writes the recorded trace as Chrome trace JSON (open it at
+        https://ui.perfetto.dev), streaming the records out of the machine;
+        returns how many were written and dropped past ``trace_limit``."""
         from .trace import write_chrome_trace
 
-        write_chrome_trace(self, path)
+        return write_chrome_trace(self, path)
 
     def enable_checks(self) -> None:
         """Records every EIB reservation so :meth:`verify` can check the invariants."""

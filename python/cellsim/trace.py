@@ -1,81 +1,308 @@
 """Chrome/Perfetto traces of a run.
 
-Open the file at https://ui.perfetto.dev (or chrome://tracing). One process
-per SPE (a track for its SPU — waits and computations — and one per MFC queue
-slot with the DMA commands), one per PPE thread, and one per data ring with a
-track for each of its concurrent transfers. Times are simulated nanoseconds
-shown as microseconds.
+Open the file at https://ui.perfetto.dev (or chrome://tracing). One group of
+tracks per Cell chip ("chip 0", "chip 1" on a blade) holding its PPE threads,
+its SPEs — named by logical and physical number, "SPE 0 (phys 7)", and
+"SPE 3 (phys 11, chip 1)" on a blade — each with a track for its SPU (waits
+and computations) and one per MFC queue slot (each DMA command from queue
+entry to tag update), and one track per concurrent transfer of each data ring
+(every bus transfer). Slices carry their details as args (bytes, tag, EA, LS
+address, ring, direction); arrows go from each DMA command to its bus
+transfers and to the mailbox or signal register writes it makes; counter
+tracks follow each ring's occupancy, each MFC's queue depth and the transfers
+in flight to or from memory. Timestamps are whole simulated nanoseconds (the
+JSON format counts in microseconds: three decimals).
 
-From Python: ``Machine(..., trace=True)`` then ``m.write_trace(path)``. From
-the command line: ``cellsim run EXPERIMENT --trace PATH`` traces the first
-machine the experiment builds.
+The records are streamed to the file in chunks, taken out of the engine as
+they are written, so memory stays bounded whatever the trace's size; the
+engine keeps at most ``limit`` records and counts the rest as dropped.
+
+From Python: ``Machine(..., trace=True, trace_limit=N)`` then
+``m.write_trace(path)``. From the command line: ``cellsim run EXPERIMENT
+--trace PATH`` traces the first machine the experiment builds, ``cellsim trace
+--limit N -o PATH SCRIPT`` the first one a script builds.
 """
 
 from __future__ import annotations
 
+import io
 import json
+from array import array
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .machine import Machine
 
-__all__ = ["capture", "chrome_trace", "write_chrome_trace"]
+__all__ = ["DEFAULT_LIMIT", "TraceStats", "TraceWriter", "capture", "chrome_trace", "write_chrome_trace"]
 
 DEFAULT_LIMIT = 2_000_000
+"""Records a trace keeps by default (about 200 MB of JSON); the rest are counted as dropped."""
 
-_RING_NAMES = {
-    0: "ring 0 (clockwise)",
-    1: "ring 1 (clockwise)",
-    2: "ring 2 (counter-clockwise)",
-    3: "ring 3 (counter-clockwise)",
-}
+CHUNK = 65_536
+"""Records taken from the engine and written at a time."""
+
+_RINGS_PER_CHIP = 4
+_CYCLE_ARGS = {"arrive": "arrive_ns", "started": "dmac_start_ns"}
+_HEX_ARGS = ("ea", "ls", "value")
+
+
+@dataclass(frozen=True)
+class TraceStats:
+    """What a trace file holds: ``records`` written, ``dropped`` past the limit."""
+
+    path: Path
+    records: int
+    dropped: int
+
+
+class _Layout:
+    """Where each record goes: a process per chip, a thread (track) per SPU,
+    MFC slot, PPE thread and ring lane, named for a reader; and the sub-track
+    that keeps slices on one track from overlapping."""
+
+    def __init__(self, m: Machine) -> None:
+        self.chips = m.chips
+        self.placement = m.placement
+        self.tids: dict[tuple[str, int, int, int], tuple[int, int]] = {}
+        self.ends: dict[tuple[str, int, int], list[int]] = {}
+        self.meta: list[dict[str, Any]] = []
+
+    def spe_name(self, logical: int) -> str:
+        phys = self.placement[logical] if logical < len(self.placement) else logical
+        where = f", chip {phys // 8}" if self.chips > 1 else ""
+        return f"SPE {logical} (phys {phys}{where})"
+
+    def chip_of(self, kind: str, ident: int) -> int:
+        if kind in ("spu", "mfc"):
+            return self.placement[ident] // 8 if ident < len(self.placement) else 0
+        if kind == "ring":
+            return ident // _RINGS_PER_CHIP
+        return 0  # the PPE threads are drawn with chip 0
+
+    def _names(self, kind: str, ident: int, lane: int) -> tuple[str, int]:
+        """The track's name and its place in the chip's group."""
+        if kind == "spu":
+            return self.spe_name(ident), 1000 + 100 * ident
+        if kind == "mfc":
+            what = f"proxy slot {lane - 16}" if lane >= 16 else f"MFC slot {lane}"
+            return f"{self.spe_name(ident)} {what}", 1000 + 100 * ident + 1 + lane
+        if kind == "ppe":
+            return f"PPE thread {ident}", ident
+        ring = ident % _RINGS_PER_CHIP
+        way = "clockwise" if ring < _RINGS_PER_CHIP // 2 else "counter-clockwise"
+        return f"ring {ring} ({way}) transfer {lane}", 100_000 + 100 * ring + lane
+
+    def track(self, kind: str, ident: int, lane: int, start: int, end: int) -> tuple[int, int]:
+        """``(pid, tid)`` of a record from ``start`` to ``end``: the first
+        sub-track of its track whose slices all end by ``start``."""
+        ends = self.ends.setdefault((kind, ident, lane), [])
+        sub = next((i for i, e in enumerate(ends) if e <= start), len(ends))
+        if sub == len(ends):
+            ends.append(end)
+        else:
+            ends[sub] = max(ends[sub], end)
+        return self.tid(kind, ident, lane, sub)
+
+    def tid(self, kind: str, ident: int, lane: int, sub: int = 0) -> tuple[int, int]:
+        key = (kind, ident, lane, sub)
+        if key not in self.tids:
+            pid = 1 + self.chip_of(kind, ident)
+            if not any(p == pid for p, _ in self.tids.values()):
+                self.meta.append(
+                    {"ph": "M", "name": "process_name", "pid": pid, "args": {"name": f"chip {pid - 1}"}}
+                )
+                self.meta.append(
+                    {"ph": "M", "name": "process_sort_index", "pid": pid, "args": {"sort_index": pid}}
+                )
+            tid = len(self.tids) + 1
+            self.tids[key] = (pid, tid)
+            name, order = self._names(kind, ident, lane)
+            if sub:
+                name += f" ({sub + 1})"
+            self.meta.append(
+                {"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "args": {"name": name}}
+            )
+            self.meta.append(
+                {
+                    "ph": "M",
+                    "name": "thread_sort_index",
+                    "pid": pid,
+                    "tid": tid,
+                    "args": {"sort_index": order},
+                }
+            )
+        return self.tids[key]
+
+
+class _Counters:
+    """Counter tracks built from the slices' starts and ends: +1/-1 events
+    per counter kept in compact arrays, sorted and summed at the end."""
+
+    def __init__(self) -> None:
+        self.events: dict[tuple[int, str], tuple[array[int], array[int]]] = {}
+
+    def add(self, pid: int, name: str, start: int, end: int) -> None:
+        ts, delta = self.events.setdefault((pid, name), (array("q"), array("b")))
+        ts.extend((start, end))
+        delta.extend((1, -1))
+
+    def write(self, out: _Events) -> None:
+        for (pid, name), (ts, delta) in sorted(self.events.items()):
+            level, last = 0, None
+            for t, d in sorted(zip(ts, delta, strict=True)):
+                level += d
+                if last is not None and last[0] != t:
+                    out.emit(
+                        {"ph": "C", "name": name, "pid": pid, "ts": _us(last[0]), "args": {"value": last[1]}}
+                    )
+                last = (t, level)
+            if last is not None:
+                out.emit(
+                    {"ph": "C", "name": name, "pid": pid, "ts": _us(last[0]), "args": {"value": last[1]}}
+                )
+
+
+def _us(ns: int) -> float:
+    """Whole nanoseconds in the JSON format's microseconds (exact to three decimals)."""
+    return round(ns / 1000, 3)
+
+
+class _Events:
+    """A JSON array of trace events written one at a time."""
+
+    def __init__(self, f: IO[str]) -> None:
+        self.f = f
+        self.count = 0
+        f.write('{"displayTimeUnit": "ns", "traceEvents": [\n')
+
+    def emit(self, ev: dict[str, Any]) -> None:
+        self.f.write((",\n" if self.count else "") + json.dumps(ev, separators=(",", ":")))
+        self.count += 1
+
+    def close(self, meta: dict[str, Any]) -> None:
+        self.f.write('\n], "otherData": ' + json.dumps(meta) + "}\n")
+
+
+class TraceWriter:
+    """Streams a machine's trace records to a Chrome trace JSON file.
+
+    :meth:`pump` takes the records the engine has made so far and writes
+    them (call it as often as you like during a run); :meth:`close` writes
+    the rest, the track names and the counters, and returns the file's
+    :class:`TraceStats`.
+    """
+
+    def __init__(self, m: Machine, path: str | Path | IO[str]) -> None:
+        self.m = m
+        self.path = Path(path) if isinstance(path, (str, Path)) else Path(getattr(path, "name", "<stream>"))
+        self._own = isinstance(path, (str, Path))
+        self._file: IO[str] = open(path, "w", encoding="utf-8") if isinstance(path, (str, Path)) else path  # noqa: SIM115
+        self.events = _Events(self._file)
+        self._layout: _Layout | None = None
+        self.counters = _Counters()
+        self.ns_per_cycle = 1e9 / m.core_hz
+        self.records = 0
+        self.dropped = 0
+        self._flow = 0
+
+    @property
+    def layout(self) -> _Layout:
+        # made at the first record: a program may still change the placement before the run
+        if self._layout is None:
+            self._layout = _Layout(self.m)
+        return self._layout
+
+    def ns(self, cycles: int) -> int:
+        return int(cycles * self.ns_per_cycle)
+
+    def pump(self) -> None:
+        """Writes the records the engine has made so far."""
+        while True:
+            rows, self.dropped = self.m._engine.take_trace(CHUNK)
+            for row in rows:
+                self._record(*row)
+            self.records += len(rows)
+            if len(rows) < CHUNK:
+                return
+
+    def close(self) -> TraceStats:
+        """Writes what is left and ends the file."""
+        self.pump()
+        self.counters.write(self.events)
+        for ev in self.layout.meta:
+            self.events.emit(ev)
+        meta = {"machine": self.m.name, "seed": self.m.seed, "records": self.records, "dropped": self.dropped}
+        self.events.close(meta)
+        if self._own:
+            self._file.close()
+        return TraceStats(self.path, self.records, self.dropped)
+
+    def _record(
+        self, kind: str, ident: int, lane: int, name: str, start: int, end: int, raw: list[tuple[str, int]]
+    ) -> None:
+        t0, t1 = self.ns(start), self.ns(end)
+        pid, tid = self.layout.track(kind, ident, lane, t0, t1)
+        args = self._args(raw)
+        ev: dict[str, Any] = {"name": name, "pid": pid, "tid": tid, "ts": _us(t0), "args": args}
+        if end > start:
+            ev.update(ph="X", dur=_us(t1 - t0))
+        else:
+            ev.update(ph="i", s="t")
+        self.events.emit(ev)
+        self._count(kind, ident, pid, name, t0, t1)
+        if "slot" in args and kind in ("ring", "spu"):
+            # an arrow from the MFC command that made this transfer or register write
+            # (its args "spe" and "slot" name the command's track)
+            src = self.layout.tid("mfc", int(args["spe"]), int(args["slot"]))
+            self._arrow(src, (pid, tid), t0)
+
+    def _args(self, raw: list[tuple[str, int]]) -> dict[str, Any]:
+        args: dict[str, Any] = {}
+        for key, value in raw:
+            if key in _CYCLE_ARGS:
+                args[_CYCLE_ARGS[key]] = self.ns(value)
+            elif key in _HEX_ARGS:
+                args[key] = hex(value)
+            elif key == "clockwise":
+                args["direction"] = "clockwise" if value else "counter-clockwise"
+            else:
+                args[key] = value
+        return args
+
+    def _count(self, kind: str, ident: int, pid: int, name: str, t0: int, t1: int) -> None:
+        if kind == "ring":
+            self.counters.add(pid, f"ring {ident % _RINGS_PER_CHIP} transfers", t0, t1)
+            src, _, dst = name.partition(" ")[0].partition("->")
+            if "MIC" in (src, dst):
+                self.counters.add(pid, "memory (MIC) transfers in flight", t0, t1)
+        elif kind == "mfc":
+            self.counters.add(pid, f"{self.layout.spe_name(ident)} MFC queue depth", t0, t1)
+
+    def _arrow(self, src: tuple[int, int], dst: tuple[int, int], ts_ns: int) -> None:
+        self._flow += 1
+        ts = _us(ts_ns)
+        common = {"name": "DMA", "cat": "dma", "id": self._flow, "ts": ts}
+        self.events.emit({"ph": "s", "pid": src[0], "tid": src[1], **common})
+        self.events.emit({"ph": "f", "bp": "e", "pid": dst[0], "tid": dst[1], **common})
+
+
+def write_chrome_trace(m: Machine, path: str | Path | IO[str]) -> TraceStats:
+    """Writes the machine's trace records not written yet to ``path`` as
+    Chrome trace JSON, streaming them (they are taken out of the machine)."""
+    return TraceWriter(m, path).close()
 
 
 def chrome_trace(m: Machine) -> dict[str, Any]:
-    """The machine's trace records as a Chrome trace-event document."""
-    rows, dropped = m._engine.trace_records()
-    us_per_cycle = 1e6 / m.core_hz
-    events: list[dict[str, Any]] = []
-    named: set[tuple[int, int]] = set()
-
-    def track(kind: str, ident: int, lane: int) -> tuple[int, int, str, str]:
-        if kind in ("spu", "mfc"):
-            pid, pname = 100 + ident, f"SPE {ident}"
-            tid, tname = (0, "SPU") if kind == "spu" else (1 + lane, f"MFC slot {lane}")
-        elif kind == "ppe":
-            pid, pname, tid, tname = 10, "PPE", ident, f"thread {ident}"
-        else:
-            pid, pname = 200 + ident, f"EIB {_RING_NAMES.get(ident, f'ring {ident}')}"
-            tid, tname = lane, f"transfer {lane}"
-        return pid, tid, pname, tname
-
-    for kind, ident, lane, name, start, end in rows:
-        pid, tid, pname, tname = track(kind, ident, lane)
-        if (pid, -1) not in named:
-            named.add((pid, -1))
-            events.append({"ph": "M", "name": "process_name", "pid": pid, "args": {"name": pname}})
-            events.append({"ph": "M", "name": "process_sort_index", "pid": pid, "args": {"sort_index": pid}})
-        if (pid, tid) not in named:
-            named.add((pid, tid))
-            events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "args": {"name": tname}})
-        ev: dict[str, Any] = {"name": name, "pid": pid, "tid": tid, "ts": start * us_per_cycle}
-        if end > start:
-            ev.update(ph="X", dur=(end - start) * us_per_cycle)
-        else:
-            ev.update(ph="i", s="t")
-        events.append(ev)
-    meta = {"machine": m.name, "seed": m.seed, "records": len(rows), "dropped": dropped}
-    return {"traceEvents": events, "displayTimeUnit": "ns", "otherData": meta}
-
-
-def write_chrome_trace(m: Machine, path: str | Path) -> Path:
-    """Writes the machine's trace to ``path`` as Chrome trace JSON."""
-    p = Path(path)
-    p.write_text(json.dumps(chrome_trace(m)))
-    return p
+    """The machine's trace as a Chrome trace-event document in memory (for
+    small traces; :func:`write_chrome_trace` streams large ones)."""
+    buf = io.StringIO()
+    write_chrome_trace(m, buf)
+    doc: dict[str, Any] = json.loads(buf.getvalue())
+    return doc
 
 
 _capture: dict[str, Any] | None = None
@@ -83,23 +310,31 @@ _capture: dict[str, Any] | None = None
 
 @contextmanager
 def capture(path: str | Path, limit: int = DEFAULT_LIMIT) -> Iterator[dict[str, Any]]:
-    """Traces the first :class:`Machine` built inside the block and writes it
-    to ``path`` when the block ends."""
+    """Traces the first :class:`Machine` built inside the block, keeping at
+    most ``limit`` records, and streams it to ``path`` while it runs; the
+    yielded dict has ``stats`` (a :class:`TraceStats`) once the block ends."""
     global _capture
-    state: dict[str, Any] = {"path": Path(path), "limit": limit, "machine": None}
+    state: dict[str, Any] = {
+        "path": Path(path),
+        "limit": limit,
+        "machine": None,
+        "writer": None,
+        "stats": None,
+    }
     _capture = state
     try:
         yield state
     finally:
         _capture = None
-        if state["machine"] is not None:
-            write_chrome_trace(state["machine"], state["path"])
+        if state["writer"] is not None:
+            state["stats"] = state["writer"].close()
 
 
-def _register(m: Machine) -> bool:
-    """Called by each new Machine: whether it should trace (capture is on and
-    no machine was taken yet)."""
+def _register(m: Machine) -> tuple[int, TraceWriter] | None:
+    """Called by each new Machine: the record limit and the writer to stream
+    to if it is the one to trace (capture is on and no machine was taken yet)."""
     if _capture is None or _capture["machine"] is not None:
-        return False
+        return None
     _capture["machine"] = m
-    return True
+    _capture["writer"] = TraceWriter(m, _capture["path"])
+    return int(_capture["limit"]), _capture["writer"]

@@ -563,6 +563,25 @@ impl Machine {
         self.trace.as_ref().map(|t| (&t.records[..], t.dropped))
     }
 
+    /// Removes and returns up to `n` of the oldest trace records (see [`Trace::take`]).
+    pub fn take_trace(&mut self, n: usize) -> Vec<TraceRecord> {
+        self.trace.as_mut().map_or_else(Vec::new, |t| t.take(n))
+    }
+
+    /// Adds a trace record with details if tracing is on.
+    #[inline]
+    pub(crate) fn record_with(
+        &mut self,
+        track: Track,
+        start: Cycle,
+        end: Cycle,
+        what: impl FnOnce() -> (String, crate::trace::Args),
+    ) {
+        if let Some(t) = self.trace.as_mut() {
+            t.push_with(track, start, end, what);
+        }
+    }
+
     /// Adds a trace record if tracing is on.
     #[inline]
     pub(crate) fn record(

@@ -22,6 +22,10 @@ pub enum Track {
     Ring(u8, u8),
 }
 
+/// Named numbers attached to a record (bytes, tag, addresses, ring...):
+/// what a trace viewer shows when the record is selected.
+pub type Args = Vec<(&'static str, u64)>;
+
 /// One record.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TraceRecord {
@@ -33,6 +37,10 @@ pub struct TraceRecord {
     pub start: Cycle,
     /// To; equal to `start` for an instant.
     pub end: Cycle,
+    /// Details. A DMA command's bus transfers and the register writes it
+    /// makes carry its `spe` and `slot` (the track of the command), so that a
+    /// viewer can draw an arrow from the command to each of them.
+    pub args: Args,
 }
 
 /// The records of a run, up to a limit.
@@ -44,6 +52,8 @@ pub struct Trace {
     pub limit: usize,
     /// Records dropped after the limit.
     pub dropped: u64,
+    /// Records kept so far, including those already taken.
+    pub kept: usize,
 }
 
 impl Trace {
@@ -53,21 +63,45 @@ impl Trace {
             records: Vec::new(),
             limit,
             dropped: 0,
+            kept: 0,
         }
     }
 
     /// Adds a record (or counts it as dropped past the limit).
     #[inline]
     pub fn push(&mut self, track: Track, name: impl FnOnce() -> String, start: Cycle, end: Cycle) {
-        if self.records.len() >= self.limit {
+        self.push_with(track, start, end, || (name(), Vec::new()));
+    }
+
+    /// Adds a record with details (or counts it as dropped past the limit).
+    #[inline]
+    pub fn push_with(
+        &mut self,
+        track: Track,
+        start: Cycle,
+        end: Cycle,
+        what: impl FnOnce() -> (String, Args),
+    ) {
+        if self.kept >= self.limit {
             self.dropped += 1;
             return;
         }
+        self.kept += 1;
+        let (name, args) = what();
         self.records.push(TraceRecord {
             track,
-            name: name(),
+            name,
             start,
             end,
+            args,
         });
+    }
+
+    /// Removes and returns up to `n` of the oldest records not taken yet (a
+    /// writer streams them to a file while the run goes on); taken records
+    /// still count against the limit.
+    pub fn take(&mut self, n: usize) -> Vec<TraceRecord> {
+        let n = n.min(self.records.len());
+        self.records.drain(..n).collect()
     }
 }

@@ -29,7 +29,7 @@
 //!    the queue entry frees.
 
 use super::threads::ThreadState;
-use super::{ChipBus, DmaLatency, Event, Machine};
+use super::{ChipBus, DmaLatency, Event, Machine, SpeUnit};
 use crate::atomic::Holder;
 use crate::bus::{BusOp, OpId, OpKind, Owner, Space};
 use crate::error::{MfcError, MfcErrorKind, SimError};
@@ -614,6 +614,7 @@ impl Machine {
             topo,
             numa,
             bif,
+            spes,
             ..
         } = self;
         let ChipBus { arbiter, eib, .. } = &mut chips[chip];
@@ -683,11 +684,22 @@ impl Machine {
                 }
             }
             if let Some(tr) = trace.as_mut() {
-                let name = || format!("{}->{} {} B", topo.name(src), topo.name(dst), op.size);
                 // The lane is free again when the last beat leaves the last segment.
                 let end = (g.arrive - hop).max(g.start + g.beats_time);
                 let ring = chip as u8 * rings + g.ring;
-                tr.push(Track::Ring(ring, g.lane), name, g.start, end);
+                tr.push_with(Track::Ring(ring, g.lane), g.start, end, || {
+                    let name = format!("{}->{} {} B", topo.name(src), topo.name(dst), op.size);
+                    let clockwise = g.ring < rings / 2;
+                    let mut args = vec![
+                        ("bytes", op.size as u64),
+                        ("ring", ring as u64),
+                        ("clockwise", clockwise as u64),
+                        ("hops", g.hops as u64),
+                        ("arrive", g.arrive),
+                    ];
+                    args.extend(command_of(spes, op.owner).into_iter().flatten());
+                    (name, args)
+                });
             }
             Ok(g.start + g.beats_time)
         });
@@ -802,14 +814,15 @@ impl Machine {
             }
             (OpKind::Write, Space::Ps { spe, reg }, owner) => {
                 let v = read_be_slice(bytes) as u32;
-                self.write_register(spe, reg, v, matches!(owner, Owner::Ppe { .. }));
+                self.write_register(spe, reg, v, owner);
             }
             _ => {}
         }
     }
 
     /// A problem-state register written through the memory map.
-    fn write_register(&mut self, p: u8, reg: u32, v: u32, counted: bool) {
+    fn write_register(&mut self, p: u8, reg: u32, v: u32, from: Owner) {
+        let counted = matches!(from, Owner::Ppe { .. });
         if self.trace.is_some() {
             let logical = self.spes[p as usize].logical.unwrap_or(p as u32);
             let what = match reg {
@@ -818,8 +831,11 @@ impl Machine {
                 ps::SIG_NOTIFY_2 => "signal2",
                 _ => "register",
             };
-            self.record(Track::Spu(logical), self.now, self.now, || {
-                format!("{what} <- 0x{v:x}")
+            let sender = command_of(&self.spes, from);
+            self.record_with(Track::Spu(logical), self.now, self.now, || {
+                let mut args = vec![("value", v as u64)];
+                args.extend(sender.into_iter().flatten());
+                (format!("{what} <- 0x{v:x}"), args)
             });
         }
         let unit = &mut self.spes[p as usize];
@@ -858,14 +874,26 @@ impl Machine {
         if self.trace.is_some() {
             let logical = self.spes[p as usize].logical.unwrap_or(p as u32);
             let lane = slot + if proxy { 16 } else { 0 };
-            self.record(Track::MfcSlot(logical, lane), e.issued_at, self.now, || {
+            self.record_with(Track::MfcSlot(logical, lane), e.issued_at, self.now, || {
                 let who = if proxy { " (proxy)" } else { "" };
-                format!(
-                    "{} {} B tag {}{who}",
-                    e.cmd.op.sdk_name(),
-                    e.cmd.transfer_size(),
-                    e.cmd.tag
-                )
+                // A list moves its elements' bytes, not the list's 8 per element:
+                // they were placed one after the other from the command's LS address.
+                let bytes = match e.list {
+                    Some(l) => l.cursor.wrapping_sub(e.cmd.lsa) as u64,
+                    None => e.cmd.transfer_size() as u64,
+                };
+                let name = format!("{} {bytes} B tag {}{who}", e.cmd.op.sdk_name(), e.cmd.tag);
+                let mut args = vec![
+                    ("bytes", bytes),
+                    ("tag", e.cmd.tag as u64),
+                    ("ea", e.cmd.ea),
+                    ("ls", e.cmd.lsa as u64),
+                    ("started", e.started_at),
+                ];
+                if e.list.is_some() {
+                    args.push(("list_bytes", e.cmd.size as u64));
+                }
+                (name, args)
             });
         }
         let mfc = &mut self.spes[p as usize].mfc;
@@ -985,5 +1013,18 @@ fn offset_space(s: Space, off: u32) -> Space {
             offset: offset + off,
         },
         other => other,
+    }
+}
+
+/// The trace track of the MFC command that made a bus transfer (its logical
+/// SPE and queue-slot lane, proxy slots after the SPU's), if an MFC made it.
+fn command_of(spes: &[SpeUnit], owner: Owner) -> Option<[(&'static str, u64); 2]> {
+    match owner {
+        Owner::Mfc { spe, slot, proxy } => {
+            let logical = spes[spe as usize].logical.unwrap_or(spe as u32);
+            let lane = slot as u64 + if proxy { 16 } else { 0 };
+            Some([("spe", logical as u64), ("slot", lane)])
+        }
+        _ => None,
     }
 }
