@@ -202,4 +202,4 @@ def test_report_shows_held_out_results_as_simulated_only(tmp_path: Path) -> None
         native=True,
     )
     html = (tmp_path / "r.html").read_text()
-    assert "123.46 GB/s" in html and "held out" in html and "heldout" in html
+    assert "123.46 GB/s" in html and "withheld" in html

@@ -233,4 +233,4 @@ def test_compare_row_range() -> None:
 def test_compare_row_held_out() -> None:
     row = compare_row(_entry("value", None, held_out=True), "p", 12.0)
     assert row["published"] is None and row["error_pct"] is None and row["within"] is None
-    assert row["simulated"] == 12.0 and row["published_text"] == "held out"
+    assert row["simulated"] == 12.0 and row["published_text"] == "reference value withheld"

@@ -42,9 +42,10 @@ from .experiments import Experiment, Option, all_experiments
 from .limits import COUNT, SEED, command_limits, limit_params
 from .messaging.cli import map_cmd
 from .mpi.cli import mpirun_cmd
-from .published import TOLERANCE_PCT
+from .published import TOLERANCE_PCT, cite, plain
 from .report import format_error, format_published, format_simulated, verdict
 from .sweep import SweepInterrupted
+from .trace import DEFAULT_LIMIT
 from .trace import capture as capture_trace
 
 __all__ = ["cli", "main"]
@@ -112,7 +113,7 @@ def _experiment_tables(exp: Experiment, records: Sequence[dict[str, Any]]) -> li
         return [_records_table(exp, records)]
     out = []
     for tab in exp.tables(records):
-        t = Table(title=tab.title)
+        t = Table(title=plain(tab.title))
         for i, col in enumerate(tab.columns):
             t.add_column(col, justify="left" if i == 0 else "right")
         for row in tab.rows:
@@ -390,13 +391,13 @@ def _make_run_command(exp: Experiment) -> click.Command:
                 out.print(table)
             rows = exp.compare(records)
             if rows:
-                out.print(_comparison_table(f"{exp.name}: published (seed {exp.paper}) vs simulated", rows))
+                out.print(_comparison_table(f"{exp.name}: published ({cite(exp.paper)}) vs simulated", rows))
                 out.print(_summary(rows))
                 if not exp.measured(machine):
                     # The published figures are of the paper's machine: another
                     # machine's results are set beside them, not judged by them.
                     out.print(
-                        f"note: seed {exp.paper} measured {exp.machine}; this run is on {machine}, so the"
+                        f"note: {cite(exp.paper)} measured {exp.machine}; this run is on {machine}, so the"
                         " published values are a reference, not a check"
                     )
 
@@ -404,8 +405,9 @@ def _make_run_command(exp: Experiment) -> click.Command:
         exp.name,
         callback=callback,
         params=[*_common_params(), *limit_params(), *(_option_param(o) for o in exp.options)],
-        help=f"{exp.title} (seed {exp.paper}, {exp.figure}).\n\n{exp.description}",
-        short_help=f"{exp.title} (seed {exp.paper}, {exp.figure})",
+        help=plain(f"{exp.title} ({cite(exp.paper)}, {exp.figure}).\n\n{exp.description}")
+        + f"\n\nPaper: {cite(exp.paper, full=True)}.",
+        short_help=f"{exp.title} ({cite(exp.paper)}, {exp.figure})",
     )
 
 
@@ -464,7 +466,7 @@ def reproduce(out: str, machine: str | None, seed: int, python_programs: bool, o
         if r.comparison:
             con.print(
                 _comparison_table(
-                    f"{r.experiment.name}: published (seed {r.experiment.paper}) vs simulated", r.comparison
+                    f"{r.experiment.name}: published ({cite(r.experiment.paper)}) vs simulated", r.comparison
                 )
             )
         every += r.comparison
@@ -494,7 +496,8 @@ def machines() -> None:
         t.add_column(col)
     for name in cellsim.machines():
         info = cellsim.Machine(name).info
-        t.add_row(name, str(info.get("description", "")), str(info["spes"]), f"{info['core_hz'] / 1e9:g} GHz")
+        description = plain(str(info.get("description", "")))
+        t.add_row(name, description, str(info["spes"]), f"{info['core_hz'] / 1e9:g} GHz")
     _console().print(t)
 
 
@@ -518,7 +521,7 @@ def machine_show(name: str) -> None:
 @click.option(
     "--limit",
     type=click.IntRange(min=1),
-    default=2_000_000,
+    default=DEFAULT_LIMIT,
     show_default=True,
     help="records kept (the rest are counted as dropped)",
 )

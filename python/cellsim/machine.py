@@ -222,7 +222,7 @@ class Machine:
         placement: Iterable[int] | None = None,
         time_limit_ns: float | None = None,
         trace: bool = False,
-        trace_limit: int = 2_000_000,
+        trace_limit: int = 1_000_000,
     ) -> None:
         if isinstance(overrides, Mapping):
             ov = [f"{k}={_toml_value(v)}" for k, v in overrides.items()]

@@ -25,16 +25,119 @@ simulated value beside them, but never with a value.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-__all__ = ["PUBLISHED", "TOLERANCE_PCT", "Published", "entries", "get", "matches"]
+__all__ = [
+    "PAPERS",
+    "PUBLISHED",
+    "TOLERANCE_PCT",
+    "WITHHELD",
+    "Paper",
+    "Published",
+    "cite",
+    "entries",
+    "get",
+    "matches",
+    "plain",
+]
 
 TOLERANCE_PCT = 10.0
 """How far (in %) a simulated value may be from a published one and still agree."""
 
 Kind = Literal["value", "upper_bound", "range"]
+
+WITHHELD = "reference value withheld"
+"""What a reader sees for a result whose number the paper's text does not give
+us (the project keeps it back to validate against): it is simulated only."""
+
+
+@dataclass(frozen=True)
+class Paper:
+    """A paper whose measurements cellsim reproduces (``id`` is the project's own key)."""
+
+    id: str
+    authors: str
+    """Every author, as the paper lists them."""
+    short: str
+    """How a figure title or a table names it: ``Kistler et al.``."""
+    title: str
+    venue: str
+    year: int
+
+    def citation(self) -> str:
+        """The full reference: authors, "title", venue, year."""
+        return f'{self.authors}, "{self.title}", {self.venue}, {self.year}'
+
+    def __str__(self) -> str:
+        return f"{self.short} {self.year}"
+
+
+PAPERS: dict[str, Paper] = {
+    p.id: p
+    for p in (
+        Paper(
+            "000",
+            "M. Kistler, M. Perrone, F. Petrini",
+            "Kistler et al.",
+            "Cell Multiprocessor Communication Network: Built for Speed",
+            "IEEE Micro 26(3)",
+            2006,
+        ),
+        Paper(
+            "001",
+            "J. Keller, A. L. Varbanescu",
+            "Keller and Varbanescu",
+            "Performance Impact of Task Mapping on the Cell BE Multicore Processor",
+            "A4MMC workshop at ISCA",
+            2010,
+        ),
+        Paper(
+            "002",
+            "D. Jiménez-González, X. Martorell, A. Ramírez",
+            "Jiménez-González et al.",
+            "Performance Analysis of Cell Broadband Engine for High Memory Bandwidth Applications",
+            "IEEE ISPASS",
+            2007,
+        ),
+        Paper(
+            "003",
+            "A. Kumar, G. Senthilkumar, M. Krishna, N. Jayam, P. K. Baruah, R. Sharma, A. Srinivasan, "
+            "S. Kapoor",
+            "Kumar et al.",
+            "A Buffered-Mode MPI Implementation for the Cell BE Processor",
+            "ICCS, LNCS 4487",
+            2007,
+        ),
+        Paper(
+            "004",
+            "T. Chen, Z. Sura, K. O'Brien, K. O'Brien",
+            "Chen et al.",
+            "Optimizing the Use of Static Buffers for DMA on a CELL Chip",
+            "LCPC, LNCS 4382",
+            2006,
+        ),
+    )
+}
+"""The papers, by the project's key (``Published.paper``, ``Experiment.paper``)."""
+
+
+def plain(text: str) -> str:
+    """``text`` with the project's keys for the papers ("seed 000's board")
+    replaced by the papers' names ("Kistler et al. 2006's board"), for text
+    written for developers (machine files) that a user reads."""
+    return re.sub(
+        r"\b[Ss]eed (00\d)\b", lambda m: cite(m.group(1)) if m.group(1) in PAPERS else m.group(0), text
+    )
+
+
+def cite(paper: str, full: bool = False) -> str:
+    """How users see a paper: ``Kistler et al. 2006``, or (``full``) its whole reference."""
+    p = PAPERS[paper]
+    return p.citation() if full else str(p)
+
 
 _SMALL = (8, 16, 32, 64, 128, 256, 512)
 _LARGE = (2048, 4096, 8192, 16384)
@@ -86,10 +189,14 @@ class Published:
             elif not isinstance(self.value, (int, float)):
                 raise ValueError(f"{self.id}: a {self.kind} needs a number")
 
+    def quote_text(self) -> str:
+        """The quote as a reader sees it: a number the project keeps back is "[value withheld]"."""
+        return " ".join(self.quote.replace("[held out for validation]", "[value withheld]").split())
+
     def text(self) -> str:
         """The published statement as a short string: ``91 ns``, ``< 100 ns``, ``2-3 x``."""
         if self.held_out or self.value is None:
-            return "held out"
+            return WITHHELD
         if self.kind == "range":
             lo, hi = self.value  # type: ignore[misc]
             return f"{lo:g}-{hi:g} {self.unit}"
@@ -1505,7 +1612,7 @@ PUBLISHED: tuple[Published, ...] = (
         id="003-abstract-peak-bandwidth",
         paper="003",
         figure="Abstract, Fig 3",
-        description="seed 003's MPI (kumar), ping-pong with data in main memory: peak bandwidth",
+        description="Kumar et al.'s MPI (kumar), ping-pong with data in main memory: peak bandwidth",
         experiment="mpi-pingpong",
         where={"protocol": "kumar"},
         quantity="max_bandwidth_gbs",
@@ -1519,7 +1626,7 @@ PUBLISHED: tuple[Published, ...] = (
         id="003-abstract-min-latency",
         paper="003",
         figure="Abstract, Fig 2",
-        description="seed 003's MPI (kumar), ping-pong with data in main memory: smallest latency",
+        description="Kumar et al.'s MPI (kumar), ping-pong with data in main memory: smallest latency",
         experiment="mpi-pingpong",
         where={"protocol": "kumar"},
         quantity="min_latency_us",

@@ -94,7 +94,7 @@ def format_error(row: dict[str, Any]) -> str:
 def verdict(row: dict[str, Any]) -> str:
     """``yes``/``NO`` (within the tolerance), ``holds``/``VIOLATED`` (bounds), ``held out``."""
     if row["held_out"] or row["within"] is None:
-        return "held out"
+        return "withheld"
     if row["kind"] == "upper_bound":
         return "holds" if row["within"] else "VIOLATED"
     return "yes" if row["within"] else "NO"

@@ -39,8 +39,8 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_LIMIT", "TraceStats", "TraceWriter", "capture", "chrome_trace", "write_chrome_trace"]
 
-DEFAULT_LIMIT = 2_000_000
-"""Records a trace keeps by default (about 200 MB of JSON); the rest are counted as dropped."""
+DEFAULT_LIMIT = 1_000_000
+"""Records a trace keeps by default (about 250 MB of JSON); the rest are counted as dropped."""
 
 CHUNK = 65_536
 """Records taken from the engine and written at a time."""

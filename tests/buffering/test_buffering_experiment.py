@@ -163,6 +163,6 @@ def test_report_includes_the_figures(tmp_path: Path) -> None:
     assert (tmp_path / "buffering.png").read_bytes()[:4] == b"\x89PNG"
     html = (tmp_path / "report.html").read_text()
     assert "data:image/png;base64," in html and "Figures 10, 11, 12" in html
-    assert "004-f12-overestimate" in html and "held out" in html
+    assert "004-f12-overestimate" in html and "withheld" in html
     assert re.search(r"004-f10-computation-bound", html)
     assert json.loads((tmp_path / "buffering.compare.json").read_text())

@@ -98,7 +98,7 @@ def test_run_buffering_tables_and_comparison() -> None:
     r = invoke("run", "buffering", "--figure", "12", "--kernel", "t3", "--kernel", "t4", "--blocks", "16")
     assert r.exit_code == 0, r.output
     assert "Figure 12: 2b" in r.stdout and "C x 0.9" in r.stdout
-    assert "004-f12-relative" in r.stdout and "004-f12-overestimate" in r.stdout and "held out" in r.stdout
+    assert "004-f12-relative" in r.stdout and "004-f12-overestimate" in r.stdout and "withheld" in r.stdout
     assert "004-s4-S" in r.stdout and "130 ns" in r.stdout
 
 

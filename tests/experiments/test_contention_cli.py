@@ -71,7 +71,7 @@ def test_collective_placements_option() -> None:
         "run", "collective", "--pattern", "complement", "--op", "put", "--placements", "2", "--count", "8"
     )
     assert r.exit_code == 0, r.output
-    assert "best and worst placements" in r.stdout and "held out" in r.stdout
+    assert "best and worst placements" in r.stdout and "withheld" in r.stdout
 
 
 def test_bad_option_is_one_line() -> None:

@@ -95,7 +95,7 @@ def seed004_loop(kernel: str, n: int) -> Loop:
     if kernel not in KERNELS:
         from ..exceptions import UsageError
 
-        raise UsageError(f"unknown kernel {kernel!r}: seed 004's kernels are {', '.join(KERNELS)}")
+        raise UsageError(f"unknown kernel {kernel!r}: Chen et al.'s kernels are {', '.join(KERNELS)}")
     return Loop(n, KERNELS[kernel], C_OUTER_NS, SEED004_INPUTS, SEED004_OUTPUTS)
 
 

@@ -369,7 +369,7 @@ class Links:
             ax.grid(True, which="both", alpha=0.3)
         figure_legend(fig, axes.flat, ncol=4)
         fig.suptitle(
-            f"seed 002, {self.figure_avg} and {self.figure_spread}: {self.name}, {machine} "
+            f"Jiménez-González et al., {self.figure_avg} and {self.figure_spread}: {self.name}, {machine} "
             "(simulated; published dashed)"
         )
         fig.savefig(path, dpi=90)

@@ -22,9 +22,9 @@ __all__ = [
 
 LIBRARY_OPTIONS = (
     Option("mode", "str", "placement: default (drawn per run, as libspe) or pinned (default: pinned)"),
-    Option("packet", "int", "bytes per packet (seed 001: 512, 1024, 2048; default 1024)"),
-    Option("transmissions", "int", "sends per SPE (seed 001: 10^7)"),
-    Option("unidirectional", "flag", "a unidirectional ring (seed 001, Figure 5)"),
+    Option("packet", "int", "bytes per packet (Keller and Varbanescu: 512, 1024, 2048; default 1024)"),
+    Option("transmissions", "int", "sends per SPE (Keller and Varbanescu: 10^7)"),
+    Option("unidirectional", "flag", "a unidirectional ring (Keller and Varbanescu, Figure 5)"),
     Option("buffers", "int", "buffers per neighbour and direction (default 2)"),
     Option("poll_cycles", "int", "SPU cycles between polls when idle (default 200)"),
 )

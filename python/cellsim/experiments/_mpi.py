@@ -28,7 +28,7 @@ PROTOCOLS: tuple[str, ...] = ("kumar", "direct")
 TIMEBASE = {"timebase_mhz": 14.318}
 """Seed 003 timed with the SPE decrementer at 14.318 MHz (about 70 ns a tick)."""
 STYLE: dict[str, dict[str, Any]] = {
-    "kumar": {"color": "tab:blue", "marker": "o", "label": "kumar (seed 003's design)"},
+    "kumar": {"color": "tab:blue", "marker": "o", "label": "kumar (Kumar et al.'s design)"},
     "direct": {"color": "tab:red", "marker": "s", "label": "direct (cellsim's default)"},
 }
 PROTOCOL_OPTION = Option(

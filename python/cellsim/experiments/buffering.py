@@ -614,7 +614,9 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
             )
             ax.grid(True, which="both", alpha=0.3)
     figure_legend(fig, axes.flat, ncol=4)
-    fig.suptitle(f"seed 004, Figures 10-12: DMA buffering on one SPE of {machine} (simulated, model dashed)")
+    fig.suptitle(
+        f"Chen et al., Figures 10-12: DMA buffering on one SPE of {machine} (simulated, model dashed)"
+    )
     fig.savefig(path, dpi=90)
 
 
@@ -624,7 +626,7 @@ EXPERIMENT = Experiment(
     paper="004",
     figure="Figures 10, 11, 12",
     description=(
-        "Seed 004's loops t1-t4 (two 8-byte reads, one 8-byte write per iteration) generated for "
+        "Chen et al.'s loops t1-t4 (two 8-byte reads, one 8-byte write per iteration) generated for "
         "single, double and triple buffering and run on one SPE with their data checked: throughput "
         "against the block factor (Fig 10), with the same space for every scheme (Fig 11), and double "
         "buffering against the model with C +-10% (Fig 12). The model uses S and D1 fitted on the "
@@ -639,7 +641,7 @@ EXPERIMENT = Experiment(
         Option(
             "kernels",
             "choice",
-            "seed 004 test kernel (repeat for several; default all)",
+            "Chen et al. test kernel (repeat for several; default all)",
             tuple(KERNELS),
             "--kernel",
         ),

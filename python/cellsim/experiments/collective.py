@@ -356,7 +356,7 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
     figure_legend(fig, list(axes), ncol=3)
     fig.suptitle(
         f"Kistler et al., Figure 6b: collective patterns, 8 SPEs, 16 KB nonblocking DMAs, {machine} "
-        "(simulated; the published aggregates are held out)"
+        "(simulated; the published aggregates are withheld)"
     )
     fig.savefig(path, dpi=100)
 

@@ -208,7 +208,7 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
             size_axis(ax)
             ax.grid(True, which="both", alpha=0.3)
     figure_legend(fig, axes.flat, ncol=4)
-    fig.suptitle("seed 000, Figure 5: bandwidth by batch size (simulated lines, published in crimson)")
+    fig.suptitle("Kistler et al., Figure 5: bandwidth by batch size (simulated lines, published in crimson)")
     fig.savefig(path, dpi=100)
 
 

@@ -141,7 +141,9 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
         size_axis(ax)
         ax.grid(True, which="both", alpha=0.3)
     figure_legend(fig, (ax_lat, ax_bw), ncol=2)
-    fig.suptitle("seed 000, Table 1 and Figure 4: simulated (lines) vs published (open markers, dashed)")
+    fig.suptitle(
+        "Kistler et al., Table 1 and Figure 4: simulated (lines) vs published (open markers, dashed)"
+    )
     fig.savefig(path, dpi=110)
 
 

@@ -244,7 +244,9 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
         ax.set_xticks(sorted({r["spes"] for r in records}))
         ax.grid(True, alpha=0.3)
     figure_legend(fig, axes, ncol=2)
-    fig.suptitle("seed 000, Figure 6a: hot spots, 16 KB nonblocking DMAs (simulated; published in crimson)")
+    fig.suptitle(
+        "Kistler et al., Figure 6a: hot spots, 16 KB nonblocking DMAs (simulated; published in crimson)"
+    )
     fig.savefig(path, dpi=100)
 
 

@@ -288,8 +288,8 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
         ax.grid(True, alpha=0.3)
     figure_legend(fig, axes, ncol=9)
     fig.suptitle(
-        "seed 000, Figure 7: latency distribution with a main-memory hot spot (simulated; "
-        "published peak and worst case held out)"
+        "Kistler et al., Figure 7: latency distribution with a main-memory hot spot (simulated; "
+        "published peak and worst case withheld)"
     )
     fig.savefig(path, dpi=100)
 

@@ -192,7 +192,8 @@ EXPERIMENT = Experiment(
     paper="001",
     figure="Figures 2-5",
     description=(
-        "All (k-1)! mappings of seed 001's ring with task 0 fixed (120 on ps3, 5040 on an 8-SPE blade), "
+        "All (k-1)! mappings of Keller and Varbanescu's ring with task 0 fixed (120 on ps3, 5040 "
+        "on an 8-SPE blade), "
         "--runs runs each (default 3), ranked by average runtime; worst/best ratios of the average and "
         "of single runs, a random mapping's cost, the identity mapping's rank. Sweeps run on all cores "
         "or a Dask cluster (--cluster) and resume (--resume) from their Parquet results."

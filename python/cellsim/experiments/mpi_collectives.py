@@ -211,7 +211,7 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
         ax.set_ylabel("latency (us)")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7)
-    fig.suptitle("MPI collectives on the simulated Cell: kumar (seed 003's design) vs direct")
+    fig.suptitle("MPI collectives on the simulated Cell: kumar (Kumar et al.'s design) vs direct")
     fig.savefig(path, dpi=110)
 
 
@@ -222,7 +222,7 @@ EXPERIMENT = Experiment(
     figure="Section 3.2 (collectives on point-to-point)",
     description=(
         "Barrier, Bcast, Allreduce, Allgather and Alltoall on 2 to 8 SPEs against the bytes per rank, "
-        "buffers in main memory, seed 003's protocol (kumar) and cellsim's (direct) side by side."
+        "buffers in main memory, Kumar et al.'s protocol (kumar) and cellsim's (direct) side by side."
     ),
     run=run,
     plot=plot,

@@ -244,7 +244,7 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
     ax.set(
         xlabel="matrix dimension n",
         ylabel="GFLOP/s",
-        title="seed 003: DP matrix-vector product, one Allgather per product",
+        title="Kumar et al.: DP matrix-vector product, one Allgather per product",
     )
     ax.legend(fontsize=8)
     fig.savefig(path, dpi=110)

@@ -202,7 +202,7 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
     ax_l.set(yscale="log", ylabel="latency: half round trip (us)", title=f"(Fig 2) latency, {m}")
     ax_b.set(ylabel="bandwidth (GB/s)", title=f"(Fig 3) bandwidth, {m}")
     fig.suptitle(
-        "seed 003: MPI ping-pong between two SPEs, data in main memory (dotted: 2 KB, the mode switch)"
+        "Kumar et al.: MPI ping-pong between two SPEs, data in main memory (dotted: 2 KB, the mode switch)"
     )
     fig.savefig(path, dpi=110)
 
@@ -214,7 +214,7 @@ EXPERIMENT = Experiment(
     figure="Figures 2, 3",
     description=(
         "mpptest-style ping-pong between two SPEs with the data in main memory, 0 B to 1 MB, "
-        "seed 003's protocol (kumar) and cellsim's (direct) side by side."
+        "Kumar et al.'s protocol (kumar) and cellsim's (direct) side by side."
     ),
     run=run,
     plot=plot,

@@ -167,14 +167,14 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
                     markersize=13,
                     markerfacecolor="none",
                     markeredgecolor="crimson",
-                    label="published (seed 002 text)",
+                    label="published (Jiménez-González et al. text)",
                 )
             ax.set(ylabel="bandwidth (GB/s)", title=f"{_FIGURE[level]}: {level} {op}, {machine}")
             ax.set_ylim(bottom=0)
             element_axis(ax)
             ax.grid(True, which="both", alpha=0.3)
     figure_legend(fig, [a for row in axes for a in row], ncol=4)
-    fig.suptitle("seed 002, Figures 3-5: PPE to its caches (lines simulated, stars published)")
+    fig.suptitle("Jiménez-González et al., Figures 3-5: PPE to its caches (lines simulated, stars published)")
     fig.savefig(path, dpi=100)
 
 

@@ -219,7 +219,9 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
             element_axis(ax)
             ax.grid(True, which="both", alpha=0.3)
     figure_legend(fig, [a for row in axes for a in row], ncol=3)
-    fig.suptitle("seed 002, Figure 7: PPE to main memory (simulated lines; published bound dashed)")
+    fig.suptitle(
+        "Jiménez-González et al., Figure 7: PPE to main memory (simulated lines; published bound dashed)"
+    )
     fig.savefig(path, dpi=100)
 
 

@@ -174,7 +174,8 @@ EXPERIMENT = Experiment(
     paper="001",
     figure="Section 2.2",
     description=(
-        "k tasks on k SPEs in a bidirectional ring over seed 001's message-passing library: each task "
+        "k tasks on k SPEs in a bidirectional ring over Keller and Varbanescu's message-passing "
+        "library: each task "
         "starts two packets and forwards every packet it receives; runtime, the traffic on each ring "
         "segment and on the command bus. --mapping [a0...ak-1] puts task i on logical SPE a_i."
     ),

@@ -282,7 +282,9 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
         ax.set_xlim(100, 20000)
         ax.grid(True, which="both", alpha=0.3)
     figure_legend(fig, axes, ncol=3)
-    fig.suptitle("seed 002, Figure 9: SPEs to memory, DMA-elem (simulated lines; published dashed)")
+    fig.suptitle(
+        "Jiménez-González et al., Figure 9: SPEs to memory, DMA-elem (simulated lines; published dashed)"
+    )
     fig.savefig(path, dpi=100)
 
 

@@ -258,7 +258,7 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
     ax.set_xlim(100, 20000)
     ax.grid(True, which="both", alpha=0.3)
     figure_legend(fig, [ax], ncol=3)
-    fig.suptitle("seed 002, Figure 11: delayed synchronisation in SPE-to-SPE transfers")
+    fig.suptitle("Jiménez-González et al., Figure 11: delayed synchronisation in SPE-to-SPE transfers")
     fig.savefig(path, dpi=100)
 
 

@@ -156,7 +156,9 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
         element_axis(ax)
         ax.grid(True, which="both", alpha=0.3)
     figure_legend(fig, axes, ncol=3)
-    fig.suptitle("seed 002, section 4.2.2: SPU to local store (lines simulated, star published)")
+    fig.suptitle(
+        "Jiménez-González et al., section 4.2.2: SPU to local store (lines simulated, star published)"
+    )
     fig.savefig(path, dpi=100)
 
 

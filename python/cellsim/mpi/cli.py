@@ -26,7 +26,7 @@ __all__ = ["mpirun_cmd"]
     type=click.Choice(list(PROTOCOLS)),
     default="direct",
     show_default=True,
-    help="direct (LS to LS, signals) or kumar (seed 003's design)",
+    help="direct (LS to LS, signals) or kumar (Kumar et al.'s design)",
 )
 @click.option(
     "--compute",
