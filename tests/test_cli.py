@@ -203,3 +203,38 @@ def test_report_shows_held_out_results_as_simulated_only(tmp_path: Path) -> None
     )
     html = (tmp_path / "r.html").read_text()
     assert "123.46 GB/s" in html and "withheld" in html
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--plot", "fig.bmp"], ["--plot", "fig.bmp", "png"]),
+        (["--plot", "fig"], ["--plot", "no extension"]),
+        (["--json", "no/such/dir/x.json"], ["--json", "does not exist"]),
+        (["--csv", "no/such/dir/x.csv"], ["--csv", "does not exist"]),
+        (["--trace", "no/such/dir/t.json"], ["--trace", "does not exist"]),
+    ],
+)
+def test_outputs_are_checked_before_running(args: list[str], words: list[str], monkeypatch) -> None:
+    """A bad output path or format is one error before the experiment runs, not a traceback after it."""
+    from cellsim.experiments import dma_latency
+
+    def never(*a: object, **k: object) -> None:
+        raise AssertionError("the experiment ran")
+
+    monkeypatch.setattr(dma_latency, "dma_point", never)
+    r = invoke("run", "dma-latency", *args)
+    assert_one_line_error(r)
+    for w in words:
+        assert w in r.stderr
+
+
+def test_other_commands_check_their_outputs(tmp_path: Path) -> None:
+    script = tmp_path / "s.py"
+    script.write_text("raise SystemExit('ran')\n")
+    assert_one_line_error(invoke("trace", "-o", str(tmp_path / "no" / "t.json"), str(script)))
+    (tmp_path / "file").write_text("")
+    assert_one_line_error(invoke("reproduce", "--out", str(tmp_path / "file"), "--only", "dma-latency"))
+    assert_one_line_error(
+        invoke("mpirun", "-n", "1", "--trace", str(tmp_path / "no" / "t.json"), str(script))
+    )

@@ -36,6 +36,7 @@ from rich.table import Table
 
 import cellsim
 
+from ._outputs import check_output, check_plot
 from .buffering.cli import plan_buffers
 from .exceptions import CellsimError, ConfigError, UsageError
 from .experiments import Experiment, Option, all_experiments
@@ -359,6 +360,9 @@ def _make_run_command(exp: Experiment) -> click.Command:
     ) -> None:
         machine = machine or exp.machine
         _check_machine(machine)
+        for path, option in ((json_path, "--json"), (csv_path, "--csv"), (trace_path, "--trace")):
+            check_output(path, option)
+        check_plot(plot_path)
         opts = {k: v for k, v in options.items() if v not in (None, ())}
         with contextlib.ExitStack() as stack:
             stack.enter_context(command_limits(time_limit, wall_limit))
@@ -448,6 +452,8 @@ def reproduce(out: str, machine: str | None, seed: int, python_programs: bool, o
 
     if machine is not None:
         _check_machine(machine)
+    if Path(out).exists() and not Path(out).is_dir():
+        raise UsageError(f"--out {out!r} is a file; give a directory for the results")
     chosen = [e for e in all_experiments() if e.name in only] if only else None
     t0 = time.perf_counter()
     with _Progress("reproduce") as progress:
@@ -536,6 +542,7 @@ def trace_cmd(out: str, limit: int, script: str, args: tuple[str, ...]) -> None:
     """
     import runpy
 
+    check_output(out, "--out")
     saved = sys.argv
     sys.argv = [script, *args]
     try:

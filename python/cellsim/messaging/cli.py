@@ -16,6 +16,7 @@ from typing import Any
 
 import click
 
+from .._outputs import check_output
 from ..exceptions import UsageError
 from ..limits import SEED
 from .library import MAX_TASKS
@@ -86,6 +87,7 @@ def map_cmd(
     local search improves the best with the simulator; a random sample gives
     the spread to expect from an arbitrary mapping.
     """
+    check_output(json_path, "--json")
     # Built-in patterns use one task per SPE, as many as the library takes.
     k = min(len(machine_spes(machine)), MAX_TASKS)
     if Path(pattern).suffix.lower() in (".json", ".csv") or Path(pattern).exists():

@@ -7,6 +7,7 @@ import sys
 import click
 
 from .._checks import positive
+from .._outputs import check_output
 from ..limits import SEED, limit_options
 from ._run import PROTOCOLS, mpirun, report_failure
 
@@ -67,6 +68,7 @@ def mpirun_cmd(
     rank; the exit status is the worst rank's. Times are simulated (MPI.Wtime
     reads the SPU decrementer).
     """
+    check_output(trace_path, "--trace")
     result = mpirun(
         program,
         n,
