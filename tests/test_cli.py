@@ -152,7 +152,7 @@ def test_reproduce_writes_every_file(tmp_path: Path) -> None:
         assert len(df) == len(records)
         assert (out / f"{name}.png").read_bytes()[:4] == b"\x89PNG"
     html = (out / "report.html").read_text()
-    assert html.count("data:image/png;base64,") == len(fast)
+    assert html.count("data:image/png;base64,") == len(fast) + 2  # and the agreement figure and scatter
     assert "000-t1-spe-put-latency" in html and "000-f5b-mem-put-nonblocking" in html
     assert "<img" in html and "src='http" not in html  # self-contained
     assert "report.html" in r.stdout and "published values reproduced" in r.stdout

@@ -22,6 +22,7 @@ import importlib
 import importlib.util
 import json
 import os
+import shlex
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -45,6 +46,7 @@ from .messaging.cli import map_cmd
 from .mpi.cli import mpirun_cmd
 from .published import TOLERANCE_PCT, cite, plain
 from .report import format_error, format_published, format_simulated, verdict
+from .style import figure_style
 from .sweep import SweepInterrupted
 from .trace import DEFAULT_LIMIT
 from .trace import capture as capture_trace
@@ -387,7 +389,8 @@ def _make_run_command(exp: Experiment) -> click.Command:
             pd.DataFrame.from_records(records).to_csv(csv_path, index=False)
             err.print(f"wrote {csv_path}")
         if plot_path:
-            exp.plot(records, plot_path)
+            with figure_style():
+                exp.plot(records, plot_path)
             err.print(f"wrote {plot_path}")
         if json_path != "-":
             out = _console()
@@ -464,6 +467,7 @@ def reproduce(out: str, machine: str | None, seed: int, python_programs: bool, o
             native=not python_programs,
             experiments=chosen,
             progress=lambda name, done, total: progress(done, total, name),
+            command=shlex.join(["cellsim", *sys.argv[1:]]),
         )
     seconds = time.perf_counter() - t0
     con = _console()

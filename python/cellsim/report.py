@@ -2,28 +2,50 @@
 
 For each experiment ``<name>`` the output directory gets ``<name>.json`` (the
 records), ``<name>.parquet`` (the same, as a table), ``<name>.png`` (the
-figure) and ``<name>.compare.json`` (published vs simulated); ``report.html``
-is a self-contained page with every figure and comparison table.
+figure) and ``<name>.compare.json`` (published vs simulated, one row per
+point); ``report.html`` is a self-contained page (the template
+``templates/report.html.j2``) with one row per published claim, the range
+of error over its points, a link to the documentation that explains each
+disagreement, an overall agreement figure, a simulated-versus-published
+scatter of every point, the provenance of the run and the command that
+regenerates each section.
 """
 
 from __future__ import annotations
 
 import base64
 import datetime as _dt
-import html
+import hashlib
+import io
 import json
+import os
 import platform
+import shlex
+import subprocess
+import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from . import __version__
 from .experiments import Experiment, all_experiments
-from .published import TOLERANCE_PCT
+from .explanations import explanation
+from .published import PAPERS, TOLERANCE_PCT, WITHHELD, cite, get, plain
+from .style import PUBLISHED_COLOR, figure_style
 
-__all__ = ["ExperimentResult", "format_published", "format_simulated", "reproduce", "verdict", "write_html"]
+__all__ = [
+    "ExperimentResult",
+    "claims",
+    "format_error",
+    "format_published",
+    "format_simulated",
+    "provenance",
+    "reproduce",
+    "verdict",
+    "write_html",
+]
 
 
 @dataclass
@@ -45,21 +67,25 @@ def reproduce(
     native: bool = True,
     experiments: Sequence[Experiment] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    command: str | None = None,
 ) -> list[ExperimentResult]:
     """Runs ``experiments`` (default: all) and writes their files and
     ``report.html`` into ``out``. ``machine`` (default: each experiment's own,
     ``Experiment.machine``) is used for every experiment. ``progress(name,
-    done, total)`` follows the points of each experiment."""
+    done, total)`` follows the points of each experiment; ``command`` is the
+    command line the report names as its origin (default: this process's)."""
     import pandas as pd
 
+    t0 = time.perf_counter()
+    started = _dt.datetime.now(_dt.timezone.utc)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     results = []
     for exp in experiments if experiments is not None else all_experiments():
         cb = None if progress is None else (lambda d, t, _n=exp.name: progress(_n, d, t))
-        t0 = time.perf_counter()
+        t1 = time.perf_counter()
         records = exp.run(machine=machine or exp.machine, seed=seed, native=native, progress=cb)
-        seconds = time.perf_counter() - t0
+        seconds = time.perf_counter() - t1
         comparison = exp.compare(records)
         res = ExperimentResult(exp, records, comparison, seconds)
         res.files["json"] = out / f"{exp.name}.json"
@@ -67,12 +93,18 @@ def reproduce(
         res.files["parquet"] = out / f"{exp.name}.parquet"
         pd.DataFrame.from_records(records).to_parquet(res.files["parquet"], index=False)
         res.files["png"] = out / f"{exp.name}.png"
-        exp.plot(records, res.files["png"])
+        with figure_style():
+            exp.plot(records, res.files["png"])
         res.files["compare"] = out / f"{exp.name}.compare.json"
         res.files["compare"].write_text(json.dumps(comparison, indent=1) + "\n")
         results.append(res)
-    write_html(out / "report.html", results, machine=machine, seed=seed, native=native)
+    prov = provenance(results, machine=machine, seed=seed, native=native, command=command, started=started)
+    prov["wall_s"] = time.perf_counter() - t0
+    write_html(out / "report.html", results, machine=machine, seed=seed, native=native, origin=prov)
     return results
+
+
+# -- one comparison row, as the tables show it -------------------------------------------
 
 
 def format_published(row: dict[str, Any]) -> str:
@@ -82,8 +114,11 @@ def format_published(row: dict[str, Any]) -> str:
 
 def format_simulated(row: dict[str, Any]) -> str:
     """The simulated column of a comparison row, with its unit."""
-    v = row["simulated"]
-    return f"{v:.2f} {row['unit']}" if row["unit"] != "x" else f"{v:.2f}x"
+    return _with_unit(row["simulated"], row["unit"])
+
+
+def _with_unit(v: float, unit: str) -> str:
+    return f"{v:.2f} {unit}" if unit != "x" else f"{v:.2f}x"
 
 
 def format_error(row: dict[str, Any]) -> str:
@@ -92,7 +127,7 @@ def format_error(row: dict[str, Any]) -> str:
 
 
 def verdict(row: dict[str, Any]) -> str:
-    """``yes``/``NO`` (within the tolerance), ``holds``/``VIOLATED`` (bounds), ``held out``."""
+    """``yes``/``NO`` (within the tolerance), ``holds``/``VIOLATED`` (bounds), ``withheld``."""
     if row["held_out"] or row["within"] is None:
         return "withheld"
     if row["kind"] == "upper_bound":
@@ -100,88 +135,307 @@ def verdict(row: dict[str, Any]) -> str:
     return "yes" if row["within"] else "NO"
 
 
-_CSS = """
-body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1300px; color: #222; }
-table { border-collapse: collapse; margin: 1em 0; font-size: 0.9em; }
-th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; }
-th { background: #f0f0f0; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
-tr.bad td { background: #fde8e8; }
-tr.heldout td { background: #eef3fb; }
-caption { text-align: left; font-weight: bold; padding: 0.3em 0; }
-img { max-width: 100%; border: 1px solid #ddd; }
-.meta { color: #666; font-size: 0.9em; }
-"""
+# -- claims: the rows of one published result -----------------------------------------------
+
+
+def claims(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The comparison rows grouped by published result (in first-seen order):
+    ``id``, ``figure``, ``description``, ``kind``, ``published_text``,
+    ``unit``, ``points``, ``simulated`` and ``error_pct`` as ``(min, max)``
+    over the points, ``within`` (every point agrees; ``None`` if withheld),
+    ``held_out`` and the points' distinct ``notes``."""
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        grouped.setdefault(row["id"], []).append(row)
+    out = []
+    for rid, rs in grouped.items():
+        r0 = rs[0]
+        sims = [r["simulated"] for r in rs]
+        errors = [r["error_pct"] for r in rs if r["error_pct"] is not None]
+        judged = [r["within"] for r in rs if r["within"] is not None]
+        out.append(
+            {
+                "id": rid,
+                "paper": r0["paper"],
+                "figure": r0["figure"],
+                "description": r0["description"],
+                "kind": r0["kind"],
+                "published_text": r0["published_text"],
+                "unit": r0["unit"],
+                "points": len(rs),
+                "simulated": (min(sims), max(sims)),
+                "error_pct": (min(errors), max(errors)) if errors else None,
+                "within": all(judged) if judged else None,
+                "held_out": r0["held_out"],
+                "notes": list(dict.fromkeys(r["note"] for r in rs if r["note"])),
+            }
+        )
+    return out
+
+
+def _span(lo_hi: tuple[float, float], fmt: Callable[[float], str]) -> str:
+    lo, hi = lo_hi
+    return fmt(lo) if fmt(lo) == fmt(hi) else f"{fmt(lo)} to {fmt(hi)}"
+
+
+def _claim_row(c: dict[str, Any], name: str, page_dir: Path) -> dict[str, Any]:
+    """A claim as the template shows it."""
+    v = verdict(c)
+    bad = v in ("NO", "VIOLATED")
+    entry = _entry(c["id"])
+    return {
+        "id": c["id"],
+        "figure": c["figure"],
+        "description": plain(c["description"]),
+        "quote": entry.quote_text() if entry is not None and entry.quote else "",
+        "published": WITHHELD if c["held_out"] else c["published_text"],
+        "simulated": _span(c["simulated"], lambda x: _with_unit(x, c["unit"])),
+        "error": "" if c["error_pct"] is None else _span(c["error_pct"], lambda x: f"{x:+.1f}%"),
+        "points": c["points"],
+        "verdict": v,
+        "css": "bad" if bad else "withheld" if v == "withheld" else "",
+        "note": plain("; ".join(c["notes"])),
+        "explanation": explanation(name, page_dir) if bad else None,
+    }
+
+
+def _entry(rid: str) -> Any:
+    try:
+        return get(rid)
+    except KeyError:  # a row made by hand (tests, other tools)
+        return None
+
+
+# -- the figures of the whole report -----------------------------------------------------
+
+
+def _png(fig: Any) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90)
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def agreement_figure(results: Sequence[ExperimentResult]) -> str:
+    """Claims agreeing, disagreeing and withheld per experiment (horizontal
+    stacked bars), as a base64 PNG."""
+    from matplotlib.figure import Figure
+
+    names, counts = [], []
+    for r in results:
+        cs = claims(r.comparison)
+        names.append(r.experiment.name)
+        counts.append(
+            (
+                sum(1 for c in cs if c["within"] is True),
+                sum(1 for c in cs if c["within"] is False),
+                sum(1 for c in cs if c["within"] is None),
+            )
+        )
+    fig = Figure(figsize=(9, 0.32 * len(names) + 1.4), layout="constrained")
+    ax = fig.subplots()
+    left = [0] * len(names)
+    for i, (label, color) in enumerate(
+        (
+            ("agrees", "tab:green"),
+            ("disagrees", PUBLISHED_COLOR),
+            ("reference value withheld", "lightsteelblue"),
+        )
+    ):
+        widths = [c[i] for c in counts]
+        ax.barh(names, widths, left=left, color=color, label=label)
+        left = [a + b for a, b in zip(left, widths, strict=True)]
+    ax.invert_yaxis()
+    ax.set(xlabel="published claims")
+    fig.legend(loc="outside lower center", ncol=3)
+    return _png(fig)
+
+
+def scatter_figure(results: Sequence[ExperimentResult]) -> str:
+    """Every compared point, simulated against published, coloured by paper
+    (log scales, the tolerance as a band), as a base64 PNG."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7.5, 6.5), layout="constrained")
+    ax = fig.subplots()
+    lo, hi = float("inf"), 0.0
+    colors = dict(
+        zip(sorted(PAPERS), ("tab:blue", "tab:orange", "tab:green", "tab:purple", "tab:brown"), strict=True)
+    )
+    for paper in sorted(PAPERS):
+        for kind, marker in (("value", "o"), ("range", "s"), ("upper_bound", "v")):
+            pts = [
+                (_reference(row), row["simulated"])
+                for r in results
+                for row in r.comparison
+                if row["paper"] == paper and row["kind"] == kind and row["published"] is not None
+            ]
+            pts = [(x, y) for x, y in pts if x > 0 and y > 0]
+            if not pts:
+                continue
+            xs, ys = zip(*pts, strict=True)
+            lo, hi = min(lo, *xs, *ys), max(hi, *xs, *ys)
+            ax.scatter(
+                xs,
+                ys,
+                s=14,
+                marker=marker,
+                color=colors[paper],
+                alpha=0.7,
+                label=f"{cite(paper)} ({kind.replace('_', ' ')})",
+            )
+    if hi > 0:
+        span = [lo / 1.5, hi * 1.5]
+        tol = TOLERANCE_PCT / 100
+        ax.plot(span, span, color="black", linewidth=1)
+        ax.fill_between(
+            span, [x * (1 - tol) for x in span], [x * (1 + tol) for x in span], color="grey", alpha=0.2
+        )
+        ax.set(xscale="log", yscale="log", xlim=span, ylim=span)
+    ax.set(xlabel="published value (its unit: ns, GB/s, ratio...)", ylabel="simulated value (same unit)")
+    ax.grid(True, which="both", alpha=0.3)
+    if hi > 0:
+        ax.legend(fontsize=7, loc="upper left")
+    return _png(fig)
+
+
+def _reference(row: dict[str, Any]) -> float:
+    """The published number a point is set against: a range's nearest end."""
+    p = row["published"]
+    if isinstance(p, list):
+        return float(min(max(row["simulated"], p[0]), p[1]))
+    return float(p)
+
+
+# -- provenance ------------------------------------------------------------------------------
+
+
+def provenance(
+    results: Sequence[ExperimentResult],
+    *,
+    machine: str | None,
+    seed: int,
+    native: bool,
+    command: str | None = None,
+    started: _dt.datetime | None = None,
+) -> dict[str, Any]:
+    """Where the results come from: cellsim's version and git commit, the
+    hashes of the machine files used, the command line, the host."""
+    machines = sorted({machine} if machine else {r.experiment.machine for r in results})
+    return {
+        "version": __version__,
+        "commit": _git_commit(),
+        "command": command or shlex.join(["cellsim", *sys.argv[1:]]),
+        "machine": machine or f"each experiment's own ({', '.join(machines)})",
+        "machine_files": {m: _machine_hash(m) for m in machines},
+        "seed": seed,
+        "native": native,
+        "host": f"{platform.node()} ({platform.platform()}, {os.cpu_count()} CPUs)",
+        "python": platform.python_version(),
+        "started": (started or _dt.datetime.now(_dt.timezone.utc)).strftime("%Y-%m-%d %H:%M:%S UTC"),
+        "wall_s": 0.0,
+    }
+
+
+def _machine_hash(machine: str) -> str:
+    from . import machine_toml, machines
+
+    text = machine_toml(machine) if machine in machines() else Path(machine).read_text(encoding="utf-8")
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _git_commit() -> str | None:
+    """The commit of the checkout cellsim runs from (with ``-dirty`` for local changes), if any."""
+    src = Path(__file__).resolve().parent
+    try:
+        p = subprocess.run(
+            ["git", "-C", str(src), "describe", "--always", "--dirty", "--abbrev=12"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if p.returncode != 0:
+        return None
+    return p.stdout.strip() or None
+
+
+# -- the page --------------------------------------------------------------------------------
+
+
+def _command(exp: Experiment, machine: str | None, seed: int, native: bool) -> str:
+    """The ``cellsim run`` command that regenerates an experiment's section."""
+    args = ["cellsim", "run", exp.name, "--machine", machine or exp.machine, "--seed", str(seed)]
+    if not native:
+        args.append("--python")
+    return shlex.join([*args, "--json", f"{exp.name}.json", "--plot", f"{exp.name}.png"])
+
+
+def _section(
+    r: ExperimentResult, page_dir: Path, machine: str | None, seed: int, native: bool
+) -> dict[str, Any]:
+    exp = r.experiment
+    cs = claims(r.comparison)
+    png = r.files.get("png")
+    return {
+        "name": exp.name,
+        "title": plain(exp.title),
+        "description": plain(exp.description),
+        "figure": exp.figure,
+        "cite": cite(exp.paper),
+        "citation": cite(exp.paper, full=True),
+        "command": _command(exp, machine, seed, native),
+        "png": base64.b64encode(Path(png).read_bytes()).decode("ascii") if png and Path(png).exists() else "",
+        "claims": [_claim_row(c, exp.name, page_dir) for c in cs],
+        "tables": [
+            {"title": plain(t.title), "columns": t.columns, "rows": t.rows}
+            for t in (exp.tables(r.records) if exp.tables is not None and r.records else [])
+        ],
+        "files": [os.path.relpath(p, page_dir) for p in r.files.values()],
+        "points": len(r.records),
+        "agree": sum(1 for c in cs if c["within"]),
+        "judged": sum(1 for c in cs if c["within"] is not None),
+        "seconds": r.seconds,
+    }
 
 
 def write_html(
-    path: str | Path, results: Sequence[ExperimentResult], *, machine: str | None, seed: int, native: bool
+    path: str | Path,
+    results: Sequence[ExperimentResult],
+    *,
+    machine: str | None,
+    seed: int,
+    native: bool,
+    origin: dict[str, Any] | None = None,
 ) -> None:
-    """Writes a self-contained HTML report (figures embedded as base64 PNG);
-    ``machine`` None means each experiment ran on its own machine."""
-    e = html.escape
-    if machine is None:
-        own = sorted({r.experiment.machine for r in results})
-        machine = f"each experiment's own ({', '.join(own)})"
-    now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    parts = [
-        "<!DOCTYPE html><html><head><meta charset='utf-8'>",
-        f"<title>cellsim {e(__version__)}: reproduction report</title><style>{_CSS}</style></head><body>",
-        "<h1>cellsim: simulated vs published</h1>",
-        f"<p class='meta'>cellsim {e(__version__)}, machine <b>{e(machine)}</b>, seed {seed}, "
-        f"{'native' if native else 'Python'} benchmark programs, "
-        f"Python {e(platform.python_version())}, {now}. "
-        f"A simulated value agrees if it is within {TOLERANCE_PCT:g}% of a published value or range, "
-        "or at most an upper bound. Held-out results are shown as simulated only.</p>",
-        "<h2>Summary</h2><table><tr><th>experiment</th><th>paper / figure</th><th>points</th>"
-        "<th>agree</th><th>run time</th></tr>",
-    ]
-    for r in results:
-        judged = [row for row in r.comparison if row["within"] is not None]
-        ok = sum(1 for row in judged if row["within"])
-        parts.append(
-            f"<tr><td><a href='#{e(r.experiment.name)}'>{e(r.experiment.name)}</a></td>"
-            f"<td>seed {e(r.experiment.paper)}, {e(r.experiment.figure)}</td>"
-            f"<td class='num'>{len(r.records)}</td>"
-            f"<td class='num'>{ok} / {len(judged)}</td><td class='num'>{r.seconds:.1f} s</td></tr>"
-        )
-    parts.append("</table>")
-    for r in results:
-        exp = r.experiment
-        png = r.files.get("png")
-        parts.append(f"<h2 id='{e(exp.name)}'>{e(exp.name)}: {e(exp.title)}</h2>")
-        parts.append(f"<p>Seed {e(exp.paper)}, {e(exp.figure)}. {e(exp.description)}</p>")
-        if png is not None and Path(png).exists():
-            b64 = base64.b64encode(Path(png).read_bytes()).decode("ascii")
-            parts.append(f"<img alt='{e(exp.name)}' src='data:image/png;base64,{b64}'>")
-        parts.append(
-            "<table><tr><th>figure</th><th>published result</th><th>point</th><th>published</th>"
-            "<th>simulated</th><th>error</th><th>agrees</th><th>note</th></tr>"
-        )
-        for row in r.comparison:
-            cls = "heldout" if row["held_out"] else ("bad" if row["within"] is False else "")
-            parts.append(
-                f"<tr class='{cls}'><td>{e(row['figure'])}</td><td>{e(row['description'])}<br>"
-                f"<small>{e(row['id'])}</small></td><td>{e(row['point'])}</td>"
-                f"<td class='num'>{e(format_published(row))}</td>"
-                f"<td class='num'>{e(format_simulated(row))}</td>"
-                f"<td class='num'>{e(format_error(row))}</td><td>{e(verdict(row))}</td>"
-                f"<td><small>{e(row['note'])}</small></td></tr>"
-            )
-        parts.append("</table>")
-        if exp.tables is not None and r.records:
-            # the experiment's own tables of its points (as `cellsim run` prints them)
-            for tab in exp.tables(r.records):
-                head = "".join(f"<th>{e(c)}</th>" for c in tab.columns)
-                parts.append(f"<table><caption>{e(tab.title)}</caption><tr>{head}</tr>")
-                for cells in tab.rows:
-                    tds = "".join(
-                        (f"<td>{e(c)}</td>" if i == 0 else f"<td class='num'>{e(c)}</td>")
-                        for i, c in enumerate(cells)
-                    )
-                    parts.append(f"<tr>{tds}</tr>")
-                parts.append("</table>")
-        files = ", ".join(f"<code>{e(p.name)}</code>" for k, p in r.files.items() if k != "png")
-        parts.append(f"<p class='meta'>Data: {files}.</p>")
-    parts.append("</body></html>\n")
-    Path(path).write_text("\n".join(parts), encoding="utf-8")
+    """Writes the self-contained HTML report (figures embedded as base64 PNG)
+    from the Jinja2 template; ``machine`` None means each experiment ran on
+    its own machine; ``origin`` is the run's :func:`provenance` (made here if not given)."""
+    from jinja2 import Environment, PackageLoader, select_autoescape
+
+    page_dir = Path(path).resolve().parent
+    rows = [row for r in results for row in r.comparison]
+    every = claims(rows)
+    prov = origin or provenance(results, machine=machine, seed=seed, native=native)
+    env = Environment(
+        loader=PackageLoader("cellsim", "templates"), autoescape=select_autoescape(["html", "j2"])
+    )
+    with figure_style():
+        agreement, scatter = agreement_figure(results), scatter_figure(results)
+    html = env.get_template("report.html.j2").render(
+        tolerance=f"{TOLERANCE_PCT:g}",
+        summary={
+            "agree": sum(1 for c in every if c["within"]),
+            "judged": sum(1 for c in every if c["within"] is not None),
+            "withheld": sum(1 for c in every if c["within"] is None),
+            "points_agree": sum(1 for r in rows if r["within"]),
+            "points_judged": sum(1 for r in rows if r["within"] is not None),
+        },
+        agreement_png=agreement,
+        scatter_png=scatter,
+        provenance=prov,
+        sections=[_section(r, page_dir, machine, seed, native) for r in results],
+        papers=[PAPERS[k].citation() for k in sorted(PAPERS)],
+    )
+    Path(path).write_text(html, encoding="utf-8")

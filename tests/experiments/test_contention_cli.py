@@ -91,7 +91,7 @@ def test_reproduce_writes_the_contention_results(tmp_path: Path) -> None:
     html = (tmp_path / "report.html").read_text()
     for held in ("000-f6b-uniform", "000-f7-worst", "002-f13-couples-4", "002-f16-cycle-4-8"):
         assert held in html
-    assert "each experiment&#x27;s own (blade21, qs20-1chip)" in html
+    assert "each experiment&#39;s own (blade21, qs20-1chip)" in html
     # the experiments' own tables: couples and cycle name their best and worst placements
     assert html.count("best and worst placements") >= 2 and "<caption>" in html
 

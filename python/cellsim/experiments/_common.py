@@ -10,6 +10,7 @@ from .. import published as pub
 from ..exceptions import UsageError
 from ..kernels import load_dma_bench
 from ..machine import Machine
+from ..style import PUBLISHED, PUBLISHED_COLOR
 from . import Option
 
 __all__ = [
@@ -210,9 +211,10 @@ def simple_compare(records: Sequence[Mapping[str, Any]], experiment: str) -> lis
     return rows
 
 
-def draw_published(ax: Any, entry: pub.Published, color: str = "black") -> None:
-    """Draws a published value or bound on a size-axis plot: a marker for one
-    size, a dashed segment over a size range (triangles for an upper bound)."""
+def draw_published(ax: Any, entry: pub.Published) -> None:
+    """Draws a published value or bound on a size-axis plot in the published
+    style (:data:`cellsim.style.PUBLISHED`): a star for one size, a dashed
+    segment over a size range (triangles for an upper bound)."""
     if entry.held_out or entry.value is None or entry.kind == "range":
         return
     sizes: Any = entry.where.get("size")
@@ -222,49 +224,21 @@ def draw_published(ax: Any, entry: pub.Published, color: str = "black") -> None:
     y = float(entry.value)  # type: ignore[arg-type]
     lab = f"published {entry.figure}: {entry.description}, {entry.text()}"
     if len(xs) == 1:
-        ax.plot(
-            xs,
-            [y],
-            linestyle="none",
-            marker="*",
-            markersize=15,
-            markerfacecolor="none",
-            markeredgecolor=color,
-            markeredgewidth=1.5,
-            label=lab,
-            zorder=5,
-        )
+        ax.plot(xs, [y], **{**PUBLISHED, "linestyle": "none", "marker": "*", "markersize": 15}, label=lab)
     else:
         marker = "v" if entry.kind == "upper_bound" else "D"
-        ax.plot(
-            [min(xs), max(xs)],
-            [y, y],
-            linestyle="--",
-            color=color,
-            linewidth=1.5,
-            marker=marker,
-            markersize=7,
-            markerfacecolor="none",
-            label=lab,
-            zorder=5,
-        )
+        ax.plot([min(xs), max(xs)], [y, y], **{**PUBLISHED, "marker": marker, "markersize": 7}, label=lab)
 
 
 def draw_published_span(
-    ax: Any, xs: Iterable[float], entry: pub.Published, label: str, color: str = "crimson"
+    ax: Any, xs: Iterable[float], entry: pub.Published, label: str, color: str = PUBLISHED_COLOR
 ) -> None:
     """Draws a published value as a dashed line with open diamonds from the
-    smallest to the largest of ``xs`` (the measured points it speaks of)."""
+    smallest to the largest of ``xs`` (the measured points it speaks of);
+    ``color`` tells two published series apart (a darker red)."""
     span = list(xs)
-    ax.plot(
-        [min(span), max(span)],
-        [float(entry.value)] * 2,  # type: ignore[arg-type]
-        linestyle="--",
-        color=color,
-        marker="D",
-        markerfacecolor="none",
-        label=label,
-    )
+    style = {**PUBLISHED, "color": color, "markeredgecolor": color}
+    ax.plot([min(span), max(span)], [float(entry.value)] * 2, **style, label=label)  # type: ignore[arg-type]
 
 
 def size_axis(ax: Any) -> None:

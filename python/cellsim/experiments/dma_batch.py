@@ -184,7 +184,7 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
                     and entry.where.get("target") == target
                     and any(pub.matches(entry.where, r) for r in pts)
                 ):
-                    draw_published(ax, entry, color="crimson")
+                    draw_published(ax, entry)
                 if entry.kind == "range" and entry.quantity == "batch_speedup":
                     size = entry.where["size"]
                     base = next(

@@ -131,9 +131,7 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
         if not any(pub.matches(entry.where, r) for r in records):
             continue
         ax = ax_lat if entry.quantity == "latency_ns" else ax_bw
-        op, target = entry.where["op"], entry.where["target"]
-        color = "black" if entry.id.startswith("000-t1") else STYLE[(op, target)]["color"]
-        draw_published(ax, entry, color=color)
+        draw_published(ax, entry)
     machine = records[0]["machine"] if records else "?"
     ax_lat.set(yscale="log", ylabel="latency (ns)", title=f"(a) blocking DMA latency, {machine}")
     ax_bw.set(ylabel="bandwidth (GB/s)", title=f"(b) blocking DMA bandwidth, {machine}")

@@ -37,7 +37,7 @@ import numpy as np
 from .. import published as pub
 from ..machine import Machine
 from . import Experiment, Option, Table
-from ._common import ProgressFn, check_choices, figure_legend
+from ._common import ProgressFn, check_choices
 from ._contention import DMA_SIZE, Load, check_positive, check_spes, rows_for, run_kernels
 
 __all__ = ["EXPERIMENT", "FIELDS", "MODE_BIN_NS", "compare", "plot", "run", "tables"]
@@ -253,45 +253,40 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
 
 
 def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
-    """Figure 7: the latency distribution of each SPE, (a) puts and (b) gets."""
+    """Figure 7: the latency distribution of each SPE, (a) puts and (b) gets:
+    one row per SPE (eight overlaid histograms cannot be told apart), on one
+    latency axis, each SPE's mode marked."""
     from matplotlib import colormaps
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(13, 6), layout="constrained")
-    axes = fig.subplots(1, 2, sharey=True)
+    spes = sorted({int(r["spe"]) for r in records}) or [0]
+    fig = Figure(figsize=(13, 1.1 * len(spes) + 2), layout="constrained")
+    grid = fig.subplots(len(spes), 2, sharex=True, sharey=True, squeeze=False)
     machine = records[0]["machine"] if records else "qs20-1chip"
     top = max((r["max_ns"] for r in records), default=1.0)
     low = min((r["min_ns"] for r in records), default=0.0)
     bins = np.linspace(low * 0.98 / 1000, top * 1.02 / 1000, 81)
     cmap = colormaps["tab10"]
-    for ax, (panel, op) in zip(axes, (("a", "put"), ("b", "get")), strict=True):
-        rs = [r for r in records if r["op"] == op]
-        for r in rs:
+    for col, (panel, op) in enumerate((("a", "put"), ("b", "get"))):
+        rs = {int(r["spe"]): r for r in records if r["op"] == op}
+        grid[0][col].set_title(f"({panel}) {op}s, {len(rs)} SPEs, {machine}")
+        for row, spe in enumerate(spes):
+            ax = grid[row][col]
+            ax.set(yscale="log")
+            ax.set_ylabel(f"SPE {spe}\n(% of DMAs)", rotation=0, ha="right", va="center", fontsize=8)
+            r = rs.get(spe)
+            if r is None:
+                continue
             lat = np.asarray(r["latencies_ns"]) / 1000
-            ax.hist(
-                lat,
-                bins=bins,
-                histtype="step",
-                color=cmap(r["spe"] % 10),
-                weights=np.full(len(lat), 100.0 / max(len(lat), 1)),
-                label=f"SPE {r['spe']}",
-            )
-        if rs:
-            peak = statistics.fmean(r["mode_ns"] for r in rs) / 1000
-            ax.axvline(peak, color="black", linestyle="--", linewidth=1, label="mode (mean over SPEs)")
-        ax.set(
-            yscale="log",
-            xlabel="DMA latency (us): DMAC start to completion",
-            ylabel="DMAs (%)",
-            title=f"({panel}) {op}s, {len(rs)} SPEs, {machine}",
-        )
-        ax.grid(True, alpha=0.3)
-    figure_legend(fig, axes, ncol=9)
+            weights = np.full(len(lat), 100.0 / max(len(lat), 1))
+            ax.hist(lat, bins=bins, color=cmap(spe % 10), weights=weights, alpha=0.8)
+            ax.axvline(r["mode_ns"] / 1000, color="black", linestyle="--", linewidth=1)
+        grid[-1][col].set_xlabel("DMA latency (us): DMAC start to completion; dashed: the SPE's mode")
     fig.suptitle(
         "Kistler et al., Figure 7: latency distribution with a main-memory hot spot (simulated; "
         "published peak and worst case withheld)"
     )
-    fig.savefig(path, dpi=100)
+    fig.savefig(path, dpi=90)
 
 
 EXPERIMENT = Experiment(
