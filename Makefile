@@ -2,10 +2,12 @@
 #   make test       install (editable, with test extras) and run every test: Rust and Python
 #   make reproduce  install and reproduce the published figures into ./cellsim-results
 #   make fuzz       long runs of the fuzzers (FUZZ_EXAMPLES programs each; outcome counts in fuzz-report.json)
+#   make wheel      the release wheel into dist/: abi3 (CPython >= 3.11), manylinux2014 (maturin, zig as linker)
+#   make docs       the API reference, from the docstrings, into site/ (mkdocs + mkdocstrings)
 PY ?= python3
 FUZZ_EXAMPLES ?= 20000
 
-.PHONY: install test test-rust test-python lint reproduce bench fmt fuzz
+.PHONY: install test test-rust test-python lint reproduce bench fmt fuzz wheel docs
 
 install:
 	$(PY) -m pip install -q -e '.[test,dask]'
@@ -21,6 +23,8 @@ test-python:
 lint:
 	cargo clippy -q -p cellsim-engine -p cellsim-py --all-targets -- -D warnings
 	$(PY) -m ruff check python tests examples benches
+	$(PY) -m mypy examples python/cellsim/trace.py python/cellsim/report.py python/cellsim/explanations.py \
+		python/cellsim/style.py python/cellsim/_outputs.py python/cellsim/problem_state.py python/cellsim/sweep.py
 
 fuzz:
 	CELLSIM_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) CELLSIM_FUZZ_REPORT=fuzz-report.json \
@@ -29,8 +33,16 @@ fuzz:
 		hostile::random_commands_never_panic
 
 reproduce:
-	$(PY) -m pip install -q .
+	$(PY) -m pip install -q '.[report]'
 	cellsim reproduce
+
+wheel:
+	$(PY) -m pip install -q 'maturin>=1.7,<2' 'ziglang>=0.13'
+	$(PY) -m maturin build --release --zig --compatibility manylinux2014 --out dist
+
+docs:
+	$(PY) -m pip install -q -e '.[docs]'
+	$(PY) -m mkdocs build --strict --site-dir site
 
 bench:
 	cellsim bench speed

@@ -77,7 +77,7 @@ def main() -> None:
     print(f"{SPES} SPEs squared {FLOATS:,} floats ({mb:.0f} MB moved) in {r.ns / 1000:.1f} us simulated")
     print(f"memory bandwidth used: {moved / r.ns:.1f} GB/s (the XDR peak is 25.6 GB/s)")
     for p in r.programs:
-        print(f"  SPE {p.spe} (physical {p.physical}) finished at {p.end_ns / 1000:.1f} us")
+        print(f"  SPE {p.spe} (physical {p.physical}) finished at {p.ended_ns / 1000:.1f} us")
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ import numpy as np
 
 from cellsim import Machine, ppe
 from cellsim.ppe import (
+    SPU_IN_MBOX,
     pthread_create,
     pthread_join,
     spe_context_create,
@@ -47,7 +48,6 @@ from cellsim.spu import (
     spu_write_out_mbox,
 )
 
-SPU_IN_MBOX = 0x400C  # offset of SPU_In_Mbox in the problem-state area
 BLOCK = 4096
 SLOTS = 4  # the inbound mailbox holds 4 messages: never more in flight
 BLOCKS = 64

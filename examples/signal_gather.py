@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from cellsim import Machine
 from cellsim.ppe import (
+    SIG_NOTIFY_1,
     SPE_CFG_SIGNOTIFY1_OR,
     pthread_create,
     pthread_join,
@@ -38,7 +39,6 @@ from cellsim.spu import (
     spu_read_signal1,
 )
 
-SIG_NOTIFY_1 = 0x1400C  # offset of SPU_Sig_Notify_1 in the problem-state area
 WORKERS = 7
 ALL = sum(1 << s for s in range(1, WORKERS + 1))  # 0b1111_1110
 ROUNDS = 3

@@ -107,7 +107,7 @@ def ppe_main() -> int:
         threads.append(pthread_create(lambda ctx=ctx, ctl=ctl: spe_context_run(ctx, argp=ctl).exit_code))
     log["contexts running"] = now_us()
 
-    ready = set()  # 1. collect the "ready" messages (spe_out_mbox_read never blocks)
+    ready: set[int] = set()  # 1. collect the "ready" messages (spe_out_mbox_read never blocks)
     while len(ready) < SPES:
         for i, ctx in enumerate(contexts):
             if i not in ready and spe_out_mbox_read(ctx):

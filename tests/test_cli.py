@@ -238,3 +238,17 @@ def test_other_commands_check_their_outputs(tmp_path: Path) -> None:
     assert_one_line_error(
         invoke("mpirun", "-n", "1", "--trace", str(tmp_path / "no" / "t.json"), str(script))
     )
+
+
+def test_figures_and_report_say_which_extra_they_need(monkeypatch) -> None:
+    """matplotlib and Jinja2 are the report extra: without them the core runs, and
+    --plot and reproduce say what to install."""
+    import importlib.util
+
+    find = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == "matplotlib" else find(n, *a))
+    for args in (["run", "dma-latency", "--plot", "x.png"], ["reproduce", "--only", "dma-latency"]):
+        r = invoke(*args)
+        assert_one_line_error(r)
+        assert "pip install 'cellsim[report]'" in r.stderr and "matplotlib" in r.stderr
+    assert invoke("run", "dma-latency", "--sizes", "128", "--op", "get", "--target", "ls").exit_code == 0

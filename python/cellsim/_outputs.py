@@ -8,11 +8,25 @@ from pathlib import Path
 
 from .exceptions import UsageError
 
-__all__ = ["check_output", "check_plot", "plot_formats"]
+__all__ = ["check_output", "check_plot", "plot_formats", "require_report"]
+
+
+def require_report(what: str) -> None:
+    """Fails, saying how to install them, unless the figures' and the
+    report's libraries (the ``report`` extra) are installed."""
+    import importlib.util
+
+    missing = [m for m in ("matplotlib", "jinja2") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise UsageError(
+            f"{what} needs {' and '.join(missing)}, which cellsim installs with its report extra: "
+            "pip install 'cellsim[report]'"
+        )
 
 
 def plot_formats() -> dict[str, str]:
     """The image formats matplotlib can write: extension -> description."""
+    require_report("--plot")
     from matplotlib.backend_bases import FigureCanvasBase
 
     return dict(FigureCanvasBase.get_supported_filetypes())

@@ -37,7 +37,7 @@ from rich.table import Table
 
 import cellsim
 
-from ._outputs import check_output, check_plot
+from ._outputs import check_output, check_plot, require_report
 from .buffering.cli import plan_buffers
 from .exceptions import CellsimError, ConfigError, UsageError
 from .experiments import Experiment, Option, all_experiments
@@ -455,6 +455,7 @@ def reproduce(out: str, machine: str | None, seed: int, python_programs: bool, o
 
     if machine is not None:
         _check_machine(machine)
+    require_report("cellsim reproduce")
     if Path(out).exists() and not Path(out).is_dir():
         raise UsageError(f"--out {out!r} is a file; give a directory for the results")
     chosen = [e for e in all_experiments() if e.name in only] if only else None

@@ -26,7 +26,6 @@ switches straight to it (or simply continues when it is itself). No
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -107,6 +106,14 @@ class ProgramResult:
     end_cycle: int | None
     end_ns: float | None
 
+    @property
+    def ended_ns(self) -> float:
+        """When the program ended, in ns (``end_ns`` known to be set: a
+        ``UsageError`` if the program had not ended when the run stopped)."""
+        if self.end_ns is None:
+            raise UsageError(f"program {self.thread} had not ended when the run stopped")
+        return self.end_ns
+
 
 @dataclass(frozen=True)
 class RunResult:
@@ -177,8 +184,8 @@ class Program(greenlet):
         else:
             code = 0 if value is None else value
             if not isinstance(code, (int, np.integer)) or not 0 <= int(code) < 2**32:
-                exc = UsageError(f"{self.who} returned {value!r}; return an int 0..2**32-1 or None")
-                return ("raise", self.tid, exc)
+                misuse = UsageError(f"{self.who} returned {value!r}; return an int 0..2**32-1 or None")
+                return ("raise", self.tid, misuse)
         nxt, reply = self.engine.exit(self.tid, int(code))
         return ("next", nxt, reply)
 
@@ -193,7 +200,9 @@ class Program(greenlet):
             return reply
         if nxt >= 0:
             return self.machine._programs[nxt].switch(reply)
-        return self.machine._driver.switch(("next", nxt, reply))
+        driver = self.machine._driver
+        assert driver is not None, "a program runs only inside Machine.run"
+        return driver.switch(("next", nxt, reply))
 
 
 class Machine:
@@ -557,5 +566,4 @@ def _is_driver_message(out: Any) -> bool:
 
 
 def _note(exc: BaseException, note: str) -> None:
-    if sys.version_info >= (3, 11):
-        exc.add_note(note)
+    exc.add_note(note)

@@ -53,19 +53,42 @@ from . import _engine
 from ._checks import integer, mfc_args, word
 from .exceptions import NotInProgramError, UsageError
 from .machine import Program
+from .problem_state import (
+    AREA_OFFSETS,
+    SIG_NOTIFY_1,
+    SIG_NOTIFY_2,
+    SPE_CONTROL_AREA,
+    SPE_MFC_COMMAND_AREA,
+    SPE_MSSYNC_AREA,
+    SPE_SIG_NOTIFY_1_AREA,
+    SPE_SIG_NOTIFY_2_AREA,
+    SPU_IN_MBOX,
+    SPU_MBOX_STAT,
+    SPU_OUT_MBOX,
+)
 
 __all__ = [
+    "SIG_NOTIFY_1",
+    "SIG_NOTIFY_2",
     "SPE_AFFINITY_MEMORY",
     "SPE_CFG_SIGNOTIFY1_OR",
     "SPE_CFG_SIGNOTIFY2_OR",
+    "SPE_CONTROL_AREA",
     "SPE_MBOX_ALL_BLOCKING",
     "SPE_MBOX_ANY_BLOCKING",
     "SPE_MBOX_ANY_NONBLOCKING",
+    "SPE_MFC_COMMAND_AREA",
+    "SPE_MSSYNC_AREA",
+    "SPE_SIG_NOTIFY_1_AREA",
+    "SPE_SIG_NOTIFY_2_AREA",
     "SPE_SIG_NOTIFY_REG_1",
     "SPE_SIG_NOTIFY_REG_2",
     "SPE_TAG_ALL",
     "SPE_TAG_ANY",
     "SPE_TAG_IMMEDIATE",
+    "SPU_IN_MBOX",
+    "SPU_MBOX_STAT",
+    "SPU_OUT_MBOX",
     "SpeContext",
     "SpeGang",
     "StopInfo",
@@ -109,6 +132,14 @@ SPE_TAG_ANY = 2
 SPE_TAG_IMMEDIATE = 3
 SPE_AFFINITY_MEMORY = 0x1
 """Gang flag: place the gang's SPEs nearest the memory controller, in the affinity chain."""
+
+_AREA_NAMES = {
+    "SPE_MSSYNC_AREA": SPE_MSSYNC_AREA,
+    "SPE_MFC_COMMAND_AREA": SPE_MFC_COMMAND_AREA,
+    "SPE_CONTROL_AREA": SPE_CONTROL_AREA,
+    "SPE_SIG_NOTIFY_1_AREA": SPE_SIG_NOTIFY_1_AREA,
+    "SPE_SIG_NOTIFY_2_AREA": SPE_SIG_NOTIFY_2_AREA,
+}
 
 _MODE = {SPE_TAG_IMMEDIATE: 0, SPE_TAG_ANY: 1, SPE_TAG_ALL: 2}
 
@@ -211,10 +242,16 @@ def spe_ls_area_get(ctx: SpeContext) -> int:
     return int(_engine.ls_ea(ctx.spe))
 
 
-def spe_ps_area_get(ctx: SpeContext, area: int = 0) -> int:
-    """The effective address of the SPE's problem-state area (mailbox and
-    signal registers at their CBEA offsets, e.g. ``SIG_NOTIFY_1 = 0x1400C``)."""
-    return int(_engine.ps_ea(ctx.spe))
+def spe_ps_area_get(ctx: SpeContext, area: int = SPE_MSSYNC_AREA) -> int:
+    """The effective address of one of the SPE's problem-state areas
+    (libspe2's ``SPE_MSSYNC_AREA``, the start of the whole area, by default;
+    ``SPE_MFC_COMMAND_AREA``, ``SPE_CONTROL_AREA``, ``SPE_SIG_NOTIFY_1_AREA``,
+    ``SPE_SIG_NOTIFY_2_AREA``). The registers' offsets from the start are in
+    :mod:`cellsim.problem_state` (``SPU_IN_MBOX``, ``SIG_NOTIFY_1``...)."""
+    if isinstance(area, bool) or not isinstance(area, int) or area not in AREA_OFFSETS:
+        names = ", ".join(f"{n} ({v})" for n, v in _AREA_NAMES.items())
+        raise UsageError(f"spe_ps_area_get: area {area!r} is not one of libspe2's areas: {names}")
+    return int(_engine.ps_ea(ctx.spe)) + AREA_OFFSETS[area]
 
 
 def spe_in_mbox_write(ctx: SpeContext, data: Sequence[int], behavior: int = SPE_MBOX_ALL_BLOCKING) -> int:

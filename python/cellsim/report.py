@@ -77,7 +77,7 @@ def reproduce(
     import pandas as pd
 
     t0 = time.perf_counter()
-    started = _dt.datetime.now(_dt.timezone.utc)
+    started = _dt.datetime.now(_dt.UTC)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     results = []
@@ -331,7 +331,7 @@ def provenance(
         "native": native,
         "host": f"{platform.node()} ({platform.platform()}, {os.cpu_count()} CPUs)",
         "python": platform.python_version(),
-        "started": (started or _dt.datetime.now(_dt.timezone.utc)).strftime("%Y-%m-%d %H:%M:%S UTC"),
+        "started": (started or _dt.datetime.now(_dt.UTC)).strftime("%Y-%m-%d %H:%M:%S UTC"),
         "wall_s": 0.0,
     }
 

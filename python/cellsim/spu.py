@@ -44,6 +44,7 @@ comes from :func:`ls_alloc`, which returns an :class:`~cellsim.machine.LsBuffer`
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -51,7 +52,7 @@ from greenlet import getcurrent
 
 from ._checks import integer, mfc_args, word
 from .exceptions import MfcError, NotInProgramError, UsageError
-from .machine import LsBuffer, Program
+from .machine import EaBuffer, LsBuffer, Program
 
 __all__ = [
     "MFC_GETLLAR_STATUS",
@@ -59,6 +60,7 @@ __all__ = [
     "MFC_PUTLLC_STATUS",
     "MFC_PUTLLUC_STATUS",
     "MFC_PUT_CMD",
+    "ListElement",
     "compute",
     "ls_access_loop",
     "ls_alloc",
@@ -238,19 +240,31 @@ def mfc_putlf(ls: int, ea: int, lst: int, size: int, tag: int, tid: int = 0, rid
     _list_dma("mfc_putlf", MFC_PUTLF_CMD, ls, ea, lst, size, tag)
 
 
-def mfc_list(lst: int, elements: list[tuple[int, int] | tuple[int, int, bool]]) -> int:
-    """Writes a DMA list at local-store address ``lst``: each element is
-    ``(size, ea_low)`` or ``(size, ea_low, stall_and_notify)``. Returns the
-    list's size in bytes, for ``mfc_getl``/``mfc_putl``."""
+ListElement = tuple[int, int] | tuple[int, int, bool] | EaBuffer
+"""One element of a DMA list: ``(size, ea)``, ``(size, ea, stall_and_notify)``,
+or a main-memory buffer (all of it: ``(buf.size, buf)``)."""
+
+
+def mfc_list(lst: int, elements: Sequence[ListElement]) -> int:
+    """Writes a DMA list at local-store address ``lst`` (an :class:`LsBuffer`
+    from :func:`ls_alloc`, or an address): each element is ``(size, ea)``,
+    ``(size, ea, stall_and_notify)`` or an :class:`EaBuffer` (the whole
+    buffer). Returns the list's size in bytes, for ``mfc_getl``/``mfc_putl``."""
     p = _program("mfc_list")
     words = np.zeros(len(elements), dtype=">u8")
     for i, e in enumerate(elements):
+        if isinstance(e, EaBuffer):
+            e = (e.size, int(e))
         # The size field has 15 bits; the MFC checks the rules of a transfer.
         size = integer(e[0], f"mfc_list: element {i} size", 0, 0x8000)
         eal = integer(e[1], f"mfc_list: element {i} ea", 0, 1 << 64) & 0xFFFFFFFF
-        stall = bool(e[2]) if len(e) > 2 else False  # type: ignore[misc]
+        stall = bool(e[2]) if len(e) > 2 else False
         words[i] = (int(stall) << 63) | (size << 32) | eal
     n = 8 * len(elements)
+    if isinstance(lst, LsBuffer) and n > lst.size:
+        raise UsageError(
+            f"mfc_list: {len(elements)} elements need {n} bytes but the list buffer {lst!r} has {lst.size}"
+        )
     start = integer(lst, "mfc_list: lst", 0, len(p.ls) - n + 1)
     p.ls[start : start + n] = words.view(np.uint8)
     return n
@@ -487,7 +501,9 @@ def ls_access_loop(
 
 def spe_id() -> int:
     """The logical SPE number this program runs on."""
-    return _program("spe_id").spe
+    spe = _program("spe_id").spe
+    assert spe is not None, "an SPE program runs on an SPE"
+    return spe
 
 
 def spu_ls() -> np.ndarray:

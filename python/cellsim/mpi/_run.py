@@ -470,8 +470,7 @@ def mpirun(
     if error is not None and raise_errors:
         if isinstance(error, RankFailed) and error.exc is not None:
             exc = error.exc
-            if sys.version_info >= (3, 11):
-                exc.add_note(f"raised by MPI rank {error.rank} (the other ranks were stopped)")
+            exc.add_note(f"raised by MPI rank {error.rank} (the other ranks were stopped)")
             raise exc
         raise error
     return result
