@@ -338,3 +338,24 @@ def test_seed_001_quotes_are_in_the_paper() -> None:
     for e in entries(paper="001"):
         for piece in re.split(r"\s*\[page break\]\s*", e.quote):
             assert " ".join(piece.split()) in text, e.id
+
+
+def test_the_documented_pattern_files_load(tmp_path) -> None:
+    """Every example of docs/messaging.md's 'Pattern files' loads as the text says."""
+    import re
+    from pathlib import Path
+
+    from cellsim.messaging.patterns import load_pattern
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "messaging.md").read_text()
+    section = doc[doc.index("### Pattern files") :]
+    section = section[: section.index("\n## ")]
+    blocks = re.findall(r"```(json|text)\n(.*?)```", section, re.S)
+    assert len(blocks) == 4
+    loaded = []
+    for i, (kind, text) in enumerate(blocks):
+        f = tmp_path / f"p{i}.{'json' if kind == 'json' else 'csv'}"
+        f.write_text(text)
+        loaded.append(load_pattern(f))
+    assert [p.tasks for p in loaded] == [4, 2, 3, 3]
+    assert loaded[1].edges == ((0, 1, 4096), (1, 0, 512))

@@ -18,9 +18,10 @@ Results that the seeds mark ``[held out for validation]`` are the test set:
 they may appear here with ``held_out=True`` so that reports can show the
 simulated value beside them, but never with a value.
 
->>> from cellsim.published import entries
->>> [e.id for e in entries(experiment="dma-latency")][:2]
-['000-t1-spe-put-latency', '000-f4a-mem-put-91ns']
+Examples:
+    >>> from cellsim.published import entries
+    >>> [e.id for e in entries(experiment="dma-latency")][:2]
+    ['000-t1-spe-put-latency', '000-f4a-mem-put-91ns']
 """
 
 from __future__ import annotations

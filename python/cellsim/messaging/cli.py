@@ -32,7 +32,8 @@ __all__ = ["map_cmd"]
     "--pattern",
     "-p",
     required=True,
-    help=f"a pattern file (JSON or CSV edges: source, destination, bytes per iteration) or one of "
+    help="a pattern file (JSON or CSV edges: source, destination, bytes per iteration; the format: "
+    "docs/messaging.md, 'Pattern files') or one of "
     f"{', '.join(BUILTIN)}",
 )
 @click.option("--machine", "-m", default="qs20", show_default=True, help="machine name or TOML file")
