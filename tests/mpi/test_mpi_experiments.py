@@ -35,7 +35,8 @@ def test_pingpong(tmp_path: Path) -> None:
 def test_pingpong_on_a_blade_crosses_the_chips_and_memories() -> None:
     recs = mpi_pingpong.run(sizes=[65536], reps=2, protocols=["direct"])
     by = {(r["pages"], r["chips"]): r["latency_us"] for r in recs}
-    assert set(by) == {("first-touch", "one"), ("remote", "one"), ("interleave", "one"), ("first-touch", "two")}
+    configs = {("first-touch", "one"), ("remote", "one"), ("interleave", "one"), ("first-touch", "two")}
+    assert set(by) == configs
     assert by[("first-touch", "one")] < by[("remote", "one")], by
     assert by[("first-touch", "one")] < by[("first-touch", "two")], by
     with pytest.raises(UsageError, match="one chip"):
@@ -79,8 +80,10 @@ def test_collectives(tmp_path: Path) -> None:
 def test_cellsim_run_json() -> None:
     r = CliRunner().invoke(
         cli,
-        ["run", "mpi-pingpong", "--sizes", "0,64", "--reps", "3", "--protocol", "direct", "--chips", "one"]
-        + ["--pages", "first-touch", "--json", "-"],
+        [
+            *("run", "mpi-pingpong", "--sizes", "0,64", "--reps", "3", "--protocol", "direct"),
+            *("--chips", "one", "--pages", "first-touch", "--json", "-"),
+        ],
     )
     assert r.exit_code == 0, r.output
     data = json.loads(r.stdout)
