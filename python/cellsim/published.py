@@ -365,6 +365,16 @@ _Q_F17 = (
     "[held out for validation] for DMA-list transfers."
 )
 
+_Q_IO_BANK = (
+    "there are two memory banks, one associated to each chip, and so two possible paths to memory: one "
+    "through the local MIC at 33.6 GB/s, and one through the IO, to access the memory bank on the second "
+    "Cell at 7 GB/s."
+)
+_Q_IO_SPES = (
+    "This problem is even worse when using more than one Cell chip, since SPEs could be allocated in "
+    "different chips, and they would have to communicate through the IO, limited to 7 GB/s."
+)
+
 _TWO_PLUS = (2, 3, 4, 5, 6, 7, 8)
 _SIZES_002 = (128, 256, 512, 1024, 2048, 4096, 8192, 16384)
 _KB_PLUS = (1024, 2048, 4096, 8192, 16384)
@@ -984,6 +994,33 @@ PUBLISHED: tuple[Published, ...] = (
         kind="value",
         held_out=True,
         quote=_Q_F7_WORST,
+    ),
+    # -- seed 002, sections 4.1.2 and 5: the second chip (cross-chip) ----------------------------
+    Published(
+        id="002-io-remote-bank-7",
+        paper="002",
+        figure="Sec 4.1.2",
+        description="the second chip's memory through the IO: about 7 GB/s each way (2 SPEs streaming)",
+        experiment="cross-chip",
+        where={"path": "memory", "spes": 2},
+        quantity="per_direction_gbs",
+        value=7.0,
+        unit="GB/s",
+        kind="value",
+        quote=_Q_IO_BANK,
+    ),
+    Published(
+        id="002-io-spes-7",
+        paper="002",
+        figure="Sec 5",
+        description="SPEs on different chips communicate through the IO, limited to 7 GB/s each way",
+        experiment="cross-chip",
+        where={"path": "spe"},
+        quantity="per_direction_gbs",
+        value=7.0,
+        unit="GB/s",
+        kind="value",
+        quote=_Q_IO_SPES,
     ),
     # -- seed 002, Figure 9: SPEs to memory (spe-mem) -----------------------------------------
     Published(
@@ -1615,7 +1652,7 @@ PUBLISHED: tuple[Published, ...] = (
         figure="Abstract, Fig 3",
         description="Kumar et al.'s MPI (kumar), ping-pong with data in main memory: peak bandwidth",
         experiment="mpi-pingpong",
-        where={"protocol": "kumar"},
+        where={"protocol": "kumar", "pages": "first-touch", "chips": "one"},
         quantity="max_bandwidth_gbs",
         value=None,
         unit="GB/s",
@@ -1629,7 +1666,7 @@ PUBLISHED: tuple[Published, ...] = (
         figure="Abstract, Fig 2",
         description="Kumar et al.'s MPI (kumar), ping-pong with data in main memory: smallest latency",
         experiment="mpi-pingpong",
-        where={"protocol": "kumar"},
+        where={"protocol": "kumar", "pages": "first-touch", "chips": "one"},
         quantity="min_latency_us",
         value=None,
         unit="us",
@@ -1643,7 +1680,7 @@ PUBLISHED: tuple[Published, ...] = (
         figure="Section 4",
         description="DP matrix-vector product on 8 SPEs, one Allgather per product, n = 512 (kumar)",
         experiment="mpi-matvec",
-        where={"protocol": "kumar", "n": 512},
+        where={"protocol": "kumar", "n": 512, "spes": 8, "pages": "first-touch"},
         quantity="gflops",
         value=None,
         unit="GFLOP/s",
@@ -1657,7 +1694,7 @@ PUBLISHED: tuple[Published, ...] = (
         figure="Section 4",
         description="DP matrix-vector product on 8 SPEs, one Allgather per product, n = 1024 (kumar)",
         experiment="mpi-matvec",
-        where={"protocol": "kumar", "n": 1024},
+        where={"protocol": "kumar", "n": 1024, "spes": 8, "pages": "first-touch"},
         quantity="gflops",
         value=None,
         unit="GFLOP/s",

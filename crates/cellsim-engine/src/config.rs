@@ -230,8 +230,6 @@ pub struct MicParams {
     pub reads_per_requester: u32,
     /// Writes take slots of the requester's window too (else only reads do).
     pub window_counts_writes: bool,
-    /// The window of the requests that come from the other chip through IOIF0.
-    pub ioif_window: u32,
     /// 128-byte write buffers in the MIC.
     pub write_buffer_lines: u32,
     /// Average interval between two DRAM refreshes, ns.
@@ -643,15 +641,8 @@ impl MachineConfig {
                 "must not be negative",
             );
         }
-        if self.mic.reads_per_requester == 0 || self.mic.ioif_window == 0 {
-            return bad(
-                "mic.reads_per_requester",
-                format!(
-                    "{} (ioif_window {})",
-                    self.mic.reads_per_requester, self.mic.ioif_window
-                ),
-                "windows must be at least 1",
-            );
+        if self.mic.reads_per_requester == 0 {
+            return bad("mic.reads_per_requester", "0".into(), "must be at least 1");
         }
         if self.mic.write_buffer_lines == 0 {
             return bad("mic.write_buffer_lines", "0".into(), "must be at least 1");

@@ -303,7 +303,7 @@ impl Machine {
         });
         Ok(Machine {
             chips: (0..chips).map(|_| ChipBus::new(&cfg, &topo)).collect(),
-            mics: memory_controllers(&cfg, &topo, seed),
+            mics: memory_controllers(&cfg, seed),
             numa: Numa::new(
                 chips,
                 cfg.memory_bytes(),
@@ -1051,11 +1051,11 @@ impl Machine {
 /// Each chip's memory controller. Where each DRAM's refresh falls relative
 /// to the program's start is a matter of chance on the real machine: it is
 /// drawn from the seed (its own stream).
-fn memory_controllers(cfg: &MachineConfig, topo: &Topology, seed: u64) -> Vec<Mic> {
+fn memory_controllers(cfg: &MachineConfig, seed: u64) -> Vec<Mic> {
     let interval = cfg.clock().ns_to_cycles(cfg.mic.refresh_interval_ns).max(1);
     let mut phases = Rng::stream(seed, REFRESH_STREAM);
     (0..cfg.chips)
-        .map(|_| Mic::new(cfg, phases.below(interval), topo.ioif0(0).idx()))
+        .map(|_| Mic::new(cfg, phases.below(interval)))
         .collect()
 }
 

@@ -30,14 +30,16 @@
 //!
 //! Each chip has one such controller in front of its own memory. A request
 //! from the other chip of a blade reaches it through the BIF and the chip's
-//! IOIF0, which is then the requester it sees: every request from the other
-//! chip shares IOIF0's window, `ioif_window` requests, enough to keep the
-//! link busy over its round trip.
+//! IOIF0 with its requester's identity (the data must find their way back),
+//! and counts against that requester's window like a local one.
 
 use crate::bus::OpId;
 use crate::config::MachineConfig;
 use crate::time::Cycle;
-use crate::topology::RAMPS;
+use crate::topology::{MAX_CHIPS, RAMPS};
+
+/// Requesters a MIC may see: every ramp of a two-chip machine.
+const REQUESTERS: usize = RAMPS * MAX_CHIPS;
 use std::collections::VecDeque;
 
 /// The parameters of one bank's controller, in cycles.
@@ -45,8 +47,6 @@ use std::collections::VecDeque;
 pub struct BankTiming {
     /// Requests in progress per requesting element (the requester's window).
     pub reads_per_requester: u32,
-    /// The window of requests from the other chip (through IOIF0, at `ioif`).
-    pub ioif_window: (usize, u32),
     /// Writes take window slots too.
     pub window_counts_writes: bool,
     /// Refresh: every `.0` cycles the DRAM is busy for `.1` cycles (`.1` = 0: none),
@@ -63,11 +63,13 @@ pub struct BankTiming {
 /// Memory controller state.
 #[derive(Debug, Clone)]
 pub struct Mic {
-    /// Each requester's window (requests in progress).
-    window: [u32; RAMPS],
+    /// Requests in progress allowed per requester.
+    window: u32,
     window_counts_writes: bool,
-    reads_active: [u32; RAMPS],
-    reads_waiting: [VecDeque<OpId>; RAMPS],
+    /// Per requester (a ramp of the machine): requests in progress, and
+    /// those waiting for a slot.
+    reads_active: [u32; REQUESTERS],
+    reads_waiting: [VecDeque<OpId>; REQUESTERS],
     refresh_interval: Cycle,
     refresh_busy: Cycle,
     refresh_phase: Cycle,
@@ -96,14 +98,12 @@ pub struct MicStats {
 }
 
 impl Mic {
-    /// A chip's MIC; its first refresh falls at `refresh_phase`, the other
-    /// chip's requests arrive through the ramp at position `ioif0`.
-    pub fn new(cfg: &MachineConfig, refresh_phase: Cycle, ioif0: usize) -> Mic {
+    /// A chip's MIC; its first refresh falls at `refresh_phase`.
+    pub fn new(cfg: &MachineConfig, refresh_phase: Cycle) -> Mic {
         let t = cfg.timing();
         let clock = cfg.clock();
         Mic::with(BankTiming {
             reads_per_requester: cfg.mic.reads_per_requester,
-            ioif_window: (ioif0, cfg.mic.ioif_window),
             window_counts_writes: cfg.mic.window_counts_writes,
             refresh: (
                 clock.ns_to_cycles(cfg.mic.refresh_interval_ns),
@@ -118,12 +118,10 @@ impl Mic {
 
     /// A bank controller with the given timing.
     pub fn with(t: BankTiming) -> Mic {
-        let mut window = [t.reads_per_requester; RAMPS];
-        window[t.ioif_window.0] = t.ioif_window.1;
         Mic {
-            window,
+            window: t.reads_per_requester,
             window_counts_writes: t.window_counts_writes,
-            reads_active: [0; RAMPS],
+            reads_active: [0; REQUESTERS],
             reads_waiting: std::array::from_fn(|_| VecDeque::new()),
             refresh_interval: t.refresh.0.max(1),
             refresh_busy: t.refresh.1,
@@ -179,7 +177,7 @@ impl Mic {
     /// slot (else it waits, and [`Mic::read_sent`]/[`Mic::write_done`] hand
     /// it on later). Only called when writes take slots.
     pub fn snoop_write(&mut self, requester: usize, op: OpId) -> bool {
-        if self.reads_active[requester] < self.window[requester] {
+        if self.reads_active[requester] < self.window {
             self.reads_active[requester] += 1;
             true
         } else {
@@ -198,7 +196,7 @@ impl Mic {
         op: OpId,
         bytes: u32,
     ) -> Option<Cycle> {
-        if self.reads_active[requester] < self.window[requester] {
+        if self.reads_active[requester] < self.window {
             self.reads_active[requester] += 1;
             Some(self.schedule_read(now, bytes))
         } else {
@@ -273,7 +271,7 @@ mod tests {
         let mut o: Vec<String> = vec!["mic.refresh_ns=0".into()];
         o.extend(overrides.iter().map(|s| s.to_string()));
         let cfg = MachineConfig::load("qs20-1chip", &o).unwrap();
-        (Mic::new(&cfg, 0, 6), cfg.timing())
+        (Mic::new(&cfg, 0), cfg.timing())
     }
 
     #[test]
@@ -335,7 +333,7 @@ mod tests {
         .unwrap();
         let (interval, busy) = (3200, 320); // cycles at 3.2 GHz
         let lat = cfg.timing().dram_latency;
-        let fresh = || Mic::new(&cfg, 1000, 6);
+        let fresh = || Mic::new(&cfg, 1000);
         // Before the first refresh (at 1000): as without refresh.
         assert_eq!(fresh().snoop_read(0, 3, 0, 128), Some(lat));
         // A read whose burst would start inside the refresh waits for its end.

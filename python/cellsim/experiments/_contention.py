@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import published as pub
 from ..exceptions import UsageError
-from ..kernels import load_region, load_traffic
+from ..kernels import load_dma_bench, load_region, load_traffic
 from ..machine import Machine
 from ._common import ProgressFn, compare_row
 
@@ -87,7 +87,7 @@ P = TypeVar("P")
 
 @dataclass(frozen=True)
 class Load:
-    """One kernel on one logical SPE: ``kernel`` is ``region`` or ``traffic``,
+    """One kernel on one logical SPE: ``kernel`` is ``region``, ``traffic`` or ``dma_bench``,
     ``params`` its keywords, ``nbytes`` the bytes it moves (both directions)."""
 
     spe: int
@@ -122,6 +122,14 @@ class KernelRun:
         return float(sum(self.gbs.values()))
 
 
+_LOADERS: dict[str, Callable[..., None]] = {
+    "region": load_region,
+    "traffic": load_traffic,
+    "dma_bench": load_dma_bench,
+}
+"""The kernels a :class:`Load` may name."""
+
+
 def run_kernels(
     machine: str,
     seed: int,
@@ -131,18 +139,19 @@ def run_kernels(
     placement: Sequence[int] | None = None,
     latencies: bool = False,
     setup: Callable[[Machine], Sequence[Load]] | None = None,
+    overrides: Sequence[str] = (),
 ) -> KernelRun:
-    """Runs ``loads`` together on a fresh ``Machine(machine, seed=seed)``.
+    """Runs ``loads`` together on a fresh ``Machine(machine, seed=seed)``
+    (with machine-file ``overrides``).
 
     ``setup(m)``, if given, returns more loads built on the machine (for
     buffers in main memory). With ``latencies`` every DMA command's latency is
     recorded (:meth:`Machine.dma_latencies`).
     """
-    m = Machine(machine, seed=seed, placement=placement)
+    m = Machine(machine, seed=seed, placement=placement, overrides=overrides)
     every = list(loads) + (list(setup(m)) if setup is not None else [])
     for ld in every:
-        loader = load_region if ld.kernel == "region" else load_traffic
-        loader(m, ld.spe, native=native, **ld.params)
+        _LOADERS[ld.kernel](m, ld.spe, native=native, **ld.params)
     if latencies:
         m.record_dma_latencies()
     result = m.run()

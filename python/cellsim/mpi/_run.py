@@ -255,8 +255,11 @@ def _load_program(program: Any) -> tuple[str, Any]:
 
 
 def _heap_bytes(m: Machine, n: int) -> int:
-    """Each rank's heap: half of main memory shared out, at most 64 MB a rank."""
-    return min(64 << 20, (int(m.info["memory_bytes"]) // (2 * n)) & ~0xFFFF)
+    """Each rank's heap: half of one chip's memory shared out, at most 64 MB a
+    rank (on a blade, first-touch placement keeps them all on chip 0's memory
+    with room to spare for the program's own allocations)."""
+    node_bytes = int(m.info["memory_bytes"]) // m.chips
+    return min(64 << 20, (node_bytes // (2 * n)) & ~0xFFFF)
 
 
 def _exit_status(code: Any, err: TextIO | _RankStream) -> int:

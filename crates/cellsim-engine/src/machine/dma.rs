@@ -417,6 +417,7 @@ impl Machine {
             }
             _ => (0, false),
         };
+        let leave = op.data_may_leave(t.bif_latency);
         match (op.kind, op.remote) {
             _ if op.failed => self.schedule(op.respond_at, Event::Complete(id)),
             (OpKind::Read, Space::Memory(_)) => self.schedule(mic_sees, Event::Snoop(id)),
@@ -424,10 +425,10 @@ impl Machine {
                 self.schedule(mic_sees, Event::Snoop(id))
             }
             (OpKind::Read, Space::Ls { .. }) => {
-                self.schedule(op.respond_at + t.ls_access, Event::DataReady(id))
+                self.schedule(leave + t.ls_access, Event::DataReady(id))
             }
             (OpKind::Read, Space::Ps { .. }) => {
-                self.schedule(op.respond_at + t.mmio_access, Event::DataReady(id))
+                self.schedule(leave + t.mmio_access, Event::DataReady(id))
             }
             _ => self.schedule(op.respond_at, Event::DataReady(id)),
         }
@@ -462,18 +463,6 @@ impl Machine {
                 b.snoop
             }
             _ => 0,
-        }
-    }
-
-    /// The element a memory controller on `chip` sees as the requester of
-    /// `op`: the requester itself, or, for a request from the other chip,
-    /// the IOIF0 through which it arrives (as a local-ramp index).
-    #[inline]
-    fn requester_at(&self, op: &BusOp, chip: usize) -> usize {
-        if op.requester.chip() == chip {
-            op.requester.local().idx()
-        } else {
-            self.topo.ioif0(0).idx()
         }
     }
 
@@ -566,14 +555,15 @@ impl Machine {
             unreachable!("only memory requests are snooped")
         };
         let bank = self.bank(a);
-        let who = self.requester_at(&op, bank);
+        let who = op.requester.idx();
         let mic = &mut self.mics[bank];
         let ready = match op.kind {
             OpKind::Read => mic.snoop_read(self.now, who, id, op.size),
             OpKind::Write => mic.snoop_write(who, id).then_some(self.now),
         };
         if let Some(ready) = ready {
-            self.schedule(ready.max(op.respond_at), Event::DataReady(id));
+            let leave = op.data_may_leave(self.timing.bif_latency);
+            self.schedule(ready.max(leave), Event::DataReady(id));
         }
     }
 
@@ -604,7 +594,6 @@ impl Machine {
             self.timing.hop,
             self.timing.bif_latency,
         );
-        let ioif0 = self.topo.ioif0(0);
         let Machine {
             chips,
             mics,
@@ -625,14 +614,6 @@ impl Machine {
             let node = match op.remote {
                 Space::Memory(a) => Some(numa.node_of(a)),
                 _ => None,
-            };
-            // The MIC's window key for this request on its own chip.
-            let who = |n: usize| {
-                if op.requester.chip() == n {
-                    op.requester.local().idx()
-                } else {
-                    ioif0.idx()
-                }
             };
             let last_leg = dst == op.data_dst();
             let to_memory = op.kind == OpKind::Write && node.is_some();
@@ -678,8 +659,15 @@ impl Machine {
             if let (OpKind::Read, Some(n)) = (op.kind, node) {
                 // The data left the memory controller: its window slot frees.
                 if n == chip && src.local() == topo.mic(0) {
-                    if let Some(next) = mics[n].release(who(n)) {
-                        window_slot_taken(&mut mics[n], &ops[next], next, now, calendar);
+                    if let Some(next) = mics[n].release(op.requester.idx()) {
+                        window_slot_taken(
+                            &mut mics[n],
+                            &ops[next],
+                            next,
+                            now,
+                            bif_latency,
+                            calendar,
+                        );
                     }
                 }
             }
@@ -719,11 +707,19 @@ impl Machine {
         if let (OpKind::Write, Space::Memory(a)) = (op.kind, op.remote) {
             // The acknowledgement returns the write's window slot.
             let bank = self.bank(a);
-            let who = self.requester_at(&op, bank);
+            let who = op.requester.idx();
             let mic = &mut self.mics[bank];
             if mic.windows_writes() && !op.failed {
                 if let Some(next) = mic.release(who) {
-                    window_slot_taken(mic, &self.ops[next], next, now, &mut self.calendar);
+                    let crossing = self.timing.bif_latency;
+                    window_slot_taken(
+                        mic,
+                        &self.ops[next],
+                        next,
+                        now,
+                        crossing,
+                        &mut self.calendar,
+                    );
                 }
             }
         }
@@ -971,13 +967,14 @@ fn window_slot_taken(
     op: &BusOp,
     id: OpId,
     now: Cycle,
+    crossing: Cycle,
     calendar: &mut crate::calendar::Calendar<Event>,
 ) {
     let ready = match op.kind {
         OpKind::Read => mic.start_read(now, op.size),
         OpKind::Write => now,
     };
-    calendar.schedule(ready.max(op.respond_at), Event::DataReady(id));
+    calendar.schedule(ready.max(op.data_may_leave(crossing)), Event::DataReady(id));
 }
 
 /// Reads `n` bytes into a staging line; a full line is a fixed-size copy the
