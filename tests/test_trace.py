@@ -210,7 +210,7 @@ def test_cli_trace_honours_limit(tmp_path: Path) -> None:
     doc = json.loads(out.read_text())
     assert doc["otherData"]["records"] == 5 and doc["otherData"]["dropped"] > 0
     assert sum(1 for e in doc["traceEvents"] if e["ph"] in ("X", "i")) == 5
-    assert f"wrote {out}: 5 records, {doc['otherData']['dropped']:,} dropped past --limit" in r.stderr
+    assert f"wrote {out}: 5 records, {doc['otherData']['dropped']:,} dropped past the limit" in r.stderr
 
 
 def test_cli_trace_says_when_no_machine_was_built(tmp_path: Path) -> None:
@@ -237,3 +237,33 @@ def test_an_arrow_goes_from_sndsig_to_the_signal_it_sets(tmp_path: Path) -> None
     assert signals and all("slot" in e["args"] for e in signals)
     ends = [e for e in events if e["ph"] == "f" and "MFC" not in names[(e["pid"], e["tid"])]]
     assert any(not names[(e["pid"], e["tid"])].startswith("ring") for e in ends), "arrows to SPU tracks"
+
+
+def test_a_sweeps_worker_processes_never_write_the_trace(tmp_path: Path) -> None:
+    """Workers inherit the capture when they fork; the file is the parent's alone."""
+    out = tmp_path / "sweep.json"
+    r = CliRunner().invoke(
+        cli,
+        [
+            "run",
+            "mapping",
+            "--machine",
+            "ps3",
+            "--tasks",
+            "3",
+            "--transmissions",
+            "4",
+            "--runs",
+            "1",
+            "--workers",
+            "2",
+            "--out",
+            str(tmp_path / "s"),
+            "--trace",
+            str(out),
+        ],
+    )
+    assert r.exit_code == 0, r.output
+    assert "holds no records" in r.stderr
+    if out.exists():  # the parent's own first machine, which ran nothing: a whole, empty trace
+        assert json.loads(out.read_text())["otherData"]["records"] == 0

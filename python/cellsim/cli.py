@@ -342,6 +342,18 @@ def _common_params() -> list[click.Parameter]:
     ]
 
 
+def _traced(path: str, stats: Any) -> str:
+    """What ``--trace`` wrote: nothing, or no records, when the simulations ran
+    in a sweep's worker processes (only this process's first machine is traced)."""
+    if stats is None or stats.records == 0:
+        return (
+            f"note: {path} holds no records: the simulations ran in the sweep's worker processes "
+            "(--workers 1 traces the first one)"
+        )
+    dropped = f", {stats.dropped:,} dropped past the limit" if stats.dropped else ""
+    return f"wrote {path}: {stats.records:,} records{dropped} (open it at https://ui.perfetto.dev)"
+
+
 def _check_machine(machine: str) -> None:
     """Fails early, with the engine's message, on an unknown machine or a bad file."""
     cellsim.Machine(machine)
@@ -368,15 +380,16 @@ def _make_run_command(exp: Experiment) -> click.Command:
         opts = {k: v for k, v in options.items() if v not in (None, ())}
         with contextlib.ExitStack() as stack:
             stack.enter_context(command_limits(time_limit, wall_limit))
+            traced: dict[str, Any] = {}
             if trace_path:
-                stack.enter_context(capture_trace(trace_path))
+                traced = stack.enter_context(capture_trace(trace_path))
             with _Progress(exp.name) as progress:
                 records = exp.run(
                     machine=machine, seed=seed, native=not python_programs, progress=progress, **opts
                 )
         err = _console(stderr=True)
         if trace_path:
-            err.print(f"wrote {trace_path} (open it at https://ui.perfetto.dev)")
+            err.print(_traced(trace_path, traced.get("stats")))
         if json_path == "-":
             sys.stdout.write(json.dumps(records, indent=1) + "\n")
             sys.stdout.flush()
@@ -555,13 +568,9 @@ def trace_cmd(out: str, limit: int, script: str, args: tuple[str, ...]) -> None:
             runpy.run_path(script, run_name="__main__")
     finally:
         sys.argv = saved
-    stats = state["stats"]
-    if stats is None:
+    if state["stats"] is None:
         raise UsageError(f"{script} built no cellsim.Machine: nothing to trace")
-    dropped = f", {stats.dropped:,} dropped past --limit" if stats.dropped else ""
-    click.echo(
-        f"wrote {out}: {stats.records:,} records{dropped}; open it at https://ui.perfetto.dev", err=True
-    )
+    click.echo(_traced(out, state["stats"]), err=True)
 
 
 @cli.command()

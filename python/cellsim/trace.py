@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from array import array
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -151,19 +152,15 @@ class _Counters:
         delta.extend((1, -1))
 
     def write(self, out: _Events) -> None:
-        for (pid, name), (ts, delta) in sorted(self.events.items()):
-            level, last = 0, None
-            for t, d in sorted(zip(ts, delta, strict=True)):
-                level += d
-                if last is not None and last[0] != t:
-                    out.emit(
-                        {"ph": "C", "name": name, "pid": pid, "ts": _us(last[0]), "args": {"value": last[1]}}
-                    )
-                last = (t, level)
-            if last is not None:
-                out.emit(
-                    {"ph": "C", "name": name, "pid": pid, "ts": _us(last[0]), "args": {"value": last[1]}}
-                )
+        import numpy as np
+
+        for (pid, name), (ts_raw, delta_raw) in sorted(self.events.items()):
+            ts = np.frombuffer(ts_raw, dtype=np.int64)
+            order = np.argsort(ts, kind="stable")
+            ts, level = ts[order], np.cumsum(np.frombuffer(delta_raw, dtype=np.int8)[order], dtype=np.int64)
+            last = np.append(ts[1:] != ts[:-1], True)  # the level once every change at a time is in
+            for t, v in zip(ts[last].tolist(), level[last].tolist(), strict=True):
+                out.emit({"ph": "C", "name": name, "pid": pid, "ts": _us(t), "args": {"value": v}})
 
 
 def _us(ns: int) -> float:
@@ -320,6 +317,7 @@ def capture(path: str | Path, limit: int = DEFAULT_LIMIT) -> Iterator[dict[str, 
         "machine": None,
         "writer": None,
         "stats": None,
+        "pid": os.getpid(),
     }
     _capture = state
     try:
@@ -332,8 +330,10 @@ def capture(path: str | Path, limit: int = DEFAULT_LIMIT) -> Iterator[dict[str, 
 
 def _register(m: Machine) -> tuple[int, TraceWriter] | None:
     """Called by each new Machine: the record limit and the writer to stream
-    to if it is the one to trace (capture is on and no machine was taken yet)."""
-    if _capture is None or _capture["machine"] is not None:
+    to if it is the one to trace (capture is on and no machine was taken yet).
+    A sweep's worker process inherits the capture but never traces: the file
+    is the capturing process's."""
+    if _capture is None or _capture["machine"] is not None or _capture["pid"] != os.getpid():
         return None
     _capture["machine"] = m
     _capture["writer"] = TraceWriter(m, _capture["path"])
