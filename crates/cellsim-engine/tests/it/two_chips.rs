@@ -323,7 +323,7 @@ fn a_blade_run_is_deterministic() {
                 size: 4096,
                 low: 0,
                 pad: 0,
-                src_pos: (i as u32 * 2654435761) >> 16,
+                src_pos: (i as u32).wrapping_mul(2654435761) >> 16,
                 tag: (i % 4) as u32,
                 order: crate::mix::Order::Plain,
                 wait: None,
