@@ -43,6 +43,11 @@ class Costs:
     """Creating, completing or looking at a request."""
     copy_per_quadword: int = 2
     """An SPU copy inside the local store: one load and one store per 16 bytes."""
+    piece: int = 12
+    """One block of a non-contiguous datatype moved through the local store:
+    its address and length, a rotate for each unaligned end, the loop."""
+    list_element: int = 4
+    """Writing one DMA-list element (size and address: two stores)."""
 
 
 COSTS = Costs()

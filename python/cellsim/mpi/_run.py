@@ -46,8 +46,8 @@ from .. import ppe, spu
 from ..exceptions import CellsimError, DeadlockError, RunawayError, UsageError
 from ..machine import Machine, Program
 from . import _types as T
-from ._api import CommState, finalize_checks
 from ._coll import Coll
+from ._comm import CommState, finalize_checks
 from ._runtime import LS_STARTUP, PEER, PROTOCOL_CODES, STARTUP, STARTUP_MAGIC, ComputeRule, Heap, Rank, World
 
 __all__ = ["MpirunResult", "RankFailed", "finalize_rank", "init_rank", "mpirun"]

@@ -233,6 +233,11 @@ class BufRef:
                 raise T.Exception(T.ERR_BUFFER, "the receive buffer is read-only")
             self.host[:nbytes] = self.shadow[:nbytes]
 
+    def keep(self) -> None:
+        """Before a receive into only parts of the buffer: the bytes around them
+        stay as the host has them (a copy at no simulated cost)."""
+        self.sync_in()
+
     def release(self) -> None:
         """Frees the heap block standing for a host buffer."""
         if not self.released and self.heap is not None:
@@ -346,6 +351,8 @@ class Rank:
         self.argv: list[str] = []
         self.exit_code: int | None = None
         self.output: Any = None
+        self.attached: Any = None
+        """The buffer of ``MPI.Attach_buffer``."""
         self.world_comm: Any = None
         self.self_comm: Any = None
 
