@@ -25,9 +25,7 @@ stopped (their greenlets unwind). The exit status is the worst rank's.
 
 from __future__ import annotations
 
-import builtins
 import contextlib
-import importlib
 import io
 import os
 import sys
@@ -48,6 +46,8 @@ from ..machine import Machine, Program
 from . import _types as T
 from ._coll import Coll
 from ._comm import CommState, finalize_checks
+from ._errors import MPIAbort
+from ._program import RankModules, RankProgram, load_program, user_dirs
 from ._runtime import LS_STARTUP, PEER, PROTOCOL_CODES, STARTUP, STARTUP_MAGIC, ComputeRule, Heap, Rank, World
 
 __all__ = ["MpirunResult", "RankFailed", "finalize_rank", "init_rank", "mpirun"]
@@ -62,8 +62,13 @@ class RankFailed(CellsimError):
 
     ``rank``, ``exc`` (what it raised), ``traceback_text`` and ``exit_code``."""
 
-    def __init__(self, rank: int, exc: BaseException | None, text: str, exit_code: int) -> None:
-        what = f"raised {type(exc).__name__}: {exc}" if exc is not None else f"exited with status {exit_code}"
+    def __init__(
+        self, rank: int, exc: BaseException | None, text: str, exit_code: int, what: str | None = None
+    ) -> None:
+        if what is None and exc is not None:
+            what = f"raised {type(exc).__name__}: {exc}"
+        elif what is None:
+            what = f"exited with status {exit_code}"
         super().__init__(f"rank {rank} {what}; the other ranks were stopped")
         self.rank = rank
         self.exc = exc
@@ -223,33 +228,6 @@ def finalize_rank(rank: Rank) -> None:
 # -- mpirun --------------------------------------------------------------------------------------------
 
 
-def _load_program(program: Any) -> tuple[str, Any]:
-    """``("script", (path, code))`` or ``("callable", fn)``."""
-    if callable(program):
-        return "callable", program
-    text = str(program)
-    p = Path(text)
-    if text.endswith(".py") or p.is_file():
-        if not p.is_file():
-            raise UsageError(f"program {text!r} does not exist")
-        src = p.read_text()
-        try:
-            code = compile(src, str(p), "exec")
-        except SyntaxError as e:
-            raise UsageError(f"program {text!r} does not compile: {e}") from None
-        return "script", (p, code)
-    if ":" in text:
-        mod, _, fn = text.partition(":")
-        try:
-            f = getattr(importlib.import_module(mod), fn)
-        except (ImportError, AttributeError) as e:
-            raise UsageError(f"program {text!r}: {e}") from None
-        if not callable(f):
-            raise UsageError(f"program {text!r} is not a function")
-        return "callable", f
-    raise UsageError(f"program {text!r} is neither a .py file nor module:function")
-
-
 def _heap_bytes(m: Machine, n: int) -> int:
     """Each rank's heap: half of main memory shared out, at most 64 MB a rank."""
     return min(64 << 20, (int(m.info["memory_bytes"]) // (2 * n)) & ~0xFFFF)
@@ -265,9 +243,11 @@ def _exit_status(code: Any, err: TextIO | _RankStream) -> int:
 
 
 def mpirun(
-    program: str | Path | Callable[[], Any],
+    program: str | Path | Callable[[], Any] | None,
     n: int,
     *,
+    module: str | None = None,
+    command: str | None = None,
     args: Sequence[str] = (),
     machine: str = "qs20",
     protocol: str = "direct",
@@ -286,7 +266,10 @@ def mpirun(
     Args:
         program: a Python file (an mpi4py script or a cellsim.mpi program),
             ``"module:function"``, or a callable (called with no arguments in
-            each rank; its return values are ``MpirunResult.values``).
+            each rank; its return values are ``MpirunResult.values``); None
+            with ``module`` or ``command``.
+        module: run this module as ``python -m module`` would.
+        command: run this code as ``python -c command`` would.
         n: ranks, at most the machine's SPEs (8 on qs20/qs22, 6 on ps3).
         args: the program's arguments (``sys.argv[1:]`` of a script; also
             passed in the start-up structure, :func:`cellsim.mpi.argv`).
@@ -314,12 +297,31 @@ def mpirun(
             f"-n {n}: this {m.name} has {m.spe_count} SPEs and an MPI rank needs one; cellsim models one "
             f"Cell chip, so at most {m.spe_count} ranks (a two-chip blade with 16 SPEs is not modelled)"
         )
-    kind, prog = _load_program(program)
+    with RankModules(user_dirs(program, module, command)) as modules:
+        prog = load_program(program, module=module, command=command)
+        return _run(prog, modules, m, n, args, protocol, rule, trace, stdout, stderr, prefix, raise_errors)
+
+
+def _run(
+    prog: RankProgram,
+    modules: RankModules,
+    m: Machine,
+    n: int,
+    args: Sequence[str],
+    protocol: str,
+    rule: ComputeRule,
+    trace: str | Path | None,
+    stdout: TextIO | None,
+    stderr: TextIO | None,
+    prefix: bool,
+    raise_errors: bool,
+) -> MpirunResult:
+    """The run itself (see :func:`mpirun`)."""
     world = World(m, n, protocol, rule)
     out = _RankStream(stdout or sys.stdout, prefix)
     err = _RankStream(stderr or sys.stderr, prefix)
     values: list[Any] = [None] * n
-    argv = [str(prog[0]) if kind == "script" else getattr(prog, "__name__", "program"), *map(str, args)]
+    argv = [prog.argv0, *map(str, args)]
 
     def rank_main(speid: int, argp: int, envp: int) -> int:
         g = getcurrent()
@@ -329,22 +331,19 @@ def mpirun(
         status = 0
         stopped = False
         try:
+            g._mpi_modules = {"__main__": prog.main_module()}  # type: ignore[attr-defined]
+            modules.enter(g)
             init_rank(r)
             r.last_exit = time.perf_counter()
-            if kind == "script":
-                path, code = prog
-                glb: dict[str, Any] = {
-                    "__name__": "__main__",
-                    "__file__": str(path),
-                    "__builtins__": builtins,
-                    "__spec__": None,
-                }
-                exec(code, glb)
-            else:
-                values[r.rank] = prog()
+            values[r.rank] = prog.run(g._mpi_modules["__main__"])  # type: ignore[attr-defined]
             r.enter()
             r.leave()
             finalize_rank(r)
+        except MPIAbort as e:
+            where = _format_traceback(e).strip().splitlines()
+            at = f" ({where[-2].strip()})" if len(where) >= 2 else ""
+            world.failures.append((r.rank, None, ""))
+            raise RankFailed(r.rank, None, "", e.errorcode & 0xFF, what=f"called {e}{at}") from None
         except SystemExit as e:
             status = _exit_status(e.code, err)
             if status:
@@ -421,8 +420,8 @@ def mpirun(
     saved = (sys.stdout, sys.stderr, list(sys.argv), list(sys.path))
     sys.stdout, sys.stderr = out, err  # type: ignore[assignment]
     sys.argv = list(argv)
-    if kind == "script":
-        sys.path.insert(0, str(Path(prog[0]).resolve().parent))
+    if prog.path0 is not None:
+        sys.path.insert(0, prog.path0)
     try:
         with _mpi4py_installed():
             res = m.run(mpirun_ppe)
