@@ -61,7 +61,7 @@ DRIVER = '''\
 import importlib
 import json
 import sys
-import traceback
+import time
 import unittest
 
 from mpi4py import MPI
@@ -88,14 +88,17 @@ for test in flat(unittest.defaultTestLoader.loadTestsFromModule(module)):
     if test.id() in skip:
         continue
     result = unittest.TestResult()
+    t0 = time.perf_counter()
     test(result)
+    took = time.perf_counter() - t0
     if result.errors or result.failures:
         outcome, why = "fail", reason((result.errors + result.failures)[0][1])
     elif any(t is test for t, _ in result.skipped):
         outcome, why = "skip", result.skipped[0][1]
     else:
         outcome, why = "pass", ""
-    print("@@SUITE " + json.dumps({"test": test.id(), "rank": rank, "outcome": outcome, "why": why}))
+    record = {"test": test.id(), "rank": rank, "outcome": outcome, "why": why, "seconds": round(took, 3)}
+    print("@@SUITE " + json.dumps(record))
     sys.stdout.flush()
 '''
 DRIVER_NAME = "_cellsim_suite_driver.py"

@@ -176,12 +176,6 @@ class _Type:
         return self.typemap.size
 
 
-def _null_check(t: _Type | None, call: str) -> _Type:
-    if t is None:
-        raise Exception(ERR_TYPE, f"{call}: the datatype is MPI_DATATYPE_NULL")
-    return t
-
-
 class Datatype:
     """An MPI datatype handle (``MPI.DOUBLE``, or a derived datatype)."""
 
@@ -200,7 +194,10 @@ class Datatype:
 
     @property
     def _obj(self) -> _Type:
-        return _null_check(self._t, "MPI datatype")
+        t = self._t
+        if t is None:
+            raise Exception(ERR_TYPE, "the datatype is MPI_DATATYPE_NULL")
+        return t
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Datatype):

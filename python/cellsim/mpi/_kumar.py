@@ -219,13 +219,15 @@ class KumarProtocol(Protocol):
     def scan(self, src: int) -> list[Msg]:
         """Valid, unclaimed entries of ``Q_{src,me}`` from its logical front, in order."""
         q = self.queue_view[src]
-        flags = q["flags"]
         self.r.charge(self.costs.scan_loop + QLEN * self.costs.entry_empty)
+        valid = np.flatnonzero(q["flags"] & VALID)
+        if not len(valid):
+            return []
         out = []
         f = self.front[src]
-        for i in range(QLEN):
+        for i in sorted(int(k - f) % QLEN for k in valid):  # from the logical front, in order
             k = (f + i) % QLEN
-            if flags[k] & VALID and (src, k) not in self.claimed:
+            if (src, k) not in self.claimed:
                 e = q[k]
                 self.r.charge(self.costs.entry_match)
                 out.append(Msg(src, int(e["tag"]), int(e["comm"]), int(e["size"]), ("q", k), i))

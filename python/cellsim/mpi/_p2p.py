@@ -210,13 +210,13 @@ class PointToPoint(CommBase):
         recvtag: int = T.ANY_TAG,
         status: T.Status | None = None,
     ) -> None:
-        """Sends a buffer and receives into it (the data sent is a copy)."""
-        r = current_rank("Sendrecv_replace")
-        copy = buffer_payload(buf)(r) if dest != T.PROC_NULL else None
+        """Sends a buffer and receives into it (what is sent is a copy of it, made first)."""
+        m = parse(buf)
+        copy = [m.raw.copy(), m.count, m.datatype]
         rq = Request._of(self._recv("Sendrecv_replace", buf, source, recvtag))
-        if copy is not None:
-            sq = self._send("Sendrecv_replace", lambda _r: copy, dest, sendtag, STANDARD, False)
-            Request._of(sq).Wait()
+        Request._of(
+            self._send("Sendrecv_replace", buffer_payload(copy), dest, sendtag, STANDARD, False)
+        ).Wait()
         rq.Wait(status)
 
     # -- persistent requests --

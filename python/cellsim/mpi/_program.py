@@ -239,9 +239,9 @@ class RankModules(importlib.abc.MetaPathFinder):
         self.current = rank
 
     def _trace(self, event: str, args: Any) -> None:
-        if event in ("switch", "throw"):
-            target = args[1]
-            if getattr(target, "_mpi_modules", None) is not None:
-                self.enter(target)
+        # called at every greenlet switch: as little as possible
+        target = args[1]
+        if target is not self.current and getattr(target, "_mpi_modules", None) is not None:
+            self.enter(target)
         if self.previous_trace is not None:
             self.previous_trace(event, args)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -36,7 +37,8 @@ _NO_SEGMENTS = np.zeros((0, 2), np.int64)
 
 @dataclass(frozen=True, eq=False)
 class Typemap:
-    """One instance of a datatype: segments, bounds and basic elements."""
+    """One instance of a datatype: segments, bounds and basic elements
+    (what is derived from them is computed once: messages ask often)."""
 
     segments: np.ndarray
     """``(k, 2)`` int64: byte offset and length of each run, in typemap order."""
@@ -49,24 +51,24 @@ class Typemap:
     sticky: bool = False
     """A bound was set by ``Create_resized`` (no alignment padding then)."""
 
-    @property
+    @cached_property
     def size(self) -> int:
         """Bytes of data in one instance."""
         return int(self.segments[:, 1].sum()) if len(self.segments) else 0
 
-    @property
+    @cached_property
     def extent(self) -> int:
         return self.ub - self.lb
 
-    @property
+    @cached_property
     def true_lb(self) -> int:
         return int(self.segments[:, 0].min()) if len(self.segments) else 0
 
-    @property
+    @cached_property
     def true_ub(self) -> int:
         return int((self.segments[:, 0] + self.segments[:, 1]).max()) if len(self.segments) else 0
 
-    @property
+    @cached_property
     def contiguous(self) -> bool:
         """One run from 0 filling the extent: moved as plain bytes."""
         s = self.segments
@@ -74,7 +76,7 @@ class Typemap:
             len(s) == 0 and self.extent == 0
         )
 
-    @property
+    @cached_property
     def elements(self) -> int:
         """Basic elements in one instance."""
         return sum(n for _, n in self.runs)
