@@ -79,6 +79,21 @@ def test_darray_is_the_block_of_a_process_grid() -> None:
     assert t.extent == whole.nbytes
 
 
+def test_pack_and_unpack() -> None:
+    a = np.arange(12, dtype=np.int32).reshape(3, 4)
+    col = MPI.INT.Create_vector(3, 1, 4)  # a column (as many instances as the buffer's extent holds: 1)
+    packed = np.zeros(64, np.uint8)
+    pos = MPI.INT.Pack(np.array([7], np.int32), packed, 0)
+    pos = col.Pack(a, packed, pos)
+    assert pos == 16 and packed[:16].view(np.int32).tolist() == [7, 0, 4, 8]
+    back = np.zeros((3, 4), np.int32)
+    assert col.Unpack(packed, 4, back) == 16
+    assert back[:, 0].tolist() == [0, 4, 8] and not back[:, 1:].any()
+    assert col.Pack_size(5) == 60
+    with pytest.raises(MPI.Exception, match="MPI_ERR_BUFFER"):
+        col.Create_resized(0, 4).Pack(a[0, :1], packed, 0)
+
+
 def test_compute_dims() -> None:
     assert MPI.Compute_dims(12, 2) == [4, 3]
     assert MPI.Compute_dims(8, [0, 0, 0]) == [2, 2, 2]

@@ -59,6 +59,10 @@ def _zero_and_environment() -> dict[str, bool]:
     comm.Reduce_scatter_block(null, null)
     comm.Scan(null, null)
     ok["zero-count collectives"] = True
+    comm.Sendrecv_replace(None, MPI.PROC_NULL, 0, MPI.PROC_NULL, 0)
+    comm.Send(None, MPI.PROC_NULL)
+    comm.Irecv(None, MPI.PROC_NULL).Wait()
+    ok["PROC_NULL with no buffer"] = True
     ok["processor"] = MPI.Get_processor_name().startswith(f"SPE {r} ")
     ok["Wtick"] = 0 < MPI.Wtick() < 1e-6
     ok["initialized"] = MPI.Is_initialized() and not MPI.Is_finalized()

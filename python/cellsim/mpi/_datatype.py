@@ -19,7 +19,9 @@ from typing import Any
 import numpy as np
 
 from . import _typemap as TM
-from ._errors import ERR_ARG, ERR_TYPE, Exception
+from ._errors import ERR_ARG, ERR_BUFFER, ERR_TYPE, Exception
+from ._typemap import byte_index
+from ._unsupported import raising
 
 __all__ = [
     "AINT",
@@ -149,6 +151,7 @@ DISTRIBUTE_BLOCK, DISTRIBUTE_CYCLIC, DISTRIBUTE_NONE = (
 DISTRIBUTE_DFLT_DARG = TM.DISTRIBUTE_DFLT_DARG
 
 _F90 = (COMBINER_F90_INTEGER, COMBINER_F90_REAL, COMBINER_F90_COMPLEX)
+EXTERNAL32 = "the external32 representation is not supported by cellsim.mpi (Pack and Unpack are)"
 
 
 class _Type:
@@ -511,11 +514,50 @@ class Datatype:
         i, a, d = t.contents
         return _DECODE[t.combiner](i, a, d)
 
-    # -- packing (host buffers; the local copies of MPI_Pack) --
+    # -- packing: the SPU's local copies of MPI_Pack --
+
+    def _packing(
+        self, buf: Any, other: Any, position: int, call: str
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The byte offsets of the instances ``buf`` holds, its bytes, and the packed buffer's."""
+        from ._message import as_bytes
+
+        raw, _, _ = as_bytes(buf)
+        packed, _, _ = as_bytes(other)
+        tm = self._obj.typemap
+        seg = tm.tiled(raw.size // tm.extent if tm.extent > 0 else 0)
+        idx = byte_index(seg)
+        if len(idx) and (int(idx.min()) < 0 or int(idx.max()) >= raw.size):
+            raise Exception(
+                ERR_BUFFER, f"{call}: {self!r} reaches outside the {raw.size} bytes of the buffer"
+            )
+        if not 0 <= int(position) <= packed.size - len(idx):
+            raise Exception(
+                ERR_ARG,
+                f"{call}: {len(idx)} packed bytes at position {position} do not fit {packed.size} bytes",
+            )
+        _charge_copy(len(seg), len(idx))
+        return idx, raw, packed
+
+    def Pack(self, inbuf: Any, outbuf: Any, position: int, comm: Any = None) -> int:
+        """Packs the instances ``inbuf`` holds into ``outbuf`` at ``position``; the position after them."""
+        idx, raw, packed = self._packing(inbuf, outbuf, position, "Pack")
+        packed[position : position + len(idx)] = raw[idx]
+        return int(position) + len(idx)
+
+    def Unpack(self, inbuf: Any, position: int, outbuf: Any, comm: Any = None) -> int:
+        """Unpacks from ``inbuf`` at ``position`` the instances ``outbuf`` holds; the position after them."""
+        idx, raw, packed = self._packing(outbuf, inbuf, position, "Unpack")
+        raw[idx] = packed[position : position + len(idx)]
+        return int(position) + len(idx)
 
     def Pack_size(self, count: int, comm: Any = None) -> int:
         """Bytes ``Pack`` needs for ``count`` instances."""
         return int(count) * self.size
+
+    Pack_external = raising("Datatype.Pack_external", EXTERNAL32)
+    Unpack_external = raising("Datatype.Unpack_external", EXTERNAL32)
+    Pack_external_size = raising("Datatype.Pack_external_size", EXTERNAL32)
 
     def py2f(self) -> int:
         """A Fortran handle (an index; only for round trips through f2py)."""
@@ -524,6 +566,17 @@ class Datatype:
     @classmethod
     def f2py(cls, arg: int) -> Datatype:
         return _HANDLES[int(arg)]
+
+
+def _charge_copy(blocks: int, nbytes: int) -> None:
+    """In a rank, the SPU's copy of ``blocks`` blocks of ``nbytes`` in all."""
+    from ._runtime import current_rank
+
+    try:
+        r = current_rank()
+    except Exception:
+        return
+    r.charge(r.costs.piece * blocks + r.costs.copy_per_quadword * -(-nbytes // 16))
 
 
 _HANDLES: list[Datatype] = []

@@ -211,8 +211,10 @@ class PointToPoint(CommBase):
         status: T.Status | None = None,
     ) -> None:
         """Sends a buffer and receives into it (what is sent is a copy of it, made first)."""
-        m = parse(buf)
-        copy = [m.raw.copy(), m.count, m.datatype]
+        copy: Any = None
+        if dest != T.PROC_NULL:
+            m = parse(buf)
+            copy = [m.raw.copy(), m.count, m.datatype]
         rq = Request._of(self._recv("Sendrecv_replace", buf, source, recvtag))
         Request._of(
             self._send("Sendrecv_replace", buffer_payload(copy), dest, sendtag, STANDARD, False)

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Typemap", "basic", "blocks", "darray", "resized", "subarray"]
+__all__ = ["Typemap", "basic", "blocks", "byte_index", "darray", "resized", "subarray"]
 
 DISTRIBUTE_NONE, DISTRIBUTE_BLOCK, DISTRIBUTE_CYCLIC = 0, 1, 2
 DISTRIBUTE_DFLT_DARG = -49767
@@ -111,6 +111,13 @@ class Typemap:
             if take < k:
                 break
         return n
+
+
+def byte_index(seg: np.ndarray) -> np.ndarray:
+    """The offsets of every byte of the runs, in typemap order (the packed order)."""
+    n = seg[:, 1]
+    before = np.concatenate([[0], np.cumsum(n)[:-1]]) if len(n) else n
+    return np.repeat(seg[:, 0] - before, n) + np.arange(int(n.sum()), dtype=np.int64)
 
 
 def merge(seg: np.ndarray) -> np.ndarray:
