@@ -1,7 +1,7 @@
 """MPI on the SPEs of a simulated Cell, with the mpi4py API.
 
 Each MPI rank is an SPE program on its own SPE; ``mpirun`` (a PPE program)
-starts them as seed 003 describes. Run a program with ``cellsim mpirun -n 4
+starts them as Kumar et al. describe. Run a program with ``cellsim mpirun -n 4
 prog.py`` or :func:`mpirun`; inside it, this module is what ``from mpi4py
 import MPI`` gives::
 
@@ -14,7 +14,7 @@ import MPI`` gives::
 
 Two protocols (``mpirun(..., protocol=...)``, ``--protocol``): ``direct``
 (the default: local store to local store, signals, credits, pipelined pulls;
-see :mod:`cellsim.mpi._direct`) and ``kumar`` (seed 003's design as
+see :mod:`cellsim.mpi._direct`) and ``kumar`` (Kumar et al.'s design as
 published; see :mod:`cellsim.mpi._kumar`). Times are simulated:
 :func:`Wtime` reads the SPU decrementer.
 

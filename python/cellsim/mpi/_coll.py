@@ -10,8 +10,8 @@ order) get ``MPI_ERR_OTHER`` naming the two calls instead of wrong data.
 Algorithms, on communicator ranks (``p`` ranks, ``r`` this one):
 
 ============  ===========================================  ==========================================
-collective    ``kumar`` (seed 003: on blocking point-to-   ``direct``
-              point, the MPICH-1 algorithms of its day)
+collective    ``kumar`` (Kumar et al.: on blocking point-  ``direct``
+              to-point, the MPICH-1 algorithms of its day)
 ============  ===========================================  ==========================================
 Barrier       dissemination, ceil(log2 p) rounds of a      the same rounds over the faster
               0-byte Sendrecv                              point-to-point
@@ -24,8 +24,11 @@ Gather(v)     the root receives from 1..p-1 in order       the root posts every 
 Scatter(v)    the root sends to 1..p-1 in order            the root posts every send at once
 Allgather(v)  ring: p-1 Sendrecv steps to the right        every send and receive posted at once,
                                                            peer order r+1, r+2, ... (staggered)
-Alltoall(v)   pairwise: step i sends to r+i, receives      every send and receive posted at once,
+Alltoall(v,w) pairwise: step i sends to r+i, receives      every send and receive posted at once,
               from r-i                                     staggered
+Scan, Exscan  a chain: receive from r-1, combine, send on  recursive doubling (rank order kept)
+Reduce_       Reduce to rank 0, then Scatterv              the same
+scatter(_block)
 ============  ===========================================  ==========================================
 
 Reductions combine in the local store: both operands are fetched by DMA,

@@ -16,6 +16,7 @@ import numpy as np
 
 from . import _types as T
 from ._coll import Coll
+from ._handle import Handle
 from ._runtime import Rank, current_rank
 
 __all__ = ["CommBase", "CommState", "source_text", "tag_text"]
@@ -49,22 +50,12 @@ def tag_text(tag: int) -> str:
     return "ANY_TAG" if tag == T.ANY_TAG else str(tag)
 
 
-class CommBase:
+class CommBase(Handle):
     """A communicator handle: ``_h`` is its state, ``"COMM_WORLD"`` /
     ``"COMM_SELF"`` (the calling rank's), or None (``COMM_NULL``)."""
 
-    __slots__ = ("_h",)
-
-    def __init__(self, comm: CommBase | None = None) -> None:
-        if comm is not None and not isinstance(comm, CommBase):
-            raise TypeError(f"{type(self).__name__}({comm!r}): expected a communicator")
-        self._h: CommState | str | None = comm._h if comm is not None else None
-
-    @classmethod
-    def _of(cls, h: CommState | str | None) -> Any:
-        c = cls.__new__(cls)
-        c._h = h
-        return c
+    __slots__ = ()
+    _h: CommState | str | None
 
     def _state(self) -> CommState | None:
         """The state, or None for ``COMM_NULL`` (the predefined ones: the calling rank's)."""
@@ -116,16 +107,6 @@ class CommBase:
             return self._state() is other._state()
         except T.Exception:
             return False
-
-    def __ne__(self, other: object) -> bool:
-        eq = self.__eq__(other)
-        return eq if eq is NotImplemented else not eq
-
-    def __hash__(self) -> int:
-        return id(self._h)
-
-    def __bool__(self) -> bool:
-        return self._h is not None
 
     def __repr__(self) -> str:
         h = self._h

@@ -10,11 +10,11 @@ that issues about one instruction per cycle (two when paired), with the
 the same step, so the comparison is between the protocols' DMAs,
 notifications and waits.
 
-Arithmetic (architecture notes, seed 003): single precision is a fully
+Arithmetic (architecture notes, Kumar et al.): single precision is a fully
 pipelined 4-wide FMA (8 flops per cycle); double precision on the original
 Cell issues one 2-wide multiply-add every 7 cycles (4 flops), fully
 pipelined on the PowerXCell 8i (``qs22``). Scalar code (no SIMD intrinsics,
-like seed 003's matrix-vector kernel) uses one lane of these.
+like Kumar et al.'s matrix-vector kernel) uses one lane of these.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ import numpy as np
 
 from . import _typemap as TM
 from ._errors import ERR_ARG, ERR_BUFFER, ERR_TYPE, Exception
+from ._handle import Handle
 from ._typemap import byte_index
 from ._unsupported import raising
 
@@ -179,47 +180,21 @@ class _Type:
         return self.typemap.size
 
 
-class Datatype:
+class Datatype(Handle):
     """An MPI datatype handle (``MPI.DOUBLE``, or a derived datatype)."""
 
-    __slots__ = ("_t",)
-
-    def __init__(self, datatype: Datatype | None = None) -> None:
-        if datatype is not None and not isinstance(datatype, Datatype):
-            raise TypeError(f"Datatype({datatype!r}): expected a Datatype")
-        self._t: _Type | None = datatype._t if datatype is not None else None
-
-    @classmethod
-    def _of(cls, t: _Type) -> Datatype:
-        d = cls.__new__(cls)
-        d._t = t
-        return d
+    __slots__ = ()
+    _h: _Type | None
 
     @property
     def _obj(self) -> _Type:
-        t = self._t
+        t = self._h
         if t is None:
             raise Exception(ERR_TYPE, "the datatype is MPI_DATATYPE_NULL")
         return t
 
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Datatype):
-            return NotImplemented
-        return self._t is other._t
-
-    def __ne__(self, other: object) -> bool:
-        if not isinstance(other, Datatype):
-            return NotImplemented
-        return self._t is not other._t
-
-    def __hash__(self) -> int:
-        return id(self._t)
-
-    def __bool__(self) -> bool:
-        return self._t is not None
-
     def __repr__(self) -> str:
-        return f"<cellsim.mpi.Datatype {self._t.name if self._t else 'MPI_DATATYPE_NULL'}>"
+        return f"<cellsim.mpi.Datatype {self._h.name if self._h else 'MPI_DATATYPE_NULL'}>"
 
     # -- what the library uses --
 
@@ -466,7 +441,7 @@ class Datatype:
         t = self._obj
         if t.combiner == COMBINER_NAMED or t.combiner in _F90:
             raise Exception(ERR_TYPE, f"MPI_Type_free: {t.name} is a predefined datatype")
-        self._t = None
+        self._h = None
 
     # -- introspection --
 
@@ -504,7 +479,7 @@ class Datatype:
 
     @property
     def is_predefined(self) -> bool:
-        return self._t is None or self._t.combiner == COMBINER_NAMED or self._t.combiner in _F90
+        return self._h is None or self._h.combiner == COMBINER_NAMED or self._h.combiner in _F90
 
     def decode(self) -> Any:
         """``self`` for a named type, else ``(old type, constructor name, keyword arguments)``."""

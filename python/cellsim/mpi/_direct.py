@@ -1,6 +1,6 @@
 """``direct`` (the default): local store to local store, woken by signals.
 
-What it does differently from seed 003's design, and why:
+What it does differently from Kumar et al.'s design, and why:
 
 * **Eager messages (up to 2 KB) go straight into the receiver's local
   store.** Each receiver has, for each sender, a ring of 4 slots (32-byte
@@ -11,7 +11,7 @@ What it does differently from seed 003's design, and why:
   at most one 128-byte line lands whole, a longer one line by line), and a
   *fenced* ``sndsig``. Header and data up to 128 bytes go in one put. The
   receiver puts the payload from its slot to the receive buffer: one DMA.
-  Seed 003 needs five blocking DMAs through main memory (get, put to
+  Kumar et al. need five blocking DMAs through main memory (get, put to
   ``P_i``, entry; get from ``P_i``, put) plus a remote read of the entry.
 * **Polling the local store, then sleeping on a signal.** A rank that waits
   looks at the next slot of each ring (one byte each) for up to 2 us, so a
@@ -20,7 +20,7 @@ What it does differently from seed 003's design, and why:
   SPE is in OR mode (``mpirun`` creates the contexts with
   ``SPE_CFG_SIGNOTIFY1_OR``) and every sender sets its own bit (``1 <<
   rank``) after its header; the woken rank looks only at the rings whose
-  bits are set. Seed 003's receiver searches whole queues (16 entries per
+  bits are set. Kumar et al.'s receiver searches whole queues (16 entries per
   sender, every sender for ``ANY_SOURCE``) until it finds the entry; here a
   long wait costs no polling, and a deadlock is a state the engine sees
   (everyone blocked, nothing in flight).
@@ -34,7 +34,7 @@ What it does differently from seed 003's design, and why:
   receiver copies straight from the sender's buffer to its own with four
   8 KB staging buffers in flight (each a get and a fenced put), which keeps
   the memory controller busy (a copy between two main-memory buffers moves
-  every byte in and out of DRAM: 12.8 GB/s at most on 25.6 GB/s). Seed 003's
+  every byte in and out of DRAM: 12.8 GB/s at most on 25.6 GB/s). Kumar et al.'s
   blocking 16 KB get-then-put reaches about 9 GB/s. When done the receiver
   writes a completion word into the sender's local store and signals it.
 * Unexpected eager messages stay in their slots until matched; a rank about

@@ -7,6 +7,7 @@ Error classes take MPICH's values, as mpi4py built against MPICH shows them.
 from __future__ import annotations
 
 from ..exceptions import CellsimError, DeadlockError
+from ._handle import Handle
 
 __all__ = [
     "ERRHANDLER_NULL",
@@ -228,35 +229,15 @@ class MPIAbort(BaseException):
         self.errorcode = int(errorcode)
 
 
-class Errhandler:
+class Errhandler(Handle):
     """An error handler handle: errors always raise ``MPI.Exception`` here
     (mpi4py's default, ``ERRORS_RETURN`` turned into exceptions)."""
 
-    __slots__ = ("_name",)
-
-    def __init__(self, errhandler: Errhandler | None = None) -> None:
-        self._name: str | None = errhandler._name if errhandler is not None else None
-
-    @classmethod
-    def _of(cls, name: str) -> Errhandler:
-        e = cls.__new__(cls)
-        e._name = name
-        return e
+    __slots__ = ()
 
     def Free(self) -> None:
         """Frees the handle (it becomes ``ERRHANDLER_NULL``)."""
-        self._name = None
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Errhandler):
-            return NotImplemented
-        return self._name == other._name
-
-    def __hash__(self) -> int:
-        return hash(self._name)
-
-    def __bool__(self) -> bool:
-        return self._name is not None
+        self._h = None
 
 
 ERRHANDLER_NULL = Errhandler()

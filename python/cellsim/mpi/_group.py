@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import _types as T
+from ._handle import Handle
 from ._runtime import current_rank
 
 __all__ = ["GROUP_EMPTY", "GROUP_NULL", "Group"]
@@ -30,46 +31,24 @@ def _me() -> int:
         return -1
 
 
-class Group:
+class Group(Handle):
     """A group handle."""
 
-    __slots__ = ("_g",)
-
-    def __init__(self, group: Group | None = None) -> None:
-        if group is not None and not isinstance(group, Group):
-            raise TypeError(f"Group({group!r}): expected a Group")
-        self._g: _GroupObj | None = group._g if group is not None else None
+    __slots__ = ()
+    _h: _GroupObj | None
 
     @classmethod
-    def _of(cls, members: Sequence[int]) -> Group:
-        h = cls.__new__(cls)
-        h._g = _GroupObj(members)
-        return h
+    def _of(cls, members: Sequence[int]) -> Group:  # type: ignore[override]
+        return super()._of(_GroupObj(members))
 
     @property
     def _members(self) -> list[int]:
-        if self._g is None:
+        if self._h is None:
             raise T.Exception(T.ERR_GROUP, "the group is MPI_GROUP_NULL")
-        return self._g.members
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Group):
-            return NotImplemented
-        return self._g is other._g
-
-    def __ne__(self, other: object) -> bool:
-        if not isinstance(other, Group):
-            return NotImplemented
-        return self._g is not other._g
-
-    def __hash__(self) -> int:
-        return id(self._g)
-
-    def __bool__(self) -> bool:
-        return self._g is not None
+        return self._h.members
 
     def __repr__(self) -> str:
-        return "<cellsim.mpi.Group null>" if self._g is None else f"<cellsim.mpi.Group {self._g.members}>"
+        return "<cellsim.mpi.Group null>" if self._h is None else f"<cellsim.mpi.Group {self._h.members}>"
 
     def Get_size(self) -> int:
         """How many processes the group has."""
@@ -122,7 +101,7 @@ class Group:
         """Frees the group (the handle becomes ``GROUP_NULL``)."""
         self._members  # noqa: B018  (a null group is an error)
         if self is not GROUP_EMPTY:  # the constant stays usable, as in mpi4py
-            self._g = None
+            self._h = None
 
     # -- set operations --
 

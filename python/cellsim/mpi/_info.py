@@ -8,44 +8,39 @@ from collections.abc import Iterator
 from typing import Any
 
 from . import _types as T
+from ._handle import Handle
 
 __all__ = ["INFO_ENV", "INFO_NULL", "Info"]
 
 
-class Info:
+class Info(Handle):
     """An info handle."""
 
-    __slots__ = ("_d",)
-
-    def __init__(self, info: Info | None = None) -> None:
-        if info is not None and not isinstance(info, Info):
-            raise TypeError(f"Info({info!r}): expected an Info")
-        self._d: dict[str, str] | None = info._d if info is not None else None
+    __slots__ = ()
+    _h: dict[str, str] | None
 
     @classmethod
     def Create(cls) -> Info:
         """An empty info object."""
-        i = cls.__new__(cls)
-        i._d = {}
-        return i
+        return cls._of({})
 
     @property
     def _items(self) -> dict[str, str]:
-        if self._d is None:
+        if self._h is None:
             raise T.Exception(T.ERR_INFO, "the info is MPI_INFO_NULL")
-        return self._d
+        return self._h
 
     def Free(self) -> None:
         """Frees it (the handle becomes ``INFO_NULL``)."""
         if self is INFO_ENV:
             raise T.Exception(T.ERR_INFO, "MPI_Info_free: MPI_INFO_ENV is predefined")
         self._items  # noqa: B018  (freeing INFO_NULL is an error)
-        self._d = None
+        self._h = None
 
     def Dup(self) -> Info:
         """A copy."""
         i = Info.Create()
-        i._d = dict(self._items)
+        i._h = dict(self._items)
         return i
 
     def Get(self, key: str, maxlen: int = -1) -> str | None:
@@ -69,13 +64,13 @@ class Info:
 
     # the mapping interface of mpi4py
     def __len__(self) -> int:
-        return len(self._d) if self._d is not None else 0
+        return len(self._h) if self._h is not None else 0
 
     def __contains__(self, key: object) -> bool:
-        return self._d is not None and key in self._d
+        return self._h is not None and key in self._h
 
     def __iter__(self) -> Iterator[str]:
-        return iter(list(self._d or {}))
+        return iter(list(self._h or {}))
 
     def __getitem__(self, key: str) -> str:
         if key not in self:
@@ -91,16 +86,16 @@ class Info:
         del self._items[key]
 
     def get(self, key: str, default: Any = None) -> Any:
-        return self._d.get(key, default) if self._d is not None else default
+        return self._h.get(key, default) if self._h is not None else default
 
     def keys(self) -> list[str]:
-        return list(self._d or {})
+        return list(self._h or {})
 
     def values(self) -> list[str]:
-        return list((self._d or {}).values())
+        return list((self._h or {}).values())
 
     def items(self) -> list[tuple[str, str]]:
-        return list((self._d or {}).items())
+        return list((self._h or {}).items())
 
     def update(self, other: Any = (), **kwds: str) -> None:
         for k, v in dict(other, **kwds).items():
@@ -111,17 +106,6 @@ class Info:
 
     def clear(self) -> None:
         self._items.clear()
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Info):
-            return NotImplemented
-        return self._d is other._d
-
-    def __hash__(self) -> int:
-        return id(self._d)
-
-    def __bool__(self) -> bool:
-        return self._d is not None
 
 
 INFO_NULL = Info()

@@ -1,4 +1,4 @@
-"""``kumar``: seed 003's point-to-point design, as published.
+"""``kumar``: Kumar et al.'s point-to-point design, as published.
 
 * ``mpirun`` allocates one message buffer ``P_i`` per rank in main memory;
   rank ``i`` copies the data of its buffered-mode sends there.
@@ -84,7 +84,7 @@ def buffer_bytes(n: int) -> int:
 
 
 class KumarProtocol(Protocol):
-    """Seed 003's buffered-mode protocol (see the module docstring)."""
+    """Kumar et al.'s buffered-mode protocol (see the module docstring)."""
 
     name = "kumar"
     eager_limit = BLOCK
@@ -307,7 +307,7 @@ class KumarProtocol(Protocol):
         return changed
 
     def block(self, what: str) -> None:
-        """One more turn of the polling loop (seed 003's receive repeats its
+        """One more turn of the polling loop (Kumar et al.'s receive repeats its
         search until it finds the entry)."""
         self.world.idle_poll(self.me, what)
         now = self.r.machine.cycles

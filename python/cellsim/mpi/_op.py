@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ._errors import ERR_OP, Exception
+from ._handle import Handle
 
 __all__ = [
     "BAND",
@@ -81,27 +82,17 @@ class _OpObj:
         self.name, self.ufunc, self.pyop, self.commute, self.user = name, ufunc, pyop, commute, user
 
 
-class Op:
+class Op(Handle):
     """A reduction operation handle: ``MPI.SUM``... or ``Op.Create(function, commute)``."""
 
-    __slots__ = ("_o",)
-
-    def __init__(self, op: Op | None = None) -> None:
-        if op is not None and not isinstance(op, Op):
-            raise TypeError(f"Op({op!r}): expected an Op")
-        self._o: _OpObj | None = op._o if op is not None else None
-
-    @classmethod
-    def _of(cls, o: _OpObj) -> Op:
-        h = cls.__new__(cls)
-        h._o = o
-        return h
+    __slots__ = ()
+    _h: _OpObj | None
 
     @property
     def _obj(self) -> _OpObj:
-        if self._o is None:
+        if self._h is None:
             raise Exception(ERR_OP, "the operation is MPI_OP_NULL")
-        return self._o
+        return self._h
 
     @classmethod
     def Create(cls, function: Callable[..., Any], commute: bool = False) -> Op:
@@ -121,7 +112,7 @@ class Op:
         o = self._obj
         if o.user is None:
             raise Exception(ERR_OP, f"MPI_Op_free: {o.name} is a predefined operation")
-        self._o = None
+        self._h = None
 
     def apply(self, incoming: np.ndarray, inout: np.ndarray, datatype: Any) -> None:
         """``inout = incoming op inout`` element-wise, in place."""
@@ -145,11 +136,11 @@ class Op:
 
     @property
     def is_predefined(self) -> bool:
-        return self._o is None or self._o.user is None
+        return self._h is None or self._h.user is None
 
     @property
     def name(self) -> str:
-        return self._o.name if self._o else "MPI_OP_NULL"
+        return self._h.name if self._h else "MPI_OP_NULL"
 
     def Reduce_local(self, inbuf: Any, inoutbuf: Any) -> None:
         """``inoutbuf = inbuf op inoutbuf``, element-wise, in this rank (no communication)."""
@@ -166,22 +157,6 @@ class Op:
         n = a.count * dt.size
         va, vb = a.raw[:n].view(dt.dtype), b.raw[:n].view(dt.dtype)
         self.apply(va, vb, dt)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Op):
-            return NotImplemented
-        return self._o is other._o
-
-    def __ne__(self, other: object) -> bool:
-        if not isinstance(other, Op):
-            return NotImplemented
-        return self._o is not other._o
-
-    def __hash__(self) -> int:
-        return id(self._o)
-
-    def __bool__(self) -> bool:
-        return self._o is not None
 
     def __repr__(self) -> str:
         return f"<cellsim.mpi.Op {self.name}>"

@@ -4,8 +4,8 @@ nonblocking and persistent, the four send modes, probes.
 Every call is one of two steps made generic over what travels: a send of
 a simulated buffer (a placed message, or the pickle of an object in the
 rank's heap) and a receive (into a placed message, or into a heap block
-unpickled at completion). The object methods are the buffer methods with
-the other payload.
+unpickled at completion). The send methods (four modes; blocking,
+nonblocking or persistent; buffers or objects) are made from one table.
 
 Send modes: standard (buffered up to 2 KB, else synchronous: the protocol's
 choice), synchronous, ready (as standard) and buffered: the data is copied
@@ -33,7 +33,9 @@ __all__ = ["PointToPoint", "buffer_payload", "object_payload"]
 Payload = Callable[[Rank], BufRef]
 """Makes the simulated send buffer of a message (filled, ready to go)."""
 
-STANDARD, SYNCHRONOUS, BUFFERED = "standard", "synchronous", "buffered"
+SendCall = Callable[..., Any]
+STANDARD, SYNCHRONOUS, BUFFERED, READY = "standard", "synchronous", "buffered", "ready"
+"""Send modes: ready mode (the receive is posted) is sent as standard mode."""
 
 
 def buffer_payload(buf: Any) -> Payload:
@@ -74,6 +76,25 @@ class PointToPoint(CommBase):
     """The point-to-point calls of a communicator."""
 
     __slots__ = ()
+    # the sends: made from the table at the end of the module
+    Send: SendCall
+    Ssend: SendCall
+    Bsend: SendCall
+    Rsend: SendCall
+    Isend: SendCall
+    Issend: SendCall
+    Ibsend: SendCall
+    Irsend: SendCall
+    Send_init: SendCall
+    Ssend_init: SendCall
+    Bsend_init: SendCall
+    Rsend_init: SendCall
+    send: SendCall
+    ssend: SendCall
+    bsend: SendCall
+    isend: SendCall
+    issend: SendCall
+    ibsend: SendCall
 
     # -- the two steps --
 
@@ -127,50 +148,27 @@ class PointToPoint(CommBase):
             q.finish.append(done)
         return _Comm(q, st)
 
+    def _exchange(
+        self,
+        call: str,
+        payload: Payload,
+        dest: Any,
+        sendtag: Any,
+        recvbuf: Any,
+        source: Any,
+        recvtag: Any,
+        status: T.Status | None,
+        obj: bool = False,
+    ) -> Any:
+        """A send and a receive at once (the receive posted first); what was received."""
+        rq = Request._of(self._recv(call, recvbuf, source, recvtag, obj))
+        Request._of(self._send(call, payload, dest, sendtag, STANDARD, False, obj)).Wait()
+        return rq.wait(status)
+
     def _persistent(self, start: Callable[[], _Comm]) -> Prequest:
         return Prequest._of(_Comm(None, self._s(), start=start))
 
     # -- buffers --
-
-    @api
-    def Send(self, buf: Any, dest: int, tag: int = 0) -> None:
-        """Sends a buffer (standard mode: buffered up to 2 KB, else synchronous)."""
-        Request._of(self._send("Send", buffer_payload(buf), dest, tag, STANDARD, True)).Wait()
-
-    @api
-    def Ssend(self, buf: Any, dest: int, tag: int = 0) -> None:
-        """Sends a buffer and returns once the receive has matched it."""
-        Request._of(self._send("Ssend", buffer_payload(buf), dest, tag, SYNCHRONOUS, True)).Wait()
-
-    @api
-    def Bsend(self, buf: Any, dest: int, tag: int = 0) -> None:
-        """Copies the buffer and returns; the copy is sent in the background."""
-        self._send("Bsend", buffer_payload(buf), dest, tag, BUFFERED, True)
-
-    @api
-    def Rsend(self, buf: Any, dest: int, tag: int = 0) -> None:
-        """Ready mode (the receive is posted): sent as in standard mode."""
-        Request._of(self._send("Rsend", buffer_payload(buf), dest, tag, STANDARD, True)).Wait()
-
-    @api
-    def Isend(self, buf: Any, dest: int, tag: int = 0) -> Request:
-        """Starts sending a buffer."""
-        return Request._of(self._send("Isend", buffer_payload(buf), dest, tag, STANDARD, False))
-
-    @api
-    def Issend(self, buf: Any, dest: int, tag: int = 0) -> Request:
-        """Starts a synchronous send."""
-        return Request._of(self._send("Issend", buffer_payload(buf), dest, tag, SYNCHRONOUS, False))
-
-    @api
-    def Ibsend(self, buf: Any, dest: int, tag: int = 0) -> Request:
-        """A buffered send (complete at once)."""
-        return Request._of(self._send("Ibsend", buffer_payload(buf), dest, tag, BUFFERED, False))
-
-    @api
-    def Irsend(self, buf: Any, dest: int, tag: int = 0) -> Request:
-        """Starts a ready-mode send (as standard mode)."""
-        return Request._of(self._send("Irsend", buffer_payload(buf), dest, tag, STANDARD, False))
 
     @api
     def Recv(
@@ -196,9 +194,7 @@ class PointToPoint(CommBase):
         status: T.Status | None = None,
     ) -> None:
         """Sends one buffer and receives another at once."""
-        rq = Request._of(self._recv("Sendrecv", recvbuf, source, recvtag))
-        Request._of(self._send("Sendrecv", buffer_payload(sendbuf), dest, sendtag, STANDARD, False)).Wait()
-        rq.Wait(status)
+        self._exchange("Sendrecv", buffer_payload(sendbuf), dest, sendtag, recvbuf, source, recvtag, status)
 
     @api
     def Sendrecv_replace(
@@ -215,37 +211,9 @@ class PointToPoint(CommBase):
         if dest != T.PROC_NULL:
             m = parse(buf)
             copy = [m.raw.copy(), m.count, m.datatype]
-        rq = Request._of(self._recv("Sendrecv_replace", buf, source, recvtag))
-        Request._of(
-            self._send("Sendrecv_replace", buffer_payload(copy), dest, sendtag, STANDARD, False)
-        ).Wait()
-        rq.Wait(status)
+        self._exchange("Sendrecv_replace", buffer_payload(copy), dest, sendtag, buf, source, recvtag, status)
 
     # -- persistent requests --
-
-    def Send_init(self, buf: Any, dest: int, tag: int = 0) -> Prequest:
-        """A persistent standard send (each ``Start`` sends the buffer's contents then)."""
-        return self._persistent(
-            lambda: self._send("Send_init", buffer_payload(buf), dest, tag, STANDARD, False)
-        )
-
-    def Ssend_init(self, buf: Any, dest: int, tag: int = 0) -> Prequest:
-        """A persistent synchronous send."""
-        return self._persistent(
-            lambda: self._send("Ssend_init", buffer_payload(buf), dest, tag, SYNCHRONOUS, False)
-        )
-
-    def Bsend_init(self, buf: Any, dest: int, tag: int = 0) -> Prequest:
-        """A persistent buffered send."""
-        return self._persistent(
-            lambda: self._send("Bsend_init", buffer_payload(buf), dest, tag, BUFFERED, False)
-        )
-
-    def Rsend_init(self, buf: Any, dest: int, tag: int = 0) -> Prequest:
-        """A persistent ready-mode send."""
-        return self._persistent(
-            lambda: self._send("Rsend_init", buffer_payload(buf), dest, tag, STANDARD, False)
-        )
 
     def Recv_init(self, buf: Any, source: int = T.ANY_SOURCE, tag: int = T.ANY_TAG) -> Prequest:
         """A persistent receive."""
@@ -293,36 +261,6 @@ class PointToPoint(CommBase):
     # -- Python objects --
 
     @api
-    def send(self, obj: Any, dest: int, tag: int = 0) -> None:
-        """Sends a Python object."""
-        Request._of(self._send("send", object_payload(obj), dest, tag, STANDARD, True, obj=True)).wait()
-
-    @api
-    def ssend(self, obj: Any, dest: int, tag: int = 0) -> None:
-        """Sends a Python object synchronously."""
-        Request._of(self._send("ssend", object_payload(obj), dest, tag, SYNCHRONOUS, True, obj=True)).wait()
-
-    @api
-    def bsend(self, obj: Any, dest: int, tag: int = 0) -> None:
-        """Sends a Python object in buffered mode."""
-        self._send("bsend", object_payload(obj), dest, tag, BUFFERED, True, obj=True)
-
-    @api
-    def isend(self, obj: Any, dest: int, tag: int = 0) -> Request:
-        """Starts sending a Python object."""
-        return Request._of(self._send("isend", object_payload(obj), dest, tag, STANDARD, False, obj=True))
-
-    @api
-    def issend(self, obj: Any, dest: int, tag: int = 0) -> Request:
-        """Starts a synchronous send of a Python object."""
-        return Request._of(self._send("issend", object_payload(obj), dest, tag, SYNCHRONOUS, False, obj=True))
-
-    @api
-    def ibsend(self, obj: Any, dest: int, tag: int = 0) -> Request:
-        """A buffered send of a Python object (complete at once)."""
-        return Request._of(self._send("ibsend", object_payload(obj), dest, tag, BUFFERED, False, obj=True))
-
-    @api
     def recv(
         self,
         buf: Any = None,
@@ -350,8 +288,57 @@ class PointToPoint(CommBase):
         status: T.Status | None = None,
     ) -> Any:
         """Sends one object and receives another."""
-        rq = Request._of(self._recv("sendrecv", None, source, recvtag, obj=True))
-        Request._of(
-            self._send("sendrecv", object_payload(sendobj), dest, sendtag, STANDARD, False, obj=True)
-        ).wait()
-        return rq.wait(status)
+        return self._exchange(
+            "sendrecv", object_payload(sendobj), dest, sendtag, None, source, recvtag, status, obj=True
+        )
+
+
+# -- the sends, one per mode and form ------------------------------------------------------------------
+
+
+def _send_call(call: str, mode: str, how: str, obj: bool) -> SendCall:
+    """A send method: ``how`` is ``blocking`` (returns when the data may be
+    reused), ``nonblocking`` (returns a Request) or ``persistent`` (returns
+    a Prequest to ``Start``); ``obj``: it sends a Python object."""
+    payload = object_payload if obj else buffer_payload
+
+    def start(self: PointToPoint, message: Any, dest: Any, tag: Any) -> _Comm:
+        return self._send(call, payload(message), dest, tag, mode, how == "blocking", obj)
+
+    def send(self: PointToPoint, message: Any, dest: int, tag: int = 0) -> Any:
+        if how == "persistent":
+            return self._persistent(lambda: start(self, message, dest, tag))
+        c = start(self, message, dest, tag)
+        if how == "nonblocking":
+            return Request._of(c)
+        if mode != BUFFERED:  # (a buffered send returns once its data is copied)
+            Request._of(c).Wait()
+        return None
+
+    what = mode  # standard, synchronous, buffered or ready
+    send.__name__ = send.__qualname__ = call
+    send.__doc__ = f"A {how} {what}-mode send of {'a Python object' if obj else 'a buffer'}."
+    return send if how == "persistent" else api(send)
+
+
+for _call, _mode, _how, _obj in [
+    ("Send", STANDARD, "blocking", False),
+    ("Ssend", SYNCHRONOUS, "blocking", False),
+    ("Bsend", BUFFERED, "blocking", False),
+    ("Rsend", READY, "blocking", False),
+    ("Isend", STANDARD, "nonblocking", False),
+    ("Issend", SYNCHRONOUS, "nonblocking", False),
+    ("Ibsend", BUFFERED, "nonblocking", False),
+    ("Irsend", READY, "nonblocking", False),
+    ("Send_init", STANDARD, "persistent", False),
+    ("Ssend_init", SYNCHRONOUS, "persistent", False),
+    ("Bsend_init", BUFFERED, "persistent", False),
+    ("Rsend_init", READY, "persistent", False),
+    ("send", STANDARD, "blocking", True),
+    ("ssend", SYNCHRONOUS, "blocking", True),
+    ("bsend", BUFFERED, "blocking", True),
+    ("isend", STANDARD, "nonblocking", True),
+    ("issend", SYNCHRONOUS, "nonblocking", True),
+    ("ibsend", BUFFERED, "nonblocking", True),
+]:
+    setattr(PointToPoint, _call, _send_call(_call, _mode, _how, _obj))

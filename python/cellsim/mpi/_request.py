@@ -13,9 +13,10 @@ receive, the unpickled object once it completed.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from . import _types as T
+from ._handle import Handle
 from ._pickle import pickle
 from ._protocol import Req
 from ._runtime import api, current_rank
@@ -24,8 +25,6 @@ if TYPE_CHECKING:
     from ._comm import CommState
 
 __all__ = ["REQUEST_NULL", "Prequest", "Request"]
-
-R = TypeVar("R", bound="Request")
 
 
 class _Comm:
@@ -84,46 +83,20 @@ def _progress(call: str) -> None:
     r.proto.progress()
 
 
-class Request:
+class Request(Handle):
     """A communication request handle."""
 
-    __slots__ = ("_c",)
-
-    def __init__(self, request: Request | None = None) -> None:
-        if request is not None and not isinstance(request, Request):
-            raise TypeError(f"Request({request!r}): expected a Request")
-        self._c: _Comm | None = request._c if request is not None else None
-
-    @classmethod
-    def _of(cls: type[R], c: _Comm) -> R:
-        h = cls.__new__(cls)
-        h._c = c
-        return h
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Request):
-            return NotImplemented
-        return self._c is other._c
-
-    def __ne__(self, other: object) -> bool:
-        if not isinstance(other, Request):
-            return NotImplemented
-        return self._c is not other._c
-
-    def __hash__(self) -> int:
-        return id(self._c)
-
-    def __bool__(self) -> bool:
-        return self._c is not None
+    __slots__ = ()
+    _h: _Comm | None
 
     def __repr__(self) -> str:
-        return f"<cellsim.mpi.{type(self).__name__} {'null' if self._c is None else 'active'}>"
+        return f"<cellsim.mpi.{type(self).__name__} {'null' if self._h is None else 'active'}>"
 
     # -- completion of one --
 
     def _complete(self, status: T.Status | None) -> Any:
         """The request is done: its status and value; a nonblocking one becomes REQUEST_NULL."""
-        c = self._c
+        c = self._h
         if c is None:
             if status is not None:
                 status._set(T.ANY_SOURCE, T.ANY_TAG, 0)
@@ -131,7 +104,7 @@ class Request:
             return None
         c.status(status)
         if c.start is None:
-            self._c = None
+            self._h = None
         try:
             c.finish()
         finally:
@@ -140,7 +113,7 @@ class Request:
         return c.value
 
     def _wait(self, call: str) -> None:
-        c = self._c
+        c = self._h
         if c is not None and not c.done():
             r = current_rank(call)
             assert r.proto is not None and c.req is not None
@@ -156,7 +129,7 @@ class Request:
     @api
     def Test(self, status: T.Status | None = None) -> bool:
         """Whether the operation is complete (makes progress, never waits)."""
-        c = self._c
+        c = self._h
         if c is not None and not c.done():
             _progress("Request.Test")
             if not c.done():
@@ -173,7 +146,7 @@ class Request:
     @api
     def test(self, status: T.Status | None = None) -> tuple[bool, Any]:
         """``(done, object)``."""
-        c = self._c
+        c = self._h
         if c is not None and not c.done():
             _progress("Request.test")
             if not c.done():
@@ -183,7 +156,7 @@ class Request:
     @api
     def Get_status(self, status: T.Status | None = None) -> bool:
         """Whether the operation is complete, leaving the request as it is."""
-        c = self._c
+        c = self._h
         if c is not None and not c.done():
             _progress("Request.Get_status")
         done = c is None or c.done()
@@ -200,7 +173,7 @@ class Request:
     @api
     def Cancel(self) -> None:
         """Cancels a receive not matched yet (a send, once started, completes anyway)."""
-        c = self._c
+        c = self._h
         if c is None or c.done():
             return
         r = current_rank("Request.Cancel")
@@ -211,10 +184,10 @@ class Request:
 
     def Free(self) -> None:
         """Forgets the request (an operation in progress still completes)."""
-        self._c = None
+        self._h = None
 
     def py2f(self) -> int:
-        return id(self._c) if self._c is not None else 0
+        return id(self._h) if self._h is not None else 0
 
     # -- completion of many --
 
@@ -231,19 +204,19 @@ class Request:
 
     @staticmethod
     def _active(requests: Sequence[Request]) -> list[int]:
-        return [i for i, q in enumerate(requests) if q._c is not None and q._c.active]
+        return [i for i, q in enumerate(requests) if q._h is not None and q._h.active]
 
     @staticmethod
     def _wait_some(requests: Sequence[Request], active: list[int], call: str) -> list[int]:
         """Runs progress (blocking when idle) until an active request is done; the done ones."""
-        done = [i for i in active if requests[i]._c.done()]  # type: ignore[union-attr]
+        done = [i for i in active if requests[i]._h.done()]  # type: ignore[union-attr]
         if done:
             return done
         r = current_rank(call)
         assert r.proto is not None
-        reqs = [requests[i]._c.req for i in active]  # type: ignore[union-attr]
+        reqs = [requests[i]._h.req for i in active]  # type: ignore[union-attr]
         r.proto.wait_any([q for q in reqs if q is not None], call)
-        return [i for i in active if requests[i]._c.done()]  # type: ignore[union-attr]
+        return [i for i in active if requests[i]._h.done()]  # type: ignore[union-attr]
 
     @staticmethod
     @api
@@ -270,9 +243,9 @@ class Request:
     @api
     def Testall(requests: Sequence[Request], statuses: Any = None) -> bool:
         """Whether every request is complete (then completes them all)."""
-        if not all(q._c is None or q._c.done() for q in requests):
+        if not all(q._h is None or q._h.done() for q in requests):
             _progress("Request.Testall")
-            if not all(q._c is None or q._c.done() for q in requests):
+            if not all(q._h is None or q._h.done() for q in requests):
                 return False
         Request.Waitall(requests, statuses)
         return True
@@ -281,9 +254,9 @@ class Request:
     @api
     def testall(requests: Sequence[Request], statuses: Any = None) -> tuple[bool, list[Any] | None]:
         """``(done, objects)``."""
-        if not all(q._c is None or q._c.done() for q in requests):
+        if not all(q._h is None or q._h.done() for q in requests):
             _progress("Request.testall")
-            if not all(q._c is None or q._c.done() for q in requests):
+            if not all(q._h is None or q._h.done() for q in requests):
                 return False, None
         return True, Request.waitall(requests, statuses)
 
@@ -320,24 +293,36 @@ class Request:
         if not active:
             Request()._complete(status)
             return T.UNDEFINED, True, None
-        done = [i for i in active if requests[i]._c.done()]  # type: ignore[union-attr]
+        done = [i for i in active if requests[i]._h.done()]  # type: ignore[union-attr]
         if not done:
             _progress("Request.Testany")
-            done = [i for i in active if requests[i]._c.done()]  # type: ignore[union-attr]
+            done = [i for i in active if requests[i]._h.done()]  # type: ignore[union-attr]
         if not done:
             return T.UNDEFINED, False, None
         return done[0], True, requests[done[0]]._complete(status)
 
     @staticmethod
-    def _complete_some(requests: Sequence[Request], done: list[int], statuses: Any) -> list[Any]:
+    def _some(
+        requests: Sequence[Request], statuses: Any, wait: bool
+    ) -> tuple[list[int] | None, list[Any] | None]:
+        """The requests done (``wait``: waiting until one is): their indices and
+        objects, their statuses in ``statuses`` (None, None if none is active)."""
+        active = Request._active(requests)
+        if not active:
+            return None, None
+        if wait:
+            done = Request._wait_some(requests, active, "Request.Waitsome")
+        else:
+            _progress("Request.Testsome")
+            done = [i for i in active if requests[i]._h.done()]  # type: ignore[union-attr]
         statuses = Request._statuses(statuses, len(done))
-        return [requests[i]._complete(Request._status_at(statuses, k)) for k, i in enumerate(done)]
+        return done, [requests[i]._complete(Request._status_at(statuses, k)) for k, i in enumerate(done)]
 
     @staticmethod
     @api
     def Waitsome(requests: Sequence[Request], statuses: Any = None) -> list[int] | None:
         """Waits until some requests are done; their indices (None if none is active)."""
-        return Request.waitsome(requests, statuses)[0]
+        return Request._some(requests, statuses, wait=True)[0]
 
     @staticmethod
     @api
@@ -345,17 +330,13 @@ class Request:
         requests: Sequence[Request], statuses: Any = None
     ) -> tuple[list[int] | None, list[Any] | None]:
         """``(indices, objects)`` of the requests done (``(None, None)`` if none is active)."""
-        active = Request._active(requests)
-        if not active:
-            return None, None
-        done = Request._wait_some(requests, active, "Request.Waitsome")
-        return done, Request._complete_some(requests, done, statuses)
+        return Request._some(requests, statuses, wait=True)
 
     @staticmethod
     @api
     def Testsome(requests: Sequence[Request], statuses: Any = None) -> list[int] | None:
         """The indices of the requests done now (None if none is active)."""
-        return Request.testsome(requests, statuses)[0]
+        return Request._some(requests, statuses, wait=False)[0]
 
     @staticmethod
     @api
@@ -363,12 +344,7 @@ class Request:
         requests: Sequence[Request], statuses: Any = None
     ) -> tuple[list[int] | None, list[Any] | None]:
         """``(indices, objects)`` of the requests done now."""
-        active = Request._active(requests)
-        if not active:
-            return None, None
-        _progress("Request.Testsome")
-        done = [i for i in active if requests[i]._c.done()]  # type: ignore[union-attr]
-        return done, Request._complete_some(requests, done, statuses)
+        return Request._some(requests, statuses, wait=False)
 
 
 class Prequest(Request):
@@ -380,7 +356,7 @@ class Prequest(Request):
     @api
     def Start(self) -> None:
         """Starts the communication."""
-        c = self._c
+        c = self._h
         if c is None or c.start is None:
             raise T.Exception(T.ERR_REQUEST, "Start: the request is MPI_REQUEST_NULL")
         if c.active:

@@ -1,6 +1,6 @@
 """``mpirun``: runs a program on N SPEs of one simulated Cell, one MPI rank each.
 
-As seed 003 describes it, ``mpirun`` is a PPE program: it allocates the
+As Kumar et al. describe it, ``mpirun`` is a PPE program: it allocates the
 shared space (the message buffers ``P_i`` for ``kumar``, a heap per rank for
 buffers placed in main memory, the start-up structures and the argument
 strings), creates N SPE contexts (signal register 1 in OR mode), loads the
@@ -274,7 +274,7 @@ def mpirun(
         args: the program's arguments (``sys.argv[1:]`` of a script; also
             passed in the start-up structure, :func:`cellsim.mpi.argv`).
         machine, seed, overrides, time_limit_ns: as for :class:`cellsim.Machine`.
-        protocol: ``direct`` (default) or ``kumar`` (seed 003).
+        protocol: ``direct`` (default) or ``kumar`` (Kumar et al.'s design).
         compute: ``zero``, ``model`` (default) or ``host-scaled:F``; see
             :class:`cellsim.mpi.ComputeRule`.
         trace: write a Chrome/Perfetto trace of the run there.

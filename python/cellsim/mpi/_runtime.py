@@ -8,7 +8,7 @@ chip would. The library's own Python code costs nothing by itself; the SPU
 code it stands for is charged with :mod:`cellsim.mpi._costs`, in batches
 flushed as ``compute(cycles)`` before the rank's next SPU call.
 
-Start-up (seed 003, section 3.1): ``mpirun`` (a PPE program) allocates the
+Start-up (Kumar et al., section 3.1): ``mpirun`` (a PPE program) allocates the
 shared space, writes one start-up structure per rank in main memory and sends
 its address through the rank's inbound mailbox; ``MPI_Init`` reads the
 mailbox and gets the structure by DMA. Layout (big-endian, as all metadata
@@ -445,7 +445,7 @@ class Rank:
         return self.tag_status(mask, spu.MFC_TAG_UPDATE_IMMEDIATE) == mask
 
     def get_blocking(self, lsa: int, ea: int, size: int) -> None:
-        """A blocking get (seed 003's copies)."""
+        """A blocking get (Kumar et al.'s copies)."""
         self.dma(False, lsa, ea, size, TAG_SYNC)
         self.wait_tags(1 << TAG_SYNC)
 
@@ -550,7 +550,7 @@ class Rank:
         """Copies ``n`` bytes from EA ``src`` to EA ``dst`` through this
         SPE: straight into or out of the local store when one end is in it,
         else through the ``staging`` buffers (``chunk`` bytes each, plus 32):
-        blocking get then blocking put per chunk (seed 003), or with
+        blocking get then blocking put per chunk (Kumar et al.), or with
         ``pipelined`` a get and a fenced put per buffer in flight, one tag
         group per buffer (pieces of ``n / len(staging)``, at least 512 bytes,
         for short copies)."""

@@ -18,6 +18,7 @@ import numpy as np
 from . import _types as T
 from ._comm import Intracomm
 from ._commbase import CommState
+from ._unsupported import MPI3, raising
 
 __all__ = ["Cartcomm", "Compute_dims", "Distgraphcomm", "Graphcomm", "Topocomm"]
 
@@ -102,31 +103,13 @@ class Topocomm(Intracomm):
     def outedges(self) -> list[int]:
         return self._edges()[1]
 
-    def _neighbor(self, call: str) -> Any:
-        raise NotImplementedError(
-            f"MPI.{type(self).__name__}.{call}: neighbour collectives (MPI-3) are not offered by cellsim.mpi"
-        )
-
-    def Neighbor_allgather(self, *args: Any, **kwargs: Any) -> Any:
-        return self._neighbor("Neighbor_allgather")
-
-    def Neighbor_allgatherv(self, *args: Any, **kwargs: Any) -> Any:
-        return self._neighbor("Neighbor_allgatherv")
-
-    def Neighbor_alltoall(self, *args: Any, **kwargs: Any) -> Any:
-        return self._neighbor("Neighbor_alltoall")
-
-    def Neighbor_alltoallv(self, *args: Any, **kwargs: Any) -> Any:
-        return self._neighbor("Neighbor_alltoallv")
-
-    def Neighbor_alltoallw(self, *args: Any, **kwargs: Any) -> Any:
-        return self._neighbor("Neighbor_alltoallw")
-
-    def neighbor_allgather(self, *args: Any, **kwargs: Any) -> Any:
-        return self._neighbor("neighbor_allgather")
-
-    def neighbor_alltoall(self, *args: Any, **kwargs: Any) -> Any:
-        return self._neighbor("neighbor_alltoall")
+    Neighbor_allgather = raising("Topocomm.Neighbor_allgather", MPI3)
+    Neighbor_allgatherv = raising("Topocomm.Neighbor_allgatherv", MPI3)
+    Neighbor_alltoall = raising("Topocomm.Neighbor_alltoall", MPI3)
+    Neighbor_alltoallv = raising("Topocomm.Neighbor_alltoallv", MPI3)
+    Neighbor_alltoallw = raising("Topocomm.Neighbor_alltoallw", MPI3)
+    neighbor_allgather = raising("Topocomm.neighbor_allgather", MPI3)
+    neighbor_alltoall = raising("Topocomm.neighbor_alltoall", MPI3)
 
 
 class Cartcomm(Topocomm):
