@@ -21,7 +21,7 @@ import numpy as np
 
 from . import _types as T
 from ._coll import Coll
-from ._commbase import CommBase, CommState
+from ._commbase import CommBase
 from ._datatype import Datatype
 from ._message import Message, Vector, parse, parse_vector, parse_w, place, place_bytes, place_vector
 from ._p2p import object_payload
@@ -494,5 +494,3 @@ class Collectives(CommBase):
         """Rank ``r`` gets the fold of ranks 0..r-1's objects (None at rank 0)."""
         return self._obj_scan("exscan", sendobj, op, exclusive=True)
 
-
-_ = CommState

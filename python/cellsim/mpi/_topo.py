@@ -17,7 +17,6 @@ import numpy as np
 
 from . import _types as T
 from ._comm import Intracomm
-from ._commbase import CommState
 from ._unsupported import MPI3, raising
 
 __all__ = ["Cartcomm", "Compute_dims", "Distgraphcomm", "Graphcomm", "Topocomm"]
@@ -378,5 +377,3 @@ def create_dist_graph(
     dw = [x for _, x in outs] if w is not None else None
     return _dist(comm, "Create_dist_graph", [s for s, _ in ins], [d for d, _ in outs], sw, dw)
 
-
-_ = CommState
