@@ -92,7 +92,7 @@ def main() -> None:
     print(f"count={out['count']}")
     print(f"simulated time: {ns / 1000:.1f} us ({ns / total:.1f} ns per increment)")
     print(f"putllc retries: {retries} ({retries / total:.2f} per increment)")
-    for spe, (phys, r) in enumerate(zip(m.placement, out["retries"], strict=True)):
+    for spe, (phys, r) in enumerate(zip(m.placement[:SPES], out["retries"], strict=True)):
         print(f"  SPE {spe} (physical {phys}): {r} retries")
 
 

@@ -9,5 +9,6 @@ from cellsim import Machine
 
 @pytest.fixture
 def m() -> Machine:
-    """A qs20 with the identity placement (logical SPE n on physical SPE n)."""
-    return Machine("qs20", seed=1, overrides={"placement": "identity"})
+    """One Cell chip (qs20-1chip) with the identity placement (logical SPE n on
+    physical SPE n): the API's behaviour, timed as on seed 000's board."""
+    return Machine("qs20-1chip", seed=1, overrides={"placement": "identity"})

@@ -111,8 +111,8 @@ def test_bad_machine_and_override_names() -> None:
 
 
 def test_bad_spe_numbers_and_reuse(m: Machine) -> None:
-    with pytest.raises(UsageError, match="SPE 9 does not exist"):
-        m.load(9, lambda speid, argp, envp: None)
+    with pytest.raises(UsageError, match="SPE 16 does not exist"):
+        m.load(16, lambda speid, argp, envp: None)
     m.load(0, lambda speid, argp, envp: None)
     with pytest.raises(UsageError, match="already running"):
         m.load(0, lambda speid, argp, envp: None)

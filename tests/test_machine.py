@@ -11,10 +11,14 @@ from cellsim import Machine
 def test_shipped_machines_load() -> None:
     for name in cellsim.machines():
         m = Machine(name)
-        assert m.spe_count in (6, 8)
+        assert m.spe_count in (6, 8, 16)
         assert m.info["ls_bytes"] == 256 * 1024
     assert Machine("ps3").spe_count == 6
-    assert "core_ghz" in cellsim.machine_toml("qs20")
+    assert (Machine("qs20").spe_count, Machine("qs20").chips) == (16, 2)
+    assert (Machine("qs20-1chip").spe_count, Machine("qs20-1chip").chips) == (8, 1)
+    assert (Machine("blade21").spe_count, Machine("blade21").chips) == (8, 2)
+    assert "core_ghz" in cellsim.machine_toml("qs20-1chip")
+    assert "chips = 2" in cellsim.machine_toml("qs20")
 
 
 def test_machine_from_a_file(tmp_path) -> None:
@@ -39,10 +43,15 @@ def test_alloc_aligns_and_views_are_live(m: Machine) -> None:
 
 
 def test_placement_policies() -> None:
-    assert Machine("qs20", overrides={"placement": "identity"}).placement == list(range(8))
-    assert Machine("qs20", placement=[7, 6, 5, 4, 3, 2, 1, 0]).placement == [7, 6, 5, 4, 3, 2, 1, 0]
-    r1, r2 = Machine("qs20", seed=11).placement, Machine("qs20", seed=11).placement
+    assert Machine("qs20-1chip", overrides={"placement": "identity"}).placement == list(range(8))
+    assert Machine("qs20-1chip", placement=[7, 6, 5, 4, 3, 2, 1, 0]).placement == [7, 6, 5, 4, 3, 2, 1, 0]
+    r1, r2 = Machine("qs20-1chip", seed=11).placement, Machine("qs20-1chip", seed=11).placement
     assert r1 == r2 and sorted(r1) == list(range(8))
+    # A blade: chip 0's SPEs first by default (PPE programs run on chip 0), or anywhere.
+    local = Machine("qs20", seed=11).placement
+    assert sorted(local[:8]) == list(range(8)) and sorted(local[8:]) == list(range(8, 16))
+    anywhere = Machine("qs20", seed=11, overrides={"placement": "random"}).placement
+    assert sorted(anywhere) == list(range(16)) and sorted(anywhere[:8]) != list(range(8))
 
 
 def test_error_catalogue_lists_every_kind() -> None:

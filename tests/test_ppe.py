@@ -134,7 +134,7 @@ def test_a_native_kernel_runs_in_a_context(m: Machine) -> None:
     assert 4 <= ticks <= 20, "four blocking 128-byte gets take a few 40 ns decrementer ticks"
 
 
-@pytest.mark.parametrize(("machine", "spes"), [("qs20", 8), ("ps3", 6)])
+@pytest.mark.parametrize(("machine", "spes"), [("qs20", 16), ("qs20-1chip", 8), ("ps3", 6)])
 def test_running_out_of_spes_names_the_count(machine: str, spes: int) -> None:
     def main() -> None:
         for _ in range(spes + 1):
@@ -175,7 +175,7 @@ def test_running_one_context_in_two_threads_at_once(m: Machine) -> None:
 
 
 @pytest.mark.parametrize("which", ["argp", "envp"])
-@pytest.mark.parametrize("bad", [2**40, Machine.ls_ea(0) - 16, Machine.ls_ea(8)])
+@pytest.mark.parametrize("bad", [2**40, Machine.ls_ea(0) - 16, Machine.ls_ea(8)])  # m: 8 SPEs
 def test_pointers_outside_memory_are_rejected(m: Machine, which: str, bad: int) -> None:
     def main() -> None:
         ctx = spe_context_create()
@@ -264,18 +264,21 @@ def test_calls_outside_any_program(call) -> None:
 
 def test_a_memory_affinity_gang_places_spes_on_the_affinity_chain() -> None:
     """SPE_AFFINITY_MEMORY puts logical SPE i on the i-th SPE of the QS20
-    affinity chain 0, 2, 4, 6, 7, 5, 3, 1 (architecture notes), whatever the seed."""
-    for seed in (0, 3):
-        m = Machine("qs20", seed=seed)
-        before = m.placement
+    affinity chain 0, 2, 4, 6, 7, 5, 3, 1 (architecture notes), whatever the
+    seed; on the two-chip blade chip 1's chain follows chip 0's."""
+    chain = [0, 2, 4, 6, 7, 5, 3, 1]
+    for machine, want in (("qs20-1chip", chain), ("qs20", chain + [8 + p for p in chain])):
+        for seed in (0, 3):
+            m = Machine(machine, seed=seed)
+            before = m.placement
 
-        def main(m: Machine = m) -> list[int]:
-            spe_gang_context_create(SPE_AFFINITY_MEMORY)
-            return m.placement
+            def main(m: Machine = m) -> list[int]:
+                spe_gang_context_create(SPE_AFFINITY_MEMORY)
+                return m.placement
 
-        assert m.run(main).value == [0, 2, 4, 6, 7, 5, 3, 1]
-        assert m.placement == [0, 2, 4, 6, 7, 5, 3, 1]
-        assert before != m.placement, f"seed {seed}'s random placement was not the chain already"
+            assert m.run(main).value == want
+            assert m.placement == want
+            assert before != m.placement, f"seed {seed}'s random placement was not the chain already"
 
 
 def test_a_gang_without_affinity_keeps_the_placement() -> None:

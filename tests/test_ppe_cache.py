@@ -13,7 +13,7 @@ GHZ = 2.1
 
 @pytest.fixture
 def blade() -> Machine:
-    return Machine("blade21", seed=0, overrides={"remote.remote_fraction": 0.0})
+    return Machine("blade21", seed=0, overrides={"numa.policy": "node0"})
 
 
 def test_l1_loads_reach_seed_002s_numbers(blade: Machine) -> None:

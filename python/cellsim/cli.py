@@ -38,6 +38,7 @@ import cellsim
 from .buffering.cli import plan_buffers
 from .exceptions import CellsimError, UsageError
 from .experiments import Experiment, Option, all_experiments
+from .limits import COUNT, SEED, command_limits, limit_params
 from .messaging.cli import map_cmd
 from .mpi.cli import mpirun_cmd
 from .published import TOLERANCE_PCT
@@ -283,7 +284,7 @@ def _option_param(opt: Option) -> click.Option:
         return click.Option([opt.cli_flag, opt.name], type=str, default=None, help=opt.help)
     if opt.type == "flag":
         return click.Option([opt.cli_flag, opt.name], is_flag=True, default=False, help=opt.help)
-    return click.Option([opt.cli_flag, opt.name], type=click.IntRange(min=1), default=None, help=opt.help)
+    return click.Option([opt.cli_flag, opt.name], type=COUNT, default=None, help=opt.help)
 
 
 def _common_params() -> list[click.Parameter]:
@@ -292,9 +293,11 @@ def _common_params() -> list[click.Parameter]:
             ["--machine", "-m"],
             default=None,
             help="machine name (see `cellsim machines`) or machine TOML file "
-            "(default: the paper's machine, qs20 for seeds 000 and 004, blade21 for seed 002)",
+            "(default: the paper's machine: qs20-1chip for Kistler et al.'s evaluation board, qs20 for "
+            "Kumar et al. and Chen et al., blade21 for Jimenez-Gonzalez et al., ps3 or qs22 for the "
+            "ring mapping study)",
         ),
-        click.Option(["--seed", "-s"], type=int, default=0, show_default=True, help="seed of the machines"),
+        click.Option(["--seed", "-s"], type=SEED, default=0, show_default=True, help="seed of the machines"),
         click.Option(
             ["--json", "json_path"],
             metavar="PATH|-",
@@ -331,12 +334,15 @@ def _make_run_command(exp: Experiment) -> click.Command:
         csv_path: str | None,
         trace_path: str | None,
         python_programs: bool,
+        time_limit: float | None,
+        wall_limit: float | None,
         **options: Any,
     ) -> None:
         machine = machine or exp.machine
         _check_machine(machine)
         opts = {k: v for k, v in options.items() if v not in (None, ())}
         with contextlib.ExitStack() as stack:
+            stack.enter_context(command_limits(time_limit, wall_limit))
             if trace_path:
                 stack.enter_context(capture_trace(trace_path))
             with _Progress(exp.name) as progress:
@@ -379,7 +385,7 @@ def _make_run_command(exp: Experiment) -> click.Command:
     return click.Command(
         exp.name,
         callback=callback,
-        params=[*_common_params(), *(_option_param(o) for o in exp.options)],
+        params=[*_common_params(), *limit_params(), *(_option_param(o) for o in exp.options)],
         help=f"{exp.title} (seed {exp.paper}, {exp.figure}).\n\n{exp.description}",
         short_help=f"{exp.title} (seed {exp.paper}, {exp.figure})",
     )
@@ -408,7 +414,7 @@ cli.add_command(mpirun_cmd)
     default=None,
     help="machine name or TOML file for every experiment (default: each experiment's own machine)",
 )
-@click.option("--seed", "-s", type=int, default=0, show_default=True, help="seed of the machines")
+@click.option("--seed", "-s", type=SEED, default=0, show_default=True, help="seed of the machines")
 @click.option("--python", "python_programs", is_flag=True, help="run the Python benchmark programs")
 @click.option(
     "--only",

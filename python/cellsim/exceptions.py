@@ -12,7 +12,8 @@ MfcError            the MFC rejects a command (``.kind``: ``size``,
                     ``alignment``, ``ls_range``, ``tag``, ``unmapped``, ...)
 DeadlockError       every program is blocked and nothing is in flight
                     (``.blocked``: who waits on what, since when)
-RunawayError        the run passed its simulated-time limit
+RunawayError        the run passed its simulated- or host-time limit
+                    (``.activity``: what each program was doing)
 UsageError          the API was used wrongly (bad SPE number, bad argument)
 NotInProgramError   an SPU call was made outside a running SPE program
 InvariantError      an EIB invariant check failed (a simulator bug)
@@ -86,11 +87,26 @@ class DeadlockError(CellsimError):
 
 
 class RunawayError(CellsimError):
-    """The run passed its simulated-time limit (``Machine(time_limit_ns=...)``)."""
+    """The run passed its simulated-time limit (``time_limit_ns``) or its
+    host-time limit (``wall_limit_s``, ``--wall-limit``).
 
-    def __init__(self, message: str, *, limit_cycles: int = 0) -> None:
+    ``activity`` is the livelock report: ``(program, what it was doing)`` for
+    each unfinished program, e.g. the channel it kept polling; ``cycle`` is
+    where the run stopped.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        limit_cycles: int = 0,
+        cycle: int = 0,
+        activity: list[tuple[str, str]] | None = None,
+    ) -> None:
         super().__init__(message)
         self.limit_cycles = limit_cycles
+        self.cycle = cycle
+        self.activity = activity or []
 
 
 class UsageError(CellsimError, ValueError):

@@ -29,13 +29,15 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from greenlet import GreenletExit, greenlet
 
 from . import _engine
+from ._checks import integer, positive
 from .exceptions import UsageError
+from .limits import default_time_limit_ns
 
 __all__ = ["EaBuffer", "LsBuffer", "Machine", "ProgramResult", "RunResult"]
 
@@ -134,6 +136,11 @@ class Program(greenlet):
         self.args = args
         self.kwargs = kwargs or {}
         self.engine = machine._engine
+        self.stopping = False
+        # The program's own tag mask, and whether a library's replaced it in
+        # the channel (see cellsim.spu.library_wait_tags).
+        self.tag_mask = 0
+        self.library_mask = False
         if spe is not None:
             info = machine.info
             self.ls_top = info["ls_bytes"]
@@ -147,8 +154,14 @@ class Program(greenlet):
     def _main(self, _reply: int) -> tuple[Any, ...]:
         try:
             value = self.fn(*self.args, **self.kwargs)
-        except GreenletExit:
-            raise
+        except GreenletExit as exc:
+            if self.stopping:  # the driver ends the programs left after a run
+                raise
+            misuse = UsageError(
+                f"{self.who} raised GreenletExit: a program ends by returning (or raising an "
+                "ordinary exception), never by ending its greenlet"
+            )
+            return ("raise", self.tid, misuse.with_traceback(exc.__traceback__))
         except BaseException as exc:  # the driver re-raises it with the traceback
             return ("raise", self.tid, exc)
         if self.spe is None:
@@ -162,6 +175,10 @@ class Program(greenlet):
                 return ("raise", self.tid, exc)
         nxt, reply = self.engine.exit(self.tid, int(code))
         return ("next", nxt, reply)
+
+    def engine_now(self) -> int:
+        """The current cycle (for errors raised before a call reaches the engine)."""
+        return int(self.engine.now)
 
     def call(self, method: Callable[..., tuple[int, int]], *args: Any) -> int:
         """Submits one call and blocks (in simulated time) until it is done."""
@@ -202,16 +219,22 @@ class Machine:
         if isinstance(overrides, Mapping):
             ov = [f"{k}={_toml_value(v)}" for k, v in overrides.items()]
         else:
-            ov = list(overrides)
-        self._engine = _engine.Engine(machine, seed, ov)
+            ov = [str(o) for o in overrides]
+        seed = integer(seed, "seed")
+        self._engine = _engine.Engine(str(machine), seed, ov)
         self.info: dict[str, Any] = dict(self._engine.describe())
         self.name: str = self.info["name"]
         self.core_hz: float = self.info["core_hz"]
         self.seed = seed
         if placement is not None:
-            self._engine.set_placement([int(p) for p in placement])
+            self._engine.set_placement([integer(p, "placement: physical SPE", 0, 1 << 32) for p in placement])
+        cap = default_time_limit_ns()  # a command's --time-limit bounds every machine
         if time_limit_ns is not None:
-            self._engine.set_time_limit(round(time_limit_ns * self.core_hz / 1e9))
+            self._set_time_limit(
+                time_limit_ns if cap is None else min(positive(time_limit_ns, "time_limit_ns"), cap)
+            )
+        elif cap is not None:
+            self._set_time_limit(cap)
         self._programs: dict[int, Program] = {}
         self._results: dict[int, Any] = {}
         self._driver: greenlet | None = None
@@ -253,19 +276,50 @@ class Machine:
         """Converts nanoseconds to SPU cycles on this machine."""
         return round(ns * self.core_hz / 1e9)
 
-    def alloc(self, size: int, align: int = 128) -> EaBuffer:
-        """Allocates ``size`` bytes of main memory (``malloc_align``); zero-filled."""
-        ea = self._engine.alloc(int(size), int(align))
-        return EaBuffer(ea, int(size), self.memory(ea, size))
+    def alloc(
+        self,
+        size: int,
+        align: int = 128,
+        *,
+        node: int | None = None,
+        policy: Literal["first-touch", "interleave"] | None = None,
+        huge: bool = False,
+    ) -> EaBuffer:
+        """Allocates ``size`` bytes of main memory (``malloc_align``); zero-filled.
+
+        On a two-chip blade each chip has its own memory (a NUMA node): the
+        pages go where the machine's policy puts them (``info["numa_policy"]``,
+        Linux's first touch unless the machine file says otherwise), on node
+        ``node`` (``numa_alloc_onnode``, ``numactl --membind``), or by
+        ``policy`` (``"interleave"``: alternating page by page, ``numactl
+        --interleave=all``). ``huge`` puts them on 16 MB pages (hugetlbfs).
+        """
+        size = integer(size, "alloc: size")
+        if node is not None and policy is not None:
+            raise UsageError(f"alloc: give node={node} or policy={policy!r}, not both")
+        how = f"node{integer(node, 'alloc: node')}" if node is not None else policy
+        ea = self._engine.alloc(size, integer(align, "alloc: align"), how, bool(huge))
+        return EaBuffer(ea, size, self.memory(ea, size))
+
+    def memory_node(self, ea: int) -> int:
+        """The NUMA node (chip) whose memory holds main-memory address ``ea``."""
+        return int(self._engine.memory_node(int(ea)))
+
+    @property
+    def chips(self) -> int:
+        """Cell chips in the machine (2 on a blade)."""
+        return int(self.info["chips"])
 
     def memory(self, ea: int, size: int) -> np.ndarray:
         """A writable ``uint8`` view of main memory ``[ea, ea + size)``."""
-        return np.frombuffer(self._engine.memory(int(ea), int(size)), dtype=np.uint8)
+        view = self._engine.memory(integer(ea, "memory: ea"), integer(size, "memory: size"))
+        return np.frombuffer(view, dtype=np.uint8)
 
     def local_store(self, spe: int) -> np.ndarray:
         """A writable ``uint8`` view of logical SPE ``spe``'s local store."""
+        spe = _spe(spe)
         if spe not in self._ls_views:
-            self._ls_views[spe] = np.frombuffer(self._engine.local_store(int(spe)), dtype=np.uint8)
+            self._ls_views[spe] = np.frombuffer(self._engine.local_store(spe), dtype=np.uint8)
         return self._ls_views[spe]
 
     def is_mapped(self, ea: int) -> bool:
@@ -280,7 +334,7 @@ class Machine:
     @staticmethod
     def ls_ea(spe: int) -> int:
         """The effective address at which logical SPE ``spe``'s local store is mapped."""
-        return int(_engine.ls_ea(spe))
+        return int(_engine.ls_ea(_spe(spe)))
 
     # -- programs -------------------------------------------------------------------
 
@@ -290,20 +344,22 @@ class Machine:
         ``main``. Its return value (an int, or None for 0) is the exit value."""
         if not callable(program):
             raise UsageError(f"program must be a function, not {type(program).__name__}")
-        self.start_spe(int(spe), program, argp=argp, envp=envp, delay=0)
+        self.start_spe(spe, program, argp=argp, envp=envp, delay=0)
 
     def start_spe(self, spe: int, program: Any, *, argp: int = 0, envp: int = 0, delay: int = 0) -> int:
         """Starts ``program`` (a Python function or a :class:`cellsim.kernels.Kernel`)
         on logical SPE ``spe``, ``delay`` cycles from now; returns its thread id."""
         from .kernels import Kernel
 
+        spe, delay = _spe(spe), integer(delay, "delay")
         if isinstance(program, Kernel):
             params = [(k, float(v)) for k, v in program.params.items()]
-            return int(self._engine.spawn_kernel_after(spe, program.name, params, int(delay)))
+            return int(self._engine.spawn_kernel_after(spe, program.name, params, delay))
         if not callable(program):
             raise UsageError(f"program must be a function or a Kernel, not {type(program).__name__}")
-        tid = int(self._engine.spawn_external_after(spe, int(delay)))
-        self._programs[tid] = Program(self, tid, spe, program, (spe, int(argp), int(envp)))
+        argp, envp = integer(argp, "argp"), integer(envp, "envp")
+        tid = int(self._engine.spawn_external_after(spe, delay))
+        self._programs[tid] = Program(self, tid, spe, program, (spe, argp, envp))
         return tid
 
     def start_ppe_thread(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> int:
@@ -317,21 +373,42 @@ class Machine:
     def load_kernel(self, spe: int, name: str, **params: float) -> int:
         """Loads native (Rust) kernel ``name`` on logical SPE ``spe``; see
         :mod:`cellsim.kernels`. Returns its thread id."""
-        return int(self._engine.spawn_kernel(int(spe), name, [(k, float(v)) for k, v in params.items()]))
+        return int(
+            self._engine.spawn_kernel(_spe(spe), str(name), [(k, float(v)) for k, v in params.items()])
+        )
 
-    def run(self, main: Callable[..., Any] | None = None, *args: Any, **kwargs: Any) -> RunResult:
+    def run(
+        self,
+        main: Callable[..., Any] | None = None,
+        *args: Any,
+        time_limit_ns: float | None = None,
+        wall_limit_s: float | None = None,
+        **kwargs: Any,
+    ) -> RunResult:
         """Runs every loaded program to the end and returns how they ended.
 
         With ``main``, a PPE program ``main(*args, **kwargs)`` runs too (it may
         start SPE programs with :mod:`cellsim.ppe`); its return value is
         ``RunResult.value``.
 
+        ``time_limit_ns`` stops the run after that much simulated time (it
+        replaces the machine's limit, 10 simulated seconds by default);
+        ``wall_limit_s`` after that much host time. Both raise
+        ``RunawayError`` with a livelock report (``.activity``: what each
+        unfinished program was doing, e.g. the channel it kept polling).
+        Ctrl-C stops a run at once (``KeyboardInterrupt``), native programs
+        included.
+
         Raises the first exception a program raised (its traceback shows the
         program's line), ``DeadlockError`` if every program blocks, or
-        ``RunawayError`` if the time limit passes.
+        ``RunawayError`` if a limit passes.
         """
         if self._ran:
             raise UsageError("this machine has already run; create a new Machine for a new run")
+        if time_limit_ns is not None:
+            self._set_time_limit(time_limit_ns)
+        if wall_limit_s is not None:
+            self._engine.set_wall_limit(positive(wall_limit_s, "wall_limit_s"))
         self._ran = True
         main_tid = self.start_ppe_thread(main, *args, **kwargs) if main is not None else None
         self._driver = greenlet.getcurrent()
@@ -346,6 +423,11 @@ class Machine:
                     self._engine.take_error()
                     break
                 out = self._programs[nxt].switch(reply)
+                if not _is_driver_message(out):
+                    raise UsageError(
+                        f"a program switched to the driver by hand ({out!r}) after {self._programs[nxt].who} "
+                        "was resumed: programs run as greenlets that only the SPU and PPE calls may switch"
+                    )
                 if out[0] == "raise":
                     _, tid, exc = out
                     _note(exc, f"raised by {self._programs[tid].who}")
@@ -361,7 +443,13 @@ class Machine:
     def _stop_programs(self) -> None:
         for p in self._programs.values():
             if p and not p.dead:
+                p.stopping = True
                 p.throw(GreenletExit)
+
+    def _set_time_limit(self, time_limit_ns: Any) -> None:
+        ns = positive(time_limit_ns, "time_limit_ns")
+        cycles = round(ns * self.core_hz / 1e9)
+        self._engine.set_time_limit(integer(cycles, f"time_limit_ns {time_limit_ns!r} in cycles"))
 
     def _result(self) -> RunResult:
         programs = [
@@ -394,14 +482,23 @@ class Machine:
         return bool(l1), bool(l2)
 
     def record_dma_latencies(self) -> None:
-        """Starts recording the latency of every DMA command (from its entry into
-        the MFC queue to its tag-group update); call it before :meth:`run`."""
+        """Starts recording the latencies of every DMA command; call it before :meth:`run`."""
         self._engine.record_dma_latencies()
 
-    def dma_latencies(self, spe: int) -> np.ndarray:
+    def dma_latencies(self, spe: int, kind: Literal["queued", "service"] = "queued") -> np.ndarray:
         """The recorded DMA latencies of logical SPE ``spe`` in SPU cycles, in the
-        order the commands retired (empty unless :meth:`record_dma_latencies` was called)."""
-        return np.asarray(self._engine.dma_latencies(int(spe)), dtype=np.int64)
+        order the commands retired (empty unless :meth:`record_dma_latencies` was called).
+
+        ``kind="queued"``: from the command's entry into the MFC queue (the SPU's
+        issue) to its tag-group update, time waiting behind older commands
+        included. ``kind="service"``: from the DMAC's start on the command (its
+        first bus request) to its tag-group update: how long the chip took to
+        move it.
+        """
+        if kind not in ("queued", "service"):
+            raise UsageError(f"latency kind {kind!r} is not 'queued' or 'service'")
+        pairs = np.asarray(self._engine.dma_latencies(int(spe)), dtype=np.int64).reshape(-1, 2)
+        return pairs[:, 0 if kind == "queued" else 1].copy()
 
     def write_trace(self, path: str) -> None:
         """Writes the recorded trace as Chrome trace JSON (open it at https://ui.perfetto.dev)."""
@@ -429,6 +526,16 @@ def _toml_value(v: Any) -> str:
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(_toml_value(x) for x in v) + "]"
     return str(v)
+
+
+def _spe(spe: Any) -> int:
+    """A logical SPE number: an integer (the engine says whether the SPE exists)."""
+    return integer(spe, "SPE number", 0, 1 << 32)
+
+
+def _is_driver_message(out: Any) -> bool:
+    """Whether a program's switch to the driver is one of Program's own messages."""
+    return isinstance(out, tuple) and len(out) == 3 and out[0] in ("raise", "next")
 
 
 def _note(exc: BaseException, note: str) -> None:

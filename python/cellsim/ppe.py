@@ -50,6 +50,7 @@ from typing import Any
 from greenlet import getcurrent
 
 from . import _engine
+from ._checks import integer, mfc_args, word
 from .exceptions import NotInProgramError, UsageError
 from .machine import Program
 
@@ -224,7 +225,7 @@ def spe_in_mbox_write(ctx: SpeContext, data: Sequence[int], behavior: int = SPE_
     written = 0
     for i, v in enumerate(data):
         wait = behavior == SPE_MBOX_ALL_BLOCKING or (behavior == SPE_MBOX_ANY_BLOCKING and i == 0)
-        if not p.call(p.engine.ppe_write_mbox, ctx.spe, int(v) & 0xFFFFFFFF, wait):
+        if not p.call(p.engine.ppe_write_mbox, ctx.spe, word(v, f"spe_in_mbox_write: data[{i}]"), wait):
             break
         written += 1
     return written
@@ -286,7 +287,12 @@ def spe_out_mbox_wait(ctx: SpeContext) -> int:
 def spe_signal_write(ctx: SpeContext, signal_reg: int, data: int) -> None:
     """Writes signal-notification register ``SPE_SIG_NOTIFY_REG_1`` or ``_2``."""
     p = _ppe("spe_signal_write")
-    p.call(p.engine.ppe_signal, ctx.spe, int(signal_reg), int(data) & 0xFFFFFFFF)
+    p.call(
+        p.engine.ppe_signal,
+        ctx.spe,
+        integer(signal_reg, "spe_signal_write: signal_reg", 0, 256),
+        word(data, "spe_signal_write: data"),
+    )
 
 
 def spe_mfcio_get(
@@ -294,7 +300,8 @@ def spe_mfcio_get(
 ) -> None:
     """A proxy DMA from ``ea`` into the SPE's local store at ``lsa``."""
     p = _ppe("spe_mfcio_get")
-    p.call(p.engine.proxy_mfc, ctx.spe, 0x40, int(lsa), int(ea), int(size), int(tag))
+    args = mfc_args("spe_mfcio_get", ctx.spe, p.engine_now, ls=lsa, ea=ea, size=size, tag=tag)
+    p.call(p.engine.proxy_mfc, ctx.spe, 0x40, *args)
 
 
 def spe_mfcio_put(
@@ -302,7 +309,8 @@ def spe_mfcio_put(
 ) -> None:
     """A proxy DMA from the SPE's local store at ``lsa`` to ``ea``."""
     p = _ppe("spe_mfcio_put")
-    p.call(p.engine.proxy_mfc, ctx.spe, 0x20, int(lsa), int(ea), int(size), int(tag))
+    args = mfc_args("spe_mfcio_put", ctx.spe, p.engine_now, ls=lsa, ea=ea, size=size, tag=tag)
+    p.call(p.engine.proxy_mfc, ctx.spe, 0x20, *args)
 
 
 def spe_mfcio_tag_status_read(ctx: SpeContext, mask: int, behavior: int = SPE_TAG_ALL) -> int:
@@ -310,7 +318,12 @@ def spe_mfcio_tag_status_read(ctx: SpeContext, mask: int, behavior: int = SPE_TA
     p = _ppe("spe_mfcio_tag_status_read")
     if behavior not in _MODE:
         raise UsageError(f"behavior {behavior} is not SPE_TAG_ALL, SPE_TAG_ANY or SPE_TAG_IMMEDIATE")
-    return p.call(p.engine.proxy_tag_status, ctx.spe, int(mask), _MODE[behavior])
+    return p.call(
+        p.engine.proxy_tag_status,
+        ctx.spe,
+        integer(mask, "spe_mfcio_tag_status_read: mask", 0, 1 << 32),
+        _MODE[behavior],
+    )
 
 
 def load(ea: int, size: int = 4) -> int:
@@ -321,7 +334,7 @@ def load(ea: int, size: int = 4) -> int:
     program that uses the value at once does. Local stores and registers
     are read over the EIB."""
     p = _ppe("load")
-    return p.call(p.engine.ppe_load, int(ea), int(size))
+    return p.call(p.engine.ppe_load, *_access("load", ea, size))
 
 
 def store(ea: int, value: int, size: int = 4) -> None:
@@ -331,19 +344,32 @@ def store(ea: int, value: int, size: int = 4) -> None:
     its store queue (main memory) or has left for the EIB (local stores,
     registers)."""
     p = _ppe("store")
-    p.call(p.engine.ppe_store, int(ea), int(size), int(value) & ((1 << (8 * size)) - 1))
+    ea, size = _access("store", ea, size)
+    p.call(p.engine.ppe_store, ea, size, _value("store", value, size))
 
 
 def lwarx(ea: int, size: int = 4) -> int:
     """Load and reserve (``lwarx``, or ``ldarx`` with ``size=8``)."""
     p = _ppe("lwarx")
-    return p.call(p.engine.ppe_lwarx, int(ea), int(size))
+    return p.call(p.engine.ppe_lwarx, *_access("lwarx", ea, size))
 
 
 def stwcx(ea: int, value: int, size: int = 4) -> bool:
     """Store conditional (``stwcx.``/``stdcx.``): True if the reservation held and it stored."""
     p = _ppe("stwcx")
-    return bool(p.call(p.engine.ppe_stwcx, int(ea), int(size), int(value) & ((1 << (8 * size)) - 1)))
+    ea, size = _access("stwcx", ea, size)
+    return bool(p.call(p.engine.ppe_stwcx, ea, size, _value("stwcx", value, size)))
+
+
+def _access(call: str, ea: Any, size: Any) -> tuple[int, int]:
+    """The address and size (the engine checks 1, 2, 4 or 8) of a PPE access."""
+    return integer(ea, f"{call}: ea"), integer(size, f"{call}: size", 1, 9)
+
+
+def _value(call: str, value: Any, size: int) -> int:
+    """The low ``size`` bytes of a 64-bit signed or unsigned value (a store
+    keeps only its size, as C's narrowing conversion does)."""
+    return integer(value, f"{call}: value", -(1 << 63), 1 << 64) & ((1 << (8 * size)) - 1)
 
 
 _LOOP_OPS = ("load", "store", "copy")
@@ -394,14 +420,14 @@ def access_loop(
         p.call(
             p.engine.ppe_access_loop,
             op,
-            int(buffer),
-            int(dst or 0),
-            int(nbytes),
-            int(element),
-            int(stride or 0),
-            int(threads),
+            integer(buffer, "access_loop: buffer"),
+            integer(dst or 0, "access_loop: dst"),
+            integer(nbytes, "access_loop: nbytes"),
+            integer(element, "access_loop: element", 0, 256),
+            integer(stride or 0, "access_loop: stride"),
+            integer(threads, "access_loop: threads", 0, 256),
             bool(dependent),
-            int(fill) & 0xFF,
+            integer(fill, "access_loop: fill", -128, 256) & 0xFF,
         )
     )
 
@@ -409,7 +435,7 @@ def access_loop(
 def compute(cycles: int) -> None:
     """Spends ``cycles`` PPE cycles computing."""
     p = _ppe("compute")
-    p.call(p.engine.compute, int(cycles))
+    p.call(p.engine.compute, integer(cycles, "compute: cycles"))
 
 
 class PpeThread:

@@ -25,6 +25,7 @@ SDK call                           opcode    simulated cost
 ``mfc_read_list_stall_status()``   ch 25     blocks until a list stalls (stall-and-notify)
 ``mfc_write_list_stall_ack(tag)``  ch 26     the stalled list goes on
 ``mfc_write_tag_mask(mask)``       ch 22     one channel write
+``mfc_read_tag_mask()``            ch 22     one channel read
 ``mfc_read_tag_status_all()``      ch 23/24  blocks until every group in the mask is done
 ``mfc_read_tag_status_any()``      ch 23/24  blocks until some group in the mask is done
 ``mfc_read_tag_status_immediate``  ch 23/24  one channel read, never blocks
@@ -48,6 +49,7 @@ from typing import Any
 import numpy as np
 from greenlet import getcurrent
 
+from ._checks import integer, mfc_args, word
 from .exceptions import MfcError, NotInProgramError, UsageError
 from .machine import LsBuffer, Program
 
@@ -81,6 +83,7 @@ __all__ = [
     "mfc_putlluc",
     "mfc_read_atomic_status",
     "mfc_read_list_stall_status",
+    "mfc_read_tag_mask",
     "mfc_read_tag_status_all",
     "mfc_read_tag_status_any",
     "mfc_read_tag_status_immediate",
@@ -157,9 +160,9 @@ def _program(call: str) -> Program:
     return g
 
 
-def _dma(call: str, opcode: int, ls: int, ea: int, size: int, tag: int) -> None:
+def _dma(call: str, opcode: int, ls: Any, ea: Any, size: Any, tag: Any) -> None:
     p = _program(call)
-    p.call(p.engine.mfc, opcode, int(ls), int(ea), int(size), int(tag))
+    p.call(p.engine.mfc, opcode, *mfc_args(call, p.spe, p.engine_now, ls=ls, ea=ea, size=size, tag=tag))
 
 
 def mfc_get(ls: int, ea: int, size: int, tag: int, tid: int = 0, rid: int = 0) -> None:
@@ -197,9 +200,10 @@ def mfc_barrier(tag: int) -> None:
     _dma("mfc_barrier", MFC_BARRIER_CMD, 0, 0, 0, tag)
 
 
-def _list_dma(call: str, opcode: int, ls: int, ea: int, lst: int, size: int, tag: int) -> None:
+def _list_dma(call: str, opcode: int, ls: Any, ea: Any, lst: Any, size: Any, tag: Any) -> None:
     p = _program(call)
-    p.call(p.engine.mfc, opcode, int(ls), int(ea), int(size), int(tag), int(lst))
+    args = mfc_args(call, p.spe, p.engine_now, ls=ls, ea=ea, size=size, tag=tag, lst=lst)
+    p.call(p.engine.mfc, opcode, *args)
 
 
 def mfc_getl(ls: int, ea: int, lst: int, size: int, tag: int, tid: int = 0, rid: int = 0) -> None:
@@ -241,11 +245,14 @@ def mfc_list(lst: int, elements: list[tuple[int, int] | tuple[int, int, bool]]) 
     p = _program("mfc_list")
     words = np.zeros(len(elements), dtype=">u8")
     for i, e in enumerate(elements):
-        size, eal = int(e[0]), int(e[1]) & 0xFFFFFFFF
+        # The size field has 15 bits; the MFC checks the rules of a transfer.
+        size = integer(e[0], f"mfc_list: element {i} size", 0, 0x8000)
+        eal = integer(e[1], f"mfc_list: element {i} ea", 0, 1 << 64) & 0xFFFFFFFF
         stall = bool(e[2]) if len(e) > 2 else False  # type: ignore[misc]
-        words[i] = (int(stall) << 63) | ((size & 0x7FFF) << 32) | eal
+        words[i] = (int(stall) << 63) | (size << 32) | eal
     n = 8 * len(elements)
-    p.ls[int(lst) : int(lst) + n] = words.view(np.uint8)
+    start = integer(lst, "mfc_list: lst", 0, len(p.ls) - n + 1)
+    p.ls[start : start + n] = words.view(np.uint8)
     return n
 
 
@@ -306,13 +313,13 @@ def spu_read_in_mbox() -> int:
 def spu_write_out_mbox(value: int) -> None:
     """Writes the outbound mailbox; waits while it is full."""
     p = _program("spu_write_out_mbox")
-    p.call(p.engine.write_channel, SPU_WR_OUT_MBOX, int(value) & 0xFFFFFFFF)
+    p.call(p.engine.write_channel, SPU_WR_OUT_MBOX, word(value, "spu_write_out_mbox: value"))
 
 
 def spu_write_out_intr_mbox(value: int) -> None:
     """Writes the outbound-interrupt mailbox; waits while it is full."""
     p = _program("spu_write_out_intr_mbox")
-    p.call(p.engine.write_channel, SPU_WR_OUT_INTR_MBOX, int(value) & 0xFFFFFFFF)
+    p.call(p.engine.write_channel, SPU_WR_OUT_INTR_MBOX, word(value, "spu_write_out_intr_mbox: value"))
 
 
 def spu_stat_in_mbox() -> int:
@@ -366,31 +373,68 @@ def mfc_read_list_stall_status() -> int:
 def mfc_write_list_stall_ack(tag: int) -> None:
     """Lets the stalled list of ``tag`` go on."""
     p = _program("mfc_write_list_stall_ack")
-    p.call(p.engine.write_channel, MFC_WR_LIST_STALL_ACK, int(tag))
+    p.call(
+        p.engine.write_channel, MFC_WR_LIST_STALL_ACK, integer(tag, "mfc_write_list_stall_ack: tag", 0, 32)
+    )
 
 
 def mfc_write_tag_mask(mask: int) -> None:
     """Selects the tag groups that the tag-status reads look at."""
     p = _program("mfc_write_tag_mask")
-    p.call(p.engine.write_tag_mask, int(mask) & 0xFFFFFFFF)
+    p.tag_mask = integer(mask, "mfc_write_tag_mask: mask", 0, 1 << 32)
+    p.library_mask = False
+    p.call(p.engine.write_tag_mask, p.tag_mask)
+
+
+def mfc_read_tag_mask() -> int:
+    """The tag mask (the tag-mask channel read back)."""
+    p = _tag_user("mfc_read_tag_mask")
+    return p.call(p.engine.read_tag_mask)
 
 
 def mfc_read_tag_status_all() -> int:
     """Blocks until every tag group in the mask is complete; returns the status."""
-    p = _program("mfc_read_tag_status_all")
+    p = _tag_user("mfc_read_tag_status_all")
     return p.call(p.engine.read_tag_status, MFC_TAG_UPDATE_ALL)
 
 
 def mfc_read_tag_status_any() -> int:
     """Blocks until some tag group in the mask is complete; returns the status."""
-    p = _program("mfc_read_tag_status_any")
+    p = _tag_user("mfc_read_tag_status_any")
     return p.call(p.engine.read_tag_status, MFC_TAG_UPDATE_ANY)
 
 
 def mfc_read_tag_status_immediate() -> int:
     """Returns the tag groups of the mask that are complete, without waiting."""
-    p = _program("mfc_read_tag_status_immediate")
+    p = _tag_user("mfc_read_tag_status_immediate")
     return p.call(p.engine.read_tag_status, MFC_TAG_UPDATE_IMMEDIATE)
+
+
+def library_wait_tags(mask: int, mode: int = MFC_TAG_UPDATE_ALL) -> int:
+    """For libraries built on this API (``cellsim.mpi``, ``cellsim.messaging``):
+    waits on the library's own tag groups ``mask`` (``mode``: one of the
+    ``MFC_TAG_UPDATE_*``), as ``mfc_write_tag_mask`` then a tag-status read.
+
+    The program's own mask is written back, as SDK libraries restore it,
+    before the program next depends on it (its next tag-status or tag-mask
+    read), so the program never waits on the library's groups. The
+    restore's channel write is charged then (a program that writes its own
+    mask first needs none); the save costs nothing, the program's mask being
+    known.
+    """
+    p = _program("library_wait_tags")
+    p.library_mask = True
+    p.call(p.engine.write_tag_mask, integer(mask, "library_wait_tags: mask", 0, 1 << 32))
+    return p.call(p.engine.read_tag_status, mode)
+
+
+def _tag_user(call: str) -> Program:
+    """The program, with its own tag mask back in the channel if a library replaced it."""
+    p = _program(call)
+    if p.library_mask:
+        p.library_mask = False
+        p.call(p.engine.write_tag_mask, p.tag_mask)
+    return p
 
 
 def spu_read_decrementer() -> int:
@@ -402,15 +446,13 @@ def spu_read_decrementer() -> int:
 def spu_write_decrementer(value: int) -> None:
     """Sets the decrementer."""
     p = _program("spu_write_decrementer")
-    p.call(p.engine.write_decrementer, int(value) & 0xFFFFFFFF)
+    p.call(p.engine.write_decrementer, word(value, "spu_write_decrementer: value"))
 
 
 def compute(cycles: int) -> None:
     """Spends ``cycles`` SPU cycles computing (the program's own work)."""
-    if cycles < 0:
-        raise ValueError(f"compute({cycles}): cycles must not be negative")
     p = _program("compute")
-    p.call(p.engine.compute, int(cycles))
+    p.call(p.engine.compute, integer(cycles, "compute: cycles"))
 
 
 def ls_access_loop(
@@ -433,11 +475,14 @@ def ls_access_loop(
         raise UsageError(f"ls_access_loop: op {op!r} is not one of load, store, copy")
     if op == "copy" and dst is None:
         raise UsageError("ls_access_loop: a copy needs dst=")
-    return int(
-        p.call(
-            p.engine.ls_access_loop, op, int(lsa), int(dst or 0), int(nbytes), int(element), int(fill) & 0xFF
-        )
+    args = (
+        integer(lsa, "ls_access_loop: lsa", 0, 1 << 32),
+        integer(dst or 0, "ls_access_loop: dst", 0, 1 << 32),
+        integer(nbytes, "ls_access_loop: nbytes", 0, 1 << 32),
+        integer(element, "ls_access_loop: element", 0, 256),
+        integer(fill, "ls_access_loop: fill", -128, 256) & 0xFF,
     )
+    return int(p.call(p.engine.ls_access_loop, op, *args))
 
 
 def spe_id() -> int:
@@ -456,10 +501,12 @@ def ls_alloc(size: int, align: int = 16) -> LsBuffer:
     Raises ``MfcError`` (kind ``ls_overflow``) when the local store is full.
     """
     p = _program("ls_alloc")
-    if align <= 0 or align & (align - 1):
-        raise ValueError(f"ls_alloc alignment {align} is not a power of two")
+    size = integer(size, "ls_alloc: size", 0, 1 << 32)
+    align = integer(align, "ls_alloc: align", 1, 1 << 32)
+    if align & (align - 1):
+        raise UsageError(f"ls_alloc alignment {align} is not a power of two")
     start = -(-p.ls_next // align) * align
-    end = start + int(size)
+    end = start + size
     if end > p.ls_top:
         raise MfcError(
             f"ls_alloc({size}, align={align}) needs local store up to 0x{end:x} but it ends at "
@@ -469,10 +516,11 @@ def ls_alloc(size: int, align: int = 16) -> LsBuffer:
             command=f"ls_alloc({size}, align={align})",
         )
     p.ls_next = end
-    return LsBuffer(start, int(size), p.ls[start:end])
+    return LsBuffer(start, size, p.ls[start:end])
 
 
 def ls_array(ls: int, dtype: Any = np.uint8, count: int = -1) -> np.ndarray:
     """A writable numpy view of local store from address ``ls``."""
     p = _program("ls_array")
-    return np.frombuffer(p.ls, dtype=dtype, count=count, offset=int(ls))
+    offset = integer(ls, "ls_array: ls", 0, len(p.ls) + 1)
+    return np.frombuffer(p.ls, dtype=dtype, count=integer(count, "ls_array: count", -1), offset=offset)

@@ -40,6 +40,8 @@ import json
 import os
 import shutil
 import signal
+import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
@@ -77,9 +79,31 @@ def _run_chunk(fn: PointFn, chunk: list[tuple[int, Point]]) -> list[tuple[int, R
     return [(i, fn(p)) for i, p in chunk]
 
 
-def _init_worker() -> None:
+def _init_worker(parent: int) -> None:
     # Ctrl-C goes to the whole process group: the parent handles it.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _exit_with_parent(parent)
+
+
+def _exit_with_parent(parent: int) -> None:
+    """Ends this worker when the sweep's process dies (SIGKILL, SIGTERM to it
+    alone), instead of sleeping forever holding the output pipe: Linux kills
+    it (PR_SET_PDEATHSIG); elsewhere a thread watches the parent's pid."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
+    if os.getppid() != parent:  # it died before the request took effect
+        os._exit(1)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="cellsim-parent-watch", daemon=True).start()
 
 
 class _Store:
@@ -115,8 +139,10 @@ class _Store:
         if self.dir is None or not self.dir.exists():
             return
         if self.dir.is_file():
-            self.dir.unlink()
-            return
+            raise UsageError(
+                f"{self.dir} is a file, not a sweep's results directory: a new sweep would replace it; "
+                "give another --out (or --resume a sweep's results)"
+            )
         others = [p for p in self.dir.iterdir() if not p.name.startswith("part-")]
         if others:
             raise UsageError(
@@ -162,11 +188,30 @@ def read_results(out: str | Path, raw: bool = False) -> list[dict[str, Any]]:
     parts = sorted(d.glob("part-*.parquet")) if d.is_dir() else [d]
     rows: list[dict[str, Any]] = []
     for p in parts:
-        rows += pq.read_table(p).to_pylist()
+        rows += _read_part(pq, p)
     rows.sort(key=lambda r: r["index"])
     if raw:
         return rows
     return [json.loads(r["record"]) for r in rows]
+
+
+def _read_part(pq: Any, part: Path) -> list[dict[str, Any]]:
+    """The rows of one part file; a file that is not Parquet, or truncated, is
+    a clear error (it was not written by a sweep, or a sweep was killed while
+    another program wrote it: sweeps write each part whole, then rename it)."""
+    import pyarrow as pa
+
+    try:
+        rows: list[dict[str, Any]] = pq.read_table(part).to_pylist()
+    except (pa.ArrowException, OSError) as e:
+        raise UsageError(
+            f"{part} is not a readable Parquet part of sweep results ({' '.join(str(e).split())}); "
+            "remove it, or give another --out"
+        ) from None
+    missing = {"key", "index", "settings", "record"} - set(rows[0] if rows else ())
+    if rows and missing:
+        raise UsageError(f"{part} is Parquet but not sweep results: it lacks {', '.join(sorted(missing))}")
+    return rows
 
 
 def _client(cluster: Any) -> tuple[Any, bool]:
@@ -281,7 +326,9 @@ def _run_local(
     chunk: int | None,
     finished: Callable[[Iterable[tuple[int, Result]]], None],
 ) -> None:
-    pool = ProcessPoolExecutor(max_workers=min(workers, len(todo)), initializer=_init_worker)
+    pool = ProcessPoolExecutor(
+        max_workers=min(workers, len(todo)), initializer=_init_worker, initargs=(os.getpid(),)
+    )
     pending: set[Future[Any]] = set()
     try:
         for c in _chunks(todo, workers, chunk):

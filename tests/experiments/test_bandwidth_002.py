@@ -83,7 +83,7 @@ def test_spe_mem_scales_from_one_spe(mem: list[dict[str, Any]]) -> None:
 
 
 def test_spe_mem_remote_bank_serves_about_its_share(mem: list[dict[str, Any]]) -> None:
-    fraction = 0.3  # blade21.toml: remote.remote_fraction
+    fraction = 0.3  # blade21.toml: numa.policy = "weighted:300"
     for r in mem:
         if r["spes"] == 8:
             assert r["remote_share"] == pytest.approx(fraction, abs=0.08), r

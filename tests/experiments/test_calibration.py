@@ -30,7 +30,7 @@ SMALL = [8, 16, 32, 64, 128, 256]
 
 @pytest.fixture(scope="module")
 def latency_rows() -> list[dict[str, Any]]:
-    return dma_latency.compare(dma_latency.run(machine="qs20", seed=0, sizes=[*SMALL, 16384]))
+    return dma_latency.compare(dma_latency.run(machine="qs20-1chip", seed=0, sizes=[*SMALL, 16384]))
 
 
 def _rows(rows: list[dict[str, Any]], id: str) -> list[dict[str, Any]]:
@@ -79,7 +79,9 @@ def test_fig4b_16k_bandwidth(latency_rows: list[dict[str, Any]], id: str, gbs: f
 
 
 def test_fig5_nonblocking_puts_reach_25_6_gbs_from_2k() -> None:
-    records = dma_batch.run(machine="qs20", seed=0, ops=["put"], sizes=[2048, 4096, 8192, 16384], batches=[0])
+    records = dma_batch.run(
+        machine="qs20-1chip", seed=0, ops=["put"], sizes=[2048, 4096, 8192, 16384], batches=[0]
+    )
     rows = dma_batch.compare(records)
     for id in ("000-f5b-mem-put-nonblocking", "000-f5f-ls-put-nonblocking"):
         got = _rows(rows, id)

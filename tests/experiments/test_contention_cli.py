@@ -42,8 +42,8 @@ def test_hotspot_json_from_the_command_line() -> None:
     assert r.exit_code == 0, r.output
     data = json.loads(r.stdout)
     assert [(d["machine"], d["target"], d["op"], d["spes"]) for d in data] == [
-        ("qs20", "ls", "get", 1),
-        ("qs20", "ls", "get", 2),
+        ("qs20-1chip", "ls", "get", 1),
+        ("qs20-1chip", "ls", "get", 2),
     ]
     assert {"aggregate_gbs", "per_spe_gbs"} <= set(data[0])
 
@@ -51,7 +51,7 @@ def test_hotspot_json_from_the_command_line() -> None:
 def test_seed_002_runs_on_blade21_unless_told(tmp_path: Path) -> None:
     args = ["run", "spe-spe", "--sizes", "4096", "--wait-every", "0", "--mb", "1", "--json", "-"]
     assert json.loads(invoke(*args).stdout)[0]["machine"] == "blade21"
-    assert json.loads(invoke(*args, "--machine", "qs20").stdout)[0]["machine"] == "qs20"
+    assert json.loads(invoke(*args, "--machine", "qs20-1chip").stdout)[0]["machine"] == "qs20-1chip"
 
 
 def test_couples_table_names_best_and_worst_placements(tmp_path: Path) -> None:
@@ -91,7 +91,7 @@ def test_reproduce_writes_the_contention_results(tmp_path: Path) -> None:
     html = (tmp_path / "report.html").read_text()
     for held in ("000-f6b-uniform", "000-f7-worst", "002-f13-couples-4", "002-f16-cycle-4-8"):
         assert held in html
-    assert "each experiment&#x27;s own (blade21, qs20)" in html
+    assert "each experiment&#x27;s own (blade21, qs20-1chip)" in html
     # the experiments' own tables: couples and cycle name their best and worst placements
     assert html.count("best and worst placements") >= 2 and "<caption>" in html
 

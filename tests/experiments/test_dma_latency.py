@@ -18,7 +18,7 @@ SIZES = [8 << i for i in range(12)]
 
 @pytest.fixture(scope="module")
 def records() -> list[dict[str, Any]]:
-    return dma_latency.run(machine="qs20", seed=0)
+    return dma_latency.run(machine="qs20-1chip", seed=0)
 
 
 def test_registered() -> None:

@@ -137,7 +137,7 @@ def test_bad_options() -> None:
     with pytest.raises(UsageError, match="element size 32"):
         ppe_mem.run(elements=[32])
     with pytest.raises(UsageError, match="bank 'remote'"):
-        ppe_mem.run(machine="qs20", banks=["remote"], ops=["load"], elements=[8])
+        ppe_mem.run(machine="qs20-1chip", banks=["remote"], ops=["load"], elements=[8])
     with pytest.raises(UsageError, match="SPE count 9"):
         ppe_spe_mem.run(spes=[9])
 

@@ -98,11 +98,11 @@ def test_deadlock_report(tmp_path: Path) -> None:
 
 
 def test_bad_input_is_one_line() -> None:
-    r = mpirun("-n", "9", str(EXAMPLES / "hello.py"))
+    r = mpirun("-n", "17", str(EXAMPLES / "hello.py"))
     assert r.exit_code == 1
-    assert r.stderr.strip() == (
-        "error: -n 9: this qs20 has 8 SPEs and an MPI rank needs one; cellsim models one Cell chip, "
-        "so at most 8 ranks (a two-chip blade with 16 SPEs is not modelled)"
+    assert (
+        r.stderr.strip()
+        == "error: -n 17: this qs20 has 16 SPEs and an MPI rank needs one, so at most 16 ranks"
     )
     for args in (["-n", "2", "nope.py"], ["-n", "2", "--compute", "fast", str(EXAMPLES / "hello.py")]):
         r = mpirun(*args)

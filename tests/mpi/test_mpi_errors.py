@@ -106,10 +106,10 @@ def test_a_collective_one_rank_skips_is_caught_at_finalize(protocol: str) -> Non
 
 
 def test_too_many_ranks_for_the_chip() -> None:
-    with pytest.raises(
-        UsageError, match=r"this qs20 has 8 SPEs .* two-chip blade with 16 SPEs is not modelled"
-    ):
-        mpirun(lambda: None, 16)
+    with pytest.raises(UsageError, match=r"this qs20 has 16 SPEs .* at most 16 ranks$"):
+        mpirun(lambda: None, 17)
+    with pytest.raises(UsageError, match=r"this qs20-1chip has 8 SPEs .* two-chip blades with 16"):
+        mpirun(lambda: None, 9, machine="qs20-1chip")
     with pytest.raises(UsageError, match="this ps3 has 6 SPEs"):
         mpirun(lambda: None, 7, machine="ps3")
     with pytest.raises(UsageError, match="at least one rank"):

@@ -15,7 +15,7 @@ from cellsim.experiments import get, mpi_collectives, mpi_matvec, mpi_pingpong
 
 
 def test_pingpong(tmp_path: Path) -> None:
-    recs = mpi_pingpong.run(sizes=[0, 1024, 4096], reps=4)
+    recs = mpi_pingpong.run(sizes=[0, 1024, 4096], reps=4, pages=["first-touch"], chips=["one"])
     assert [(r["protocol"], r["size"]) for r in recs] == [
         (p, s) for p in ("kumar", "direct") for s in (0, 1024, 4096)
     ]
@@ -32,8 +32,19 @@ def test_pingpong(tmp_path: Path) -> None:
     assert (tmp_path / "p.png").read_bytes()[:4] == b"\x89PNG"
 
 
+def test_pingpong_on_a_blade_crosses_the_chips_and_memories() -> None:
+    recs = mpi_pingpong.run(sizes=[65536], reps=2, protocols=["direct"])
+    by = {(r["pages"], r["chips"]): r["latency_us"] for r in recs}
+    configs = {("first-touch", "one"), ("remote", "one"), ("interleave", "one"), ("first-touch", "two")}
+    assert set(by) == configs
+    assert by[("first-touch", "one")] < by[("remote", "one")], by
+    assert by[("first-touch", "one")] < by[("first-touch", "two")], by
+    with pytest.raises(UsageError, match="one chip"):
+        mpi_pingpong.run(machine="qs20-1chip", sizes=[0], chips=["two"])
+
+
 def test_matvec_is_checked_and_below_peak(tmp_path: Path) -> None:
-    recs = mpi_matvec.run(sizes=[128, 512], products=1)
+    recs = mpi_matvec.run(sizes=[128, 512], products=1, spes=[8], pages=["first-touch"])
     assert [(r["protocol"], r["n"]) for r in recs] == [
         ("kumar", 128),
         ("kumar", 512),
@@ -68,7 +79,11 @@ def test_collectives(tmp_path: Path) -> None:
 
 def test_cellsim_run_json() -> None:
     r = CliRunner().invoke(
-        cli, ["run", "mpi-pingpong", "--sizes", "0,64", "--reps", "3", "--protocol", "direct", "--json", "-"]
+        cli,
+        [
+            *("run", "mpi-pingpong", "--sizes", "0,64", "--reps", "3", "--protocol", "direct"),
+            *("--chips", "one", "--pages", "first-touch", "--json", "-"),
+        ],
     )
     assert r.exit_code == 0, r.output
     data = json.loads(r.stdout)

@@ -145,7 +145,7 @@ fn run(name: &str, mut m: Machine) {
 }
 
 fn saturation(pairs: u32) {
-    let mut m = machine("qs20", &[], 1);
+    let mut m = machine("qs20-1chip", &[], 1);
     fill(&mut m, 1);
     for s in 0..8u32 {
         let p = Stream {
@@ -186,7 +186,7 @@ fn seed000(preset: &str, dir: Dir, to_memory: bool, size: u32, batch: u32, count
 }
 
 fn hot_spot(to_memory: bool, dir: Dir, size: u32) {
-    let mut m = machine("qs20", &[], 3);
+    let mut m = machine("qs20-1chip", &[], 3);
     fill(&mut m, 3);
     for s in 1..8u32 {
         let ea = if to_memory {
@@ -363,7 +363,7 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.len() == 4 && args[1] == "uniform" {
         // Synthetic traffic only, for instruction counts: `digest uniform RATE CYCLES`.
-        let mut m = machine("qs20", &[], 1);
+        let mut m = machine("qs20-1chip", &[], 1);
         m.start_synthetic(args[2].parse().unwrap()).unwrap();
         m.run_for(args[3].parse().unwrap()).unwrap();
         println!("transfers {}", m.eib().stats.transfers);
@@ -383,7 +383,7 @@ fn scenarios() {
             for size in [8, 128, 1024, 16384] {
                 for batch in [1, 0] {
                     let count = if size >= 16384 { 8 } else { 32 };
-                    seed000("qs20", dir, to_memory, size, batch, count);
+                    seed000("qs20-1chip", dir, to_memory, size, batch, count);
                 }
             }
         }
@@ -396,18 +396,18 @@ fn scenarios() {
     }
     hot_spot(true, Dir::Get, 4096);
     for seed in 1..=6 {
-        random_mix("qs20", &[], seed, 400);
+        random_mix("qs20-1chip", &[], seed, 400);
     }
-    random_mix("qs20", &["eib.arbiter_window=3"], 11, 400);
+    random_mix("qs20-1chip", &["eib.arbiter_window=3"], 11, 400);
     random_mix(
-        "qs20",
+        "qs20-1chip",
         &["mic.write_buffer_lines=2", "biu.max_outstanding=4"],
         12,
         300,
     );
     random_mix("ps3", &[], 13, 300);
     for rate in [0.01, 0.03, 0.1] {
-        synthetic("qs20", rate, 200_000);
+        synthetic("qs20-1chip", rate, 200_000);
     }
-    synthetic("qs20", 0.03, 3_000);
+    synthetic("qs20-1chip", 0.03, 3_000);
 }

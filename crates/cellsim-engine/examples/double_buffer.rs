@@ -53,7 +53,7 @@ async fn spe_main(spu: Spu) -> u32 {
 }
 
 fn main() {
-    let mut m = Machine::new(MachineConfig::load("qs20", &[]).unwrap(), 1);
+    let mut m = Machine::new(MachineConfig::load("qs20-1chip", &[]).unwrap(), 1);
     let share = (CHUNKS_PER_SPE * CHUNK) as u64;
     let bytes = share * SPES as u64;
     let data = m.alloc(bytes, 128).unwrap();

@@ -4,7 +4,7 @@ use cellsim_engine::memory_map::MemoryMap;
 use cellsim_engine::{Machine, MachineConfig};
 
 fn point(dir: Dir, ls: bool, size: u32, batch: u32, count: u32) -> (f64, f64) {
-    let cfg = MachineConfig::load("qs20", &[]).unwrap();
+    let cfg = MachineConfig::load("qs20-1chip", &[]).unwrap();
     let mut m = Machine::new(cfg, 1);
     let ea = if ls {
         MemoryMap::ls_ea(1) + 0x8000

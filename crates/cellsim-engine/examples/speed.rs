@@ -3,7 +3,7 @@ use cellsim_engine::memory_map::MemoryMap;
 use cellsim_engine::{Machine, MachineConfig};
 use std::time::Instant;
 fn main() {
-    let mut m = Machine::new(MachineConfig::load("qs20", &[]).unwrap(), 1);
+    let mut m = Machine::new(MachineConfig::load("qs20-1chip", &[]).unwrap(), 1);
     for s in 0..8u32 {
         let partner = s ^ 1;
         let p = Stream {
@@ -28,7 +28,7 @@ fn main() {
     if std::env::args().nth(2).is_some() {
         return;
     }
-    let mut m = Machine::new(MachineConfig::load("qs20", &[]).unwrap(), 1);
+    let mut m = Machine::new(MachineConfig::load("qs20-1chip", &[]).unwrap(), 1);
     m.start_synthetic(0.01).unwrap();
     let t0 = Instant::now();
     m.run_for(3_000_000).unwrap();

@@ -90,13 +90,17 @@ pub struct BusOp {
     pub remote: Space,
     /// When the request reached the command bus queue.
     pub queued_at: Cycle,
-    /// When its command phase ends (the combined response); the data may not
-    /// move before.
+    /// When its command phase ends (the combined response reaches the
+    /// requester); the data may not move before, nor before the sender has
+    /// heard it too (see [`BusOp::data_may_leave`]).
     pub respond_at: Cycle,
     /// The atomic command this request carries, if any.
     pub atomic: Option<crate::mfc::command::Atomic>,
     /// A putllc whose reservation was lost: no data moves.
     pub failed: bool,
+    /// Between the chips of a blade: 0 while the data cross the sender's
+    /// chip to its IOIF0, 1 from the receiver's IOIF0 on (see the machine's DMA path).
+    pub leg: u8,
 }
 
 impl BusOp {
@@ -106,6 +110,18 @@ impl BusOp {
         match self.kind {
             OpKind::Read => self.target,
             OpKind::Write => self.requester,
+        }
+    }
+
+    /// When the data's sender has the combined response: at once on one
+    /// chip; `crossing` later for a read whose target is on the other chip of
+    /// a blade (the response crosses the BIF to it).
+    #[inline]
+    pub fn data_may_leave(&self, crossing: Cycle) -> Cycle {
+        if self.kind == OpKind::Read && self.target.chip() != self.requester.chip() {
+            self.respond_at + crossing
+        } else {
+            self.respond_at
         }
     }
 

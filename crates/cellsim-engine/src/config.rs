@@ -13,6 +13,7 @@ use serde::Deserialize;
 
 /// The machines shipped with the engine: (name, TOML text).
 pub const PRESETS: &[(&str, &str)] = &[
+    ("qs20-1chip", include_str!("../machines/qs20-1chip.toml")),
     ("qs20", include_str!("../machines/qs20.toml")),
     ("ps3", include_str!("../machines/ps3.toml")),
     ("qs22", include_str!("../machines/qs22.toml")),
@@ -23,7 +24,8 @@ pub const PRESETS: &[(&str, &str)] = &[
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(untagged)]
 pub enum Placement {
-    /// `"random"` (seeded shuffle, as libspe did) or `"identity"`.
+    /// `"random"` (seeded shuffle, as libspe did), `"local"` (the same, chip 0's
+    /// SPEs first) or `"identity"`.
     Named(String),
     /// Physical SPE number for each logical SPE.
     Explicit(Vec<u32>),
@@ -78,28 +80,69 @@ pub struct MfcParams {
     pub mmio_access_ns: f64,
 }
 
-/// A second memory bank on the other chip of a dual-Cell blade, reached
-/// through IOIF0 and the coherent BIF link.
+/// The Broadband Interface between the two chips of a blade (see [`crate::bif`]).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RemoteParams {
-    /// Main memory is placed in pages of this size, KB.
-    pub interleave_kb: u64,
-    /// The share of pages placed in the remote bank (chosen page by page by a
-    /// fixed hash, so every run and every region gets the same mix).
-    pub remote_fraction: f64,
-    /// Link bandwidth each way, GB/s.
+pub struct BifParams {
+    /// Data bandwidth of each direction of the link, GB/s.
     pub link_gbs: f64,
-    /// Link latency each way, ns.
+    /// Latency of the link each way, ns. A coherent command's combined
+    /// response waits for the other chip's snoop, two crossings, which runs
+    /// while this chip snoops (see [`Timing::bif_snoop`]).
     pub link_latency_ns: f64,
-    /// The remote bank's DRAM bandwidth, GB/s.
-    pub dram_gbs: f64,
-    /// The remote bank's DRAM read latency, ns.
-    pub dram_latency_ns: f64,
-    /// Remote reads in progress per requesting element.
-    pub reads_per_requester: u32,
-    /// 128-byte write buffers at the IOIF.
-    pub write_buffer_lines: u32,
+}
+
+/// How pages of main memory are placed on the chips' memories (see [`crate::numa`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum NumaPolicy {
+    /// On the allocating thread's node (chip 0), falling back to the other.
+    FirstTouch,
+    /// Alternating between the nodes, page by page.
+    Interleave,
+    /// All on one node.
+    Node(u8),
+    /// This many per mille of the pages on node 1, chosen by a hash of the page.
+    Weighted(u32),
+}
+
+impl NumaPolicy {
+    /// Parses `first-touch`, `interleave`, `node0`, `node1`, `weighted:300`.
+    pub fn parse(s: &str) -> Option<NumaPolicy> {
+        match s {
+            "first-touch" => Some(NumaPolicy::FirstTouch),
+            "interleave" => Some(NumaPolicy::Interleave),
+            _ => {
+                if let Some(n) = s.strip_prefix("node") {
+                    n.parse().ok().map(NumaPolicy::Node)
+                } else {
+                    let w: u32 = s.strip_prefix("weighted:")?.parse().ok()?;
+                    (w <= 1000).then_some(NumaPolicy::Weighted(w))
+                }
+            }
+        }
+    }
+}
+
+/// Main memory pages and their placement.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NumaParams {
+    /// Base page size of the kernel, KB (4 or 64; 16384 for huge pages throughout).
+    pub page_kb: u64,
+    /// The default placement policy (see [`NumaPolicy::parse`]).
+    pub policy: String,
+}
+
+/// The MFC's TLB (see [`crate::mfc::tlb`]).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TlbParams {
+    /// Entries (0: translation not modelled).
+    pub entries: u32,
+    /// Ways per set.
+    pub ways: u32,
+    /// What a miss holds its command, ns.
+    pub miss_ns: f64,
 }
 
 /// PPE parameters: the PPU's two threads and its caches (see [`crate::ppu`]).
@@ -170,6 +213,9 @@ pub struct EibParams {
     pub arbiter_window: u32,
     /// Bus cycles for a write acknowledgement to reach the requester.
     pub put_ack_bus_cycles: u64,
+    /// Bus cycles a receiving port idles when its next transfer comes from
+    /// another sender than its last one.
+    pub recv_switch_bus_cycles: u64,
 }
 
 /// Memory interface controller and DRAM parameters.
@@ -180,10 +226,16 @@ pub struct MicParams {
     pub dram_gbs: f64,
     /// DRAM read latency from admission to data ready, ns.
     pub dram_latency_ns: f64,
-    /// DRAM reads in progress per requesting element.
+    /// DRAM requests in progress per requesting element (its window).
     pub reads_per_requester: u32,
+    /// Writes take slots of the requester's window too (else only reads do).
+    pub window_counts_writes: bool,
     /// 128-byte write buffers in the MIC.
     pub write_buffer_lines: u32,
+    /// Average interval between two DRAM refreshes, ns.
+    pub refresh_interval_ns: f64,
+    /// How long one refresh keeps the DRAM busy, ns (0: no refresh).
+    pub refresh_ns: f64,
     /// Bus cycles after the command bus at which the MIC sees a command.
     pub snoop_bus_cycles: u64,
     /// Bus cycles to take write data into a buffer before acknowledging it.
@@ -202,8 +254,11 @@ pub struct MachineConfig {
     pub core_ghz: f64,
     /// Decrementer (timebase) frequency, MHz.
     pub timebase_mhz: f64,
-    /// Main memory size, MB.
+    /// Main memory size, MB (split evenly over the chips' memories).
     pub memory_mb: u64,
+    /// Chips (1, or 2 for a blade joined by the BIF).
+    #[serde(default = "one")]
+    pub chips: u32,
     /// Element names in physical ramp order.
     pub ramps: Vec<String>,
     /// Physical SPE numbers available to software.
@@ -222,9 +277,17 @@ pub struct MachineConfig {
     pub mic: MicParams,
     /// PPE section.
     pub ppe: PpeParams,
-    /// The remote memory bank, on machines that have one.
+    /// Memory pages and their placement.
+    pub numa: NumaParams,
+    /// The MFC's address translation.
+    pub tlb: TlbParams,
+    /// The link between the chips, on a two-chip machine.
     #[serde(default)]
-    pub remote: Option<RemoteParams>,
+    pub bif: Option<BifParams>,
+}
+
+fn one() -> u32 {
+    1
 }
 
 /// Derived timing in SPU cycles, computed once from a [`MachineConfig`].
@@ -266,6 +329,8 @@ pub struct Timing {
     pub ring_start_interval: Cycle,
     /// Write acknowledgement, cycles.
     pub put_ack: Cycle,
+    /// A receiving port's gap when it changes sender, cycles.
+    pub recv_switch: Cycle,
     /// MIC snoop delay, cycles.
     pub mic_snoop: Cycle,
     /// MIC write acceptance, cycles.
@@ -274,6 +339,11 @@ pub struct Timing {
     pub dram_latency: Cycle,
     /// DRAM bytes per SPU cycle.
     pub dram_bytes_per_cycle: f64,
+    /// What the other chip's snoop adds to a coherent command's response,
+    /// cycles: the link's round trip beyond this chip's command phase (0 on one chip).
+    pub bif_snoop: Cycle,
+    /// One crossing of the BIF, cycles (0 on one chip).
+    pub bif_latency: Cycle,
 }
 
 impl MachineConfig {
@@ -373,11 +443,15 @@ impl MachineConfig {
                 "must list PPE, MIC, IOIF0, IOIF1 and SPE0..SPE7 once each, in physical order",
             );
         }
-        if self.spes.is_empty() || self.spes.iter().any(|&s| s > 7) {
+        let spes_here = self.chips.clamp(1, crate::topology::MAX_CHIPS as u32) * 8;
+        if self.spes.is_empty() || self.spes.iter().any(|&s| s >= spes_here) {
             return bad(
                 "spes",
                 format!("{:?}", self.spes),
-                "must list physical SPE numbers 0..7",
+                &format!(
+                    "must list physical SPE numbers 0..{} (8 per chip)",
+                    spes_here - 1
+                ),
             );
         }
         let mut s = self.spes.clone();
@@ -387,12 +461,12 @@ impl MachineConfig {
             return bad("spes", format!("{:?}", self.spes), "must not repeat an SPE");
         }
         match &self.placement {
-            Placement::Named(n) if n == "random" || n == "identity" => {}
+            Placement::Named(n) if ["random", "local", "identity"].contains(&n.as_str()) => {}
             Placement::Named(n) => {
                 return bad(
                     "placement",
                     n.clone(),
-                    "must be \"random\", \"identity\" or a list",
+                    "must be \"random\", \"local\", \"identity\" or a list",
                 )
             }
             Placement::Explicit(v) => {
@@ -573,35 +647,84 @@ impl MachineConfig {
         if self.mic.write_buffer_lines == 0 {
             return bad("mic.write_buffer_lines", "0".into(), "must be at least 1");
         }
-        if let Some(r) = &self.remote {
-            if r.interleave_kb == 0 || !r.interleave_kb.is_power_of_two() {
+        if !(self.mic.refresh_interval_ns > 0.0
+            && (0.0..self.mic.refresh_interval_ns).contains(&self.mic.refresh_ns))
+        {
+            return bad(
+                "mic.refresh_ns",
+                self.mic.refresh_ns.to_string(),
+                "must be at least 0 and shorter than mic.refresh_interval_ns (positive)",
+            );
+        }
+        if !(1..=crate::topology::MAX_CHIPS as u32).contains(&self.chips) {
+            return bad(
+                "chips",
+                self.chips.to_string(),
+                "must be 1, or 2 for a blade",
+            );
+        }
+        match (&self.bif, self.chips) {
+            (None, 2) => {
                 return bad(
-                    "remote.interleave_kb",
-                    r.interleave_kb.to_string(),
-                    "must be a power of two",
-                );
+                    "bif",
+                    "missing".into(),
+                    "a two-chip machine needs a [bif] section (link_gbs, link_latency_ns)",
+                )
             }
-            if !(0.0..=1.0).contains(&r.remote_fraction) {
+            (Some(_), 1) => {
                 return bad(
-                    "remote.remote_fraction",
-                    r.remote_fraction.to_string(),
-                    "must be between 0 and 1",
-                );
+                    "bif",
+                    "present".into(),
+                    "a one-chip machine has no BIF link: remove [bif] or set chips = 2",
+                )
             }
-            if r.link_gbs <= 0.0 || r.dram_gbs <= 0.0 {
+            (Some(b), _) => {
+                if b.link_gbs.is_nan() || b.link_gbs <= 0.0 || b.link_latency_ns < 0.0 {
+                    return bad(
+                        "bif.link_gbs",
+                        b.link_gbs.to_string(),
+                        "the link's bandwidth must be positive and its latencies not negative",
+                    );
+                }
+            }
+            (None, _) => {}
+        }
+        if ![4, 64, 16384].contains(&self.numa.page_kb) {
+            return bad(
+                "numa.page_kb",
+                self.numa.page_kb.to_string(),
+                "pages are 4 KB, 64 KB or 16384 KB (huge)",
+            );
+        }
+        match NumaPolicy::parse(&self.numa.policy) {
+            None => {
                 return bad(
-                    "remote.link_gbs",
-                    r.link_gbs.to_string(),
-                    "bandwidths must be positive",
-                );
+                    "numa.policy",
+                    self.numa.policy.clone(),
+                    "must be first-touch, interleave, node0, node1 or weighted:N (N per mille)",
+                )
             }
-            if r.reads_per_requester == 0 || r.write_buffer_lines == 0 {
+            Some(NumaPolicy::Node(n)) if n as u32 >= self.chips => {
                 return bad(
-                    "remote.reads_per_requester",
-                    r.reads_per_requester.to_string(),
-                    "must be at least 1",
-                );
+                    "numa.policy",
+                    self.numa.policy.clone(),
+                    "names a NUMA node the machine does not have (one node per chip)",
+                )
             }
+            _ => {}
+        }
+        let t = &self.tlb;
+        if t.entries > 0
+            && (t.ways == 0
+                || !t.entries.is_multiple_of(t.ways)
+                || !(t.entries / t.ways).is_power_of_two()
+                || t.miss_ns < 0.0)
+        {
+            return bad(
+                "tlb.entries",
+                format!("{} in {} ways", t.entries, t.ways),
+                "a power-of-two number of sets of `ways` entries, and a miss cost not negative",
+            );
         }
         Ok(())
     }
@@ -635,11 +758,28 @@ impl MachineConfig {
             beat: bus(1),
             ring_start_interval: bus(self.eib.ring_start_interval_bus_cycles),
             put_ack: bus(self.eib.put_ack_bus_cycles),
+            recv_switch: bus(self.eib.recv_switch_bus_cycles),
             mic_snoop: bus(self.mic.snoop_bus_cycles),
             mic_accept: bus(self.mic.accept_bus_cycles),
             dram_latency: clock.ns_to_cycles(self.mic.dram_latency_ns),
             dram_bytes_per_cycle: clock.gbs_to_bytes_per_cycle(self.mic.dram_gbs),
+            // The other chip snoops while this one does: the response waits
+            // for the slower, the link's round trip or this chip's phase.
+            bif_snoop: self.bif.as_ref().map_or(0, |b| {
+                clock
+                    .ns_to_cycles(2.0 * b.link_latency_ns)
+                    .saturating_sub(bus(self.eib.command_phase_bus_cycles))
+            }),
+            bif_latency: self
+                .bif
+                .as_ref()
+                .map_or(0, |b| clock.ns_to_cycles(b.link_latency_ns)),
         }
+    }
+
+    /// The default page placement (validated).
+    pub fn numa_policy(&self) -> NumaPolicy {
+        NumaPolicy::parse(&self.numa.policy).unwrap_or(NumaPolicy::FirstTouch)
     }
 
     /// Main memory size in bytes.
@@ -779,7 +919,7 @@ mod tests {
     #[test]
     fn overrides_change_one_value() {
         let c = MachineConfig::load(
-            "qs20",
+            "qs20-1chip",
             &["eib.arbiter_window=3".into(), "placement=identity".into()],
         )
         .unwrap();
@@ -789,21 +929,21 @@ mod tests {
 
     #[test]
     fn bad_override_names_the_key() {
-        let e = MachineConfig::load("qs20", &["eib.no_such=3".into()]).unwrap_err();
+        let e = MachineConfig::load("qs20-1chip", &["eib.no_such=3".into()]).unwrap_err();
         assert!(e.to_string().contains("eib.no_such"), "{e}");
-        let e = MachineConfig::load("qs20", &["mfc.queue_depth=0".into()]).unwrap_err();
+        let e = MachineConfig::load("qs20-1chip", &["mfc.queue_depth=0".into()]).unwrap_err();
         assert!(e.to_string().contains("mfc.queue_depth"), "{e}");
     }
 
     #[test]
     fn unknown_machine_lists_presets() {
         let e = MachineConfig::load("cray1", &[]).unwrap_err();
-        assert!(e.to_string().contains("qs20"), "{e}");
+        assert!(e.to_string().contains("qs20-1chip"), "{e}");
     }
 
     #[test]
     fn unknown_keys_are_rejected() {
-        let text = MachineConfig::preset_text("qs20")
+        let text = MachineConfig::preset_text("qs20-1chip")
             .unwrap()
             .replace("[mic]", "[mic]\nbogus = 1");
         let e = MachineConfig::from_toml("x", &text, &[]).unwrap_err();
@@ -820,7 +960,7 @@ mod tests {
 
     #[test]
     fn table1_cycles_convert() {
-        let t = MachineConfig::load("qs20", &[]).unwrap().timing();
+        let t = MachineConfig::load("qs20-1chip", &[]).unwrap().timing();
         assert_eq!(t.command_phase, 100);
         assert!((t.dram_bytes_per_cycle - 8.0).abs() < 1e-9);
     }

@@ -64,6 +64,11 @@ pub struct Eib {
     routes: [[(u8, u8); RAMPS]; RAMPS],
     send_free: [Cycle; RAMPS],
     recv_free: [Cycle; RAMPS],
+    /// Per receiving port, the sender of its last transfer (`RAMPS` = none yet).
+    recv_from: [u8; RAMPS],
+    /// Cycles a receiving port idles when its next transfer comes from
+    /// another sender than its last.
+    recv_switch: Cycle,
     hop: Cycle,
     beat: Cycle,
     beat_bytes: u32,
@@ -114,6 +119,8 @@ impl Eib {
             rings,
             send_free: [0; RAMPS],
             recv_free: [0; RAMPS],
+            recv_from: [RAMPS as u8; RAMPS],
+            recv_switch: t.recv_switch,
             hop: t.hop,
             beat: t.beat,
             beat_bytes: cfg.eib.beat_bytes,
@@ -158,8 +165,9 @@ impl Eib {
         let (hops, mut candidates) = self.routes[src.idx()][dst.idx()];
         let hops = hops as u32;
         let hop_delay = hops as Cycle * self.hop;
-        let port_ready =
-            self.send_free[src.idx()].max(self.recv_free[dst.idx()].saturating_sub(hop_delay));
+        let port_ready = self.send_free[src.idx()].max(
+            (self.recv_free[dst.idx()] + self.switch_cost(src, dst)).saturating_sub(hop_delay),
+        );
         if port_ready > now {
             // The usual case under load: a port is busy. That alone bounds the retry.
             return Err(port_ready);
@@ -193,6 +201,7 @@ impl Eib {
         });
         self.send_free[src.idx()] = now + duration;
         self.recv_free[dst.idx()] = now + hop_delay + duration;
+        self.recv_from[dst.idx()] = src.0;
         let grant = Grant {
             ring: r as u8,
             hops,
@@ -203,6 +212,22 @@ impl Eib {
         };
         self.account(grant, src, dst, bytes, end);
         Ok(grant)
+    }
+
+    /// The gap a receiving port needs before data from `src` when its last
+    /// transfer came from another sender: its ramp turns to another sender's
+    /// data (and, usually, ring). Consecutive transfers of one stream pass
+    /// without a gap, so a port fed by one sender (a get from the memory
+    /// controller or from a hot local store) never pays it; many senders
+    /// taking turns into one port (puts into a hot spot) pay it every time.
+    #[inline]
+    fn switch_cost(&self, src: Ramp, dst: Ramp) -> Cycle {
+        let last = self.recv_from[dst.idx()];
+        if last == src.0 || last as usize == RAMPS {
+            0
+        } else {
+            self.recv_switch
+        }
     }
 
     #[inline]
@@ -228,7 +253,7 @@ mod tests {
     use super::*;
 
     fn eib() -> Eib {
-        Eib::new(&MachineConfig::load("qs20", &[]).unwrap())
+        Eib::new(&MachineConfig::load("qs20-1chip", &[]).unwrap())
     }
 
     #[test]
@@ -246,6 +271,30 @@ mod tests {
         // Same sender, other direction: the port is busy for 8 bus cycles.
         assert_eq!(e.try_grant(0, Ramp(1), Ramp(11), 128), Err(16));
         assert!(e.try_grant(16, Ramp(1), Ramp(11), 128).is_ok());
+    }
+
+    #[test]
+    fn a_receiving_port_pays_a_gap_only_when_its_sender_changes() {
+        let mut e = eib();
+        // Ramp 3 sends to ramp 5, two hops away.
+        let a = e.try_grant(0, Ramp(3), Ramp(5), 128).unwrap();
+        assert_eq!(a.arrive, 2 * 2 + 16);
+        // The same sender follows straight on: its beats arrive back to back.
+        let b = e.try_grant(16, Ramp(3), Ramp(5), 128).unwrap();
+        assert_eq!(b.arrive, a.arrive + 16);
+        // Another sender, one hop away, must leave the port a bus cycle (2
+        // SPU cycles) between the streams.
+        let retry = e.try_grant(0, Ramp(4), Ramp(5), 128).unwrap_err();
+        assert_eq!(retry, b.arrive + 2 - 2);
+        let c = e.try_grant(retry, Ramp(4), Ramp(5), 128).unwrap();
+        assert_eq!(c.arrive, b.arrive + 2 + 16);
+        // Without the mechanism the port would take it at once.
+        let mut e = Eib::new(
+            &MachineConfig::load("qs20-1chip", &["eib.recv_switch_bus_cycles=0".into()]).unwrap(),
+        );
+        e.try_grant(0, Ramp(3), Ramp(5), 128).unwrap();
+        let c = e.try_grant(0, Ramp(4), Ramp(5), 128).unwrap_err();
+        assert_eq!(c, 20 - 2);
     }
 
     #[test]

@@ -156,6 +156,16 @@ pub struct Blocked {
     pub since: Cycle,
 }
 
+/// What one unfinished program was doing when a run was stopped, for the
+/// livelock report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Activity {
+    /// The program, e.g. `SPE 3 (physical 5)`.
+    pub who: String,
+    /// What it was doing, e.g. `polling spu_readchcnt(spu_read_in_mbox) (80000 times since cycle 12)`.
+    pub doing: String,
+}
+
 /// Why a run stopped without finishing.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
@@ -175,7 +185,7 @@ pub enum SimError {
         blocked: Vec<Blocked>,
     },
     /// The run passed its simulated-time limit. Fatal.
-    #[error("simulated-time limit reached: {limit} cycles ({limit_ns:.0} ns) passed and {running} program(s) still running; raise the limit (time_limit) if the run is expected to be this long")]
+    #[error("simulated-time limit reached: {limit} cycles ({limit_ns:.0} ns) passed and {running} program(s) still running; raise the limit (time_limit) if the run is expected to be this long{}", describe_activity(.activity))]
     Runaway {
         /// The limit in cycles.
         limit: Cycle,
@@ -183,10 +193,28 @@ pub enum SimError {
         limit_ns: f64,
         /// Programs not finished.
         running: usize,
+        /// What each unfinished program was doing.
+        activity: Vec<Activity>,
+    },
+    /// The host stopped the run: its watchdog (a host-time limit, Ctrl-C) said so.
+    #[error("{reason}; stopped at cycle {cycle}{}", describe_activity(.activity))]
+    Stopped {
+        /// Cycle at which the run stopped.
+        cycle: Cycle,
+        /// Why, as the watchdog said it.
+        reason: String,
+        /// What each unfinished program was doing.
+        activity: Vec<Activity>,
     },
     /// A program misused the API in a way that is not an MFC rule.
     #[error("{0}")]
     Usage(String),
+}
+
+fn describe_activity(a: &[Activity]) -> String {
+    a.iter()
+        .map(|x| format!("; {}: {}", x.who, x.doing))
+        .collect()
 }
 
 fn describe_blocked(b: &[Blocked]) -> String {

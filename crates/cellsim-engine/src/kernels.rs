@@ -414,7 +414,7 @@ mod tests {
         let n = 1000u32;
         let mut last = u64::MAX;
         for k in 1..=4 {
-            let mut m = Machine::new(MachineConfig::load("qs20", &[]).unwrap(), 1);
+            let mut m = Machine::new(MachineConfig::load("qs20-1chip", &[]).unwrap(), 1);
             let (a1, a2, b) = (
                 m.alloc(8 * n as u64, 128).unwrap(),
                 m.alloc(8 * n as u64, 128).unwrap(),
@@ -445,7 +445,7 @@ mod tests {
 
     #[test]
     fn k_buffered_loop_rejects_bad_parameters() {
-        let mut m = Machine::new(MachineConfig::load("qs20", &[]).unwrap(), 1);
+        let mut m = Machine::new(MachineConfig::load("qs20-1chip", &[]).unwrap(), 1);
         let mut p = params(64, 16, 2, &[(0x10000, 8)], &[(0x20000, 8)]);
         p.retain(|(k, _)| k != "out0_size");
         let e = spawn(&mut m, 0, "k_buffered_loop", &p)

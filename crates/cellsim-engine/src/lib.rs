@@ -31,7 +31,7 @@
 //!
 //! ```
 //! use cellsim_engine::{Machine, MachineConfig};
-//! let mut m = Machine::new(MachineConfig::load("qs20", &[]).unwrap(), 42);
+//! let mut m = Machine::new(MachineConfig::load("qs20-1chip", &[]).unwrap(), 42);
 //! let ea = m.alloc(128, 128).unwrap();
 //! m.memory().write(ea as usize, &[7; 128]);
 //! m.spawn_native(0, ea, 0, |spu| async move {
@@ -51,6 +51,7 @@
 
 pub mod atomic;
 pub mod bandwidth;
+pub mod bif;
 pub mod bus;
 pub mod calendar;
 pub mod config;
@@ -64,6 +65,7 @@ pub mod memory_map;
 pub mod messaging;
 pub mod mfc;
 pub mod mic;
+pub mod numa;
 pub mod ppu;
 pub mod program;
 pub mod rng;
@@ -74,8 +76,8 @@ pub mod topology;
 pub mod trace;
 
 pub use config::MachineConfig;
-pub use error::{ConfigError, MfcError, MfcErrorKind, SimError};
-pub use machine::{Machine, RunSummary, Step, ThreadId, ThreadInfo, ThreadState};
+pub use error::{Activity, ConfigError, MfcError, MfcErrorKind, SimError};
+pub use machine::{DmaLatency, Machine, RunSummary, Step, ThreadId, ThreadInfo, ThreadState};
 pub use mfc::command::{MfcCommand, Opcode};
 pub use mfc::tags::TagUpdate;
 pub use program::{Request, Spu};

@@ -17,29 +17,34 @@ mod dma;
 mod ppe;
 mod threads;
 mod traffic;
+mod watch;
 
 pub use threads::{SpeSlot, ThreadId, ThreadInfo, ThreadState};
+pub use watch::{Watchdog, WATCH_EVERY};
 
 use crate::atomic::Reservations;
+use crate::bif::{Bif, Link};
 use crate::bus::{BusOp, OpId, Slab};
 use crate::calendar::Calendar;
 use crate::config::{MachineConfig, Placement, Timing};
 use crate::eib::arbiter::DataArbiter;
 use crate::eib::command_bus::{Biu, CommandBus};
 use crate::eib::Eib;
-use crate::error::SimError;
+use crate::error::{ConfigError, SimError};
 use crate::ls_loop::{LsLoop, LsParams};
 use crate::mailbox::Mailboxes;
 use crate::memory_map::MemoryMap;
+use crate::mfc::tlb::Tlb;
 use crate::mfc::Mfc;
 use crate::mic::Mic;
+use crate::numa::Numa;
 use crate::ppu::Ppu;
 use crate::program::{Ppe, Request, Spu};
 use crate::rng::Rng;
 use crate::signal::{SignalMode, Signals};
 use crate::storage::Storage;
-use crate::time::{bus_edge, Cycle, BUS_RATIO};
-use crate::topology::{Ramp, Topology, RAMPS};
+use crate::time::{bus_edge, later, overflow_message, Cycle, BUS_RATIO};
+use crate::topology::{Ramp, Topology, RAMPS, SPES_PER_CHIP};
 use crate::trace::{Trace, TraceRecord, Track};
 use std::collections::VecDeque;
 use std::future::Future;
@@ -98,6 +103,17 @@ pub struct Counters {
     pub bus_completed: u64,
 }
 
+/// The latencies of one retired DMA command, in cycles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DmaLatency {
+    /// From the SPU's issue (its entry into the MFC queue) to the tag-group
+    /// update: includes the time it waited in the queue behind older commands.
+    pub queued: Cycle,
+    /// From the DMAC's start on it (its first bus request) to the tag-group
+    /// update: the time the chip took to serve it.
+    pub service: Cycle,
+}
+
 /// Summary of a finished run.
 #[derive(Debug, Clone)]
 pub struct RunSummary {
@@ -128,6 +144,31 @@ pub(crate) struct SpeUnit {
     pub(crate) ls_log: Option<VecDeque<Cycle>>,
 }
 
+/// One chip's bus: its EIB (rings and ports), data arbiter and command bus,
+/// with the BIU of each of its elements.
+#[derive(Debug)]
+pub(crate) struct ChipBus {
+    pub(crate) eib: Eib,
+    pub(crate) arbiter: DataArbiter,
+    pub(crate) arb_wake: Option<Cycle>,
+    pub(crate) command_bus: CommandBus,
+    pub(crate) bius: [Biu; RAMPS],
+    pub(crate) cb_wake: Option<Cycle>,
+}
+
+impl ChipBus {
+    fn new(cfg: &MachineConfig, topo: &Topology) -> ChipBus {
+        ChipBus {
+            eib: Eib::new(cfg),
+            arbiter: DataArbiter::new(topo.mic(0), cfg.eib.arbiter_window as usize),
+            arb_wake: None,
+            command_bus: CommandBus::default(),
+            bius: std::array::from_fn(|_| Biu::new(cfg.biu.queue_depth, cfg.biu.max_outstanding)),
+            cb_wake: None,
+        }
+    }
+}
+
 /// A simulated Cell machine.
 pub struct Machine {
     cfg: MachineConfig,
@@ -137,18 +178,14 @@ pub struct Machine {
     pub(crate) now: Cycle,
     pub(crate) calendar: Calendar<Event>,
     due: Vec<Event>,
-    pub(crate) eib: Eib,
-    pub(crate) arbiter: DataArbiter,
-    pub(crate) arb_wake: Option<Cycle>,
-    pub(crate) command_bus: CommandBus,
-    pub(crate) bius: [Biu; RAMPS],
-    pub(crate) cb_wake: Option<Cycle>,
-    /// One controller per memory bank: the MIC's, then the remote bank's.
+    /// Each chip's bus.
+    pub(crate) chips: Vec<ChipBus>,
+    /// Each chip's memory controller (one NUMA node per chip).
     pub(crate) mics: Vec<Mic>,
-    /// The ramp through which each bank is reached.
-    pub(crate) bank_ramps: [Ramp; 2],
-    /// Page size (as a shift) and remote share (per mille) when there are two banks.
-    pub(crate) interleave_shift: Option<(u32, u64)>,
+    /// Where the pages of main memory are.
+    pub(crate) numa: Numa,
+    /// The link between the chips of a blade.
+    pub(crate) bif: Option<Bif>,
     memory: Arc<Storage>,
     mem_next: u64,
     pub(crate) spes: Vec<SpeUnit>,
@@ -170,9 +207,9 @@ pub struct Machine {
     pub(crate) mbox_changed: bool,
     /// Trace records, when tracing is on.
     pub(crate) trace: Option<Trace>,
-    /// Per physical SPE, each retired DMA command's latency (issue to tag
-    /// update) in cycles, when recording is on.
-    pub(crate) dma_latencies: Option<Vec<Vec<Cycle>>>,
+    /// Per physical SPE, each retired DMA command's latencies, when
+    /// recording is on.
+    pub(crate) dma_latencies: Option<Vec<Vec<DmaLatency>>>,
     /// The PPU and its caches.
     pub(crate) ppu: Ppu,
     /// SPU loops over their local stores.
@@ -181,6 +218,16 @@ pub struct Machine {
     pub(crate) ls_params: LsParams,
     /// When the cores' phase must run next.
     pub(crate) core_wake: Option<Cycle>,
+    /// An error found inside the event loop (a DMA-list element rewritten
+    /// into a bad one): the run stops with it.
+    pub(crate) fault: Option<SimError>,
+    /// The host's check, run every [`WATCH_EVERY`] steps.
+    watchdog: Option<Watchdog>,
+    /// Steps until the next watchdog check.
+    watch_countdown: u32,
+    /// The external thread that [`Machine::advance`] handed back and that
+    /// owes its next request: the only one [`Machine::submit`] accepts.
+    awaiting: Option<ThreadId>,
 }
 
 impl std::fmt::Debug for Machine {
@@ -196,13 +243,36 @@ impl Machine {
     /// Builds a machine from a validated configuration; `seed` drives every
     /// random choice (placement, synthetic traffic).
     pub fn new(cfg: MachineConfig, seed: u64) -> Machine {
+        Self::try_new(cfg, seed).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Like [`Machine::new`], but a memory size the host cannot allocate is
+    /// a [`ConfigError`] naming the size instead of a panic.
+    pub fn try_new(cfg: MachineConfig, seed: u64) -> Result<Machine, ConfigError> {
+        let memory =
+            Storage::try_new(cfg.memory_bytes() as usize).ok_or_else(|| ConfigError::Invalid {
+                key: "memory_mb".into(),
+                value: cfg.memory_mb.to_string(),
+                rule: format!(
+                    "the host cannot allocate {} bytes of simulated main memory",
+                    cfg.memory_bytes()
+                ),
+            })?;
         let timing = cfg.timing();
         let topo = Topology::new(&cfg);
         let mut rng = Rng::new(seed);
         let placement = place(&cfg, &mut rng);
-        let spes = (0..8u8)
+        let chips = topo.chips();
+        let tlb = (cfg.tlb.entries > 0).then(|| {
+            Tlb::new(
+                cfg.tlb.entries as usize,
+                cfg.tlb.ways as usize,
+                timing.clock.ns_to_cycles(cfg.tlb.miss_ns),
+            )
+        });
+        let spes = (0..(chips * SPES_PER_CHIP) as u8)
             .map(|p| SpeUnit {
-                mfc: Mfc::new(cfg.mfc.queue_depth, cfg.mfc.proxy_queue_depth),
+                mfc: Mfc::new(cfg.mfc.queue_depth, cfg.mfc.proxy_queue_depth, tlb.clone()),
                 ls: Storage::new(timing.ls_bytes as usize),
                 ramp: topo.spe(p),
                 logical: placement.iter().position(|&x| x == p).map(|l| l as u32),
@@ -219,22 +289,29 @@ impl Machine {
             ls_bytes: timing.ls_bytes,
         };
         let time_limit = timing.clock.ns_to_cycles(DEFAULT_TIME_LIMIT_NS);
-        Machine {
-            eib: Eib::new(&cfg),
-            arbiter: DataArbiter::new(topo.mic(), cfg.eib.arbiter_window as usize),
-            arb_wake: None,
-            command_bus: CommandBus::default(),
-            bius: std::array::from_fn(|_| Biu::new(cfg.biu.queue_depth, cfg.biu.max_outstanding)),
-            cb_wake: None,
-            mics: memory_banks(&cfg),
-            bank_ramps: [topo.mic(), topo.ramp_of(crate::topology::Element::Ioif(0))],
-            interleave_shift: cfg.remote.as_ref().map(|r| {
-                (
-                    (r.interleave_kb * 1024).trailing_zeros(),
-                    (r.remote_fraction * 1000.0).round() as u64,
+        let bif = cfg.bif.as_ref().map(|b| {
+            let link = || {
+                Link::new(
+                    timing.clock.gbs_to_bytes_per_cycle(b.link_gbs),
+                    timing.bif_latency,
                 )
-            }),
-            memory: Storage::new(cfg.memory_bytes() as usize),
+            };
+            Bif {
+                links: [link(), link()],
+                snoop: timing.bif_snoop,
+            }
+        });
+        Ok(Machine {
+            chips: (0..chips).map(|_| ChipBus::new(&cfg, &topo)).collect(),
+            mics: memory_controllers(&cfg, seed),
+            numa: Numa::new(
+                chips,
+                cfg.memory_bytes(),
+                cfg.numa.page_kb,
+                cfg.numa_policy(),
+            ),
+            bif,
+            memory,
             mem_next: 0x1_0000,
             spes,
             placement,
@@ -259,6 +336,10 @@ impl Machine {
                 dma_cycles: cfg.spu.dma_ls_cycles,
             },
             core_wake: None,
+            fault: None,
+            watchdog: None,
+            watch_countdown: WATCH_EVERY,
+            awaiting: None,
             now: 0,
             calendar: Calendar::new(),
             due: Vec::with_capacity(64),
@@ -266,7 +347,7 @@ impl Machine {
             topo,
             timing,
             cfg,
-        }
+        })
     }
 
     /// The configuration the machine was built from.
@@ -339,19 +420,37 @@ impl Machine {
 
     /// The physical SPEs in memory-affinity order: nearest the memory
     /// controller first, then along the rings (Linux's affinity chain for a
-    /// QS20: 0, 2, 4, 6, 7, 5, 3, 1). Only SPEs software can use are listed.
+    /// QS20: 0, 2, 4, 6, 7, 5, 3, 1), chip after chip. Only SPEs software can
+    /// use are listed.
     pub fn affinity_chain(&self) -> Vec<u32> {
-        let mic = self.topo.mic().idx();
-        (1..RAMPS)
-            .filter_map(
-                |k| match self.topo.element(Ramp(((mic + RAMPS - k) % RAMPS) as u8)) {
-                    crate::topology::Element::Spe(n) if self.cfg.spes.contains(&(n as u32)) => {
-                        Some(n as u32)
-                    }
-                    _ => None,
-                },
-            )
+        (0..self.topo.chips())
+            .flat_map(|chip| {
+                let mic = self.topo.mic(chip);
+                (1..RAMPS).filter_map(move |k| {
+                    let r =
+                        Ramp::on_chip(chip, Ramp(((mic.local().idx() + RAMPS - k) % RAMPS) as u8));
+                    self.topo.spe_at(r)
+                })
+            })
+            .map(u32::from)
+            .filter(|n| self.cfg.spes.contains(n))
             .collect()
+    }
+
+    /// The TLB of logical SPE `spe`: (lookups, misses), or `None` when the
+    /// machine does not model translation.
+    pub fn tlb_stats(&self, spe: u32) -> Result<Option<(u64, u64)>, SimError> {
+        let p = self.physical(spe)?;
+        Ok(self.spes[p as usize]
+            .mfc
+            .tlb
+            .as_ref()
+            .map(|t| (t.lookups, t.misses)))
+    }
+
+    /// Chips in the machine.
+    pub fn chip_count(&self) -> usize {
+        self.topo.chips()
     }
 
     /// Main memory.
@@ -376,13 +475,33 @@ impl Machine {
     }
 
     /// Allocates `size` bytes of main memory aligned to `align` (like
-    /// `malloc_align`); memory is never freed during a run.
+    /// `malloc_align`), its pages placed by the machine's NUMA policy; memory
+    /// is never freed during a run.
     pub fn alloc(&mut self, size: u64, align: u64) -> Result<u64, SimError> {
+        self.alloc_placed(size, align, None, false)
+    }
+
+    /// [`Machine::alloc`] with its pages placed by `policy` (like `numactl`
+    /// or `numa_alloc_onnode`; `None`: the machine's) and, with `huge`, on
+    /// 16 MB huge pages (hugetlbfs: the allocation is aligned to 16 MB).
+    pub fn alloc_placed(
+        &mut self,
+        size: u64,
+        align: u64,
+        policy: Option<crate::config::NumaPolicy>,
+        huge: bool,
+    ) -> Result<u64, SimError> {
         if align == 0 || !align.is_power_of_two() {
             return Err(SimError::Usage(format!(
                 "alignment {align} is not a power of two"
             )));
         }
+        let shift = if huge {
+            crate::numa::HUGE_SHIFT
+        } else {
+            self.numa.page_shift()
+        };
+        let align = if huge { align.max(1 << shift) } else { align };
         let start = self.mem_next.div_ceil(align) * align;
         let end = start
             .checked_add(size)
@@ -393,8 +512,26 @@ impl Machine {
                 self.cfg.memory_mb, self.mem_next
             ))
             })?;
-        self.mem_next = end;
+        let span = if huge {
+            size.div_ceil(1 << shift) << shift
+        } else {
+            size
+        };
+        self.numa
+            .place(start, span, policy, shift)
+            .map_err(SimError::Usage)?;
+        self.mem_next = if huge { start + span } else { end };
         Ok(start)
+    }
+
+    /// The NUMA node (chip) holding main-memory offset `addr`.
+    pub fn memory_node(&self, addr: u64) -> usize {
+        self.numa.node_of(addr)
+    }
+
+    /// Bytes of main memory placed on each node so far.
+    pub fn memory_used_per_node(&self) -> Vec<u64> {
+        self.numa.used()[..self.topo.chips()].to_vec()
     }
 
     /// Stops runs that pass `cycles` of simulated time with [`SimError::Runaway`].
@@ -402,13 +539,13 @@ impl Machine {
         self.time_limit = cycles;
     }
 
-    /// Starts recording the latency of every DMA command (issue to tag update).
+    /// Starts recording the latencies of every DMA command ([`DmaLatency`]).
     pub fn record_dma_latencies(&mut self) {
         self.dma_latencies = Some(vec![Vec::new(); 8]);
     }
 
-    /// The recorded DMA latencies of logical SPE `spe`, in cycles, in retirement order.
-    pub fn dma_latencies(&self, spe: u32) -> Result<&[Cycle], SimError> {
+    /// The recorded DMA latencies of logical SPE `spe`, in retirement order.
+    pub fn dma_latencies(&self, spe: u32) -> Result<&[DmaLatency], SimError> {
         let p = self.physical(spe)?;
         Ok(self
             .dma_latencies
@@ -450,42 +587,77 @@ impl Machine {
 
     /// Records every EIB reservation so that [`Machine::verify`] can check it.
     pub fn enable_checks(&mut self) {
-        self.eib.enable_log();
-    }
-
-    /// Checks the EIB's invariants over everything recorded since
-    /// [`Machine::enable_checks`].
-    pub fn verify(&self) -> Result<(), String> {
-        match &self.eib.log {
-            Some(l) => l.verify(self.cfg.eib.max_transfers_per_ring as usize),
-            None => Err("checks were not enabled (call enable_checks before running)".into()),
+        for c in &mut self.chips {
+            c.eib.enable_log();
+        }
+        if let Some(b) = self.bif.as_mut() {
+            for l in &mut b.links {
+                l.log = Some(Vec::new());
+            }
         }
     }
 
-    /// The EIB (for its counters).
+    /// Checks the EIBs' invariants over everything recorded since
+    /// [`Machine::enable_checks`], and that no direction of the BIF carried
+    /// more than its bandwidth.
+    pub fn verify(&self) -> Result<(), String> {
+        for (i, c) in self.chips.iter().enumerate() {
+            match &c.eib.log {
+                Some(l) => l
+                    .verify(self.cfg.eib.max_transfers_per_ring as usize)
+                    .map_err(|e| format!("chip {i}: {e}"))?,
+                None => {
+                    return Err(
+                        "checks were not enabled (call enable_checks before running)".into(),
+                    )
+                }
+            }
+        }
+        if let Some(b) = &self.bif {
+            for (from, l) in b.links.iter().enumerate() {
+                l.verify()
+                    .map_err(|e| format!("the BIF from chip {from}: {e}"))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Chip 0's EIB (for its counters); [`Machine::eibs`] gives every chip's.
     pub fn eib(&self) -> &Eib {
-        &self.eib
+        &self.chips[0].eib
     }
 
-    /// Data-arbiter rounds and attempts so far.
+    /// Each chip's EIB.
+    pub fn eibs(&self) -> impl Iterator<Item = &Eib> {
+        self.chips.iter().map(|c| &c.eib)
+    }
+
+    /// The BIF's two directions (on a two-chip machine).
+    pub fn bif(&self) -> Option<&Bif> {
+        self.bif.as_ref()
+    }
+
+    /// Data-arbiter rounds and attempts so far (all chips).
     pub fn arbiter_stats(&self) -> (u64, u64) {
-        (self.arbiter.rounds, self.arbiter.attempts)
+        self.chips.iter().fold((0, 0), |(r, a), c| {
+            (r + c.arbiter.rounds, a + c.arbiter.attempts)
+        })
     }
 
-    /// The local memory bank's controller (for its counters).
+    /// Chip 0's memory controller (for its counters).
     pub fn mic(&self) -> &Mic {
         &self.mics[0]
     }
 
-    /// Every memory bank's controller: the local MIC first.
+    /// Every chip's memory controller, chip 0's first.
     pub fn mics(&self) -> &[Mic] {
         &self.mics
     }
 
-    /// The memory bank holding main-memory offset `addr`.
+    /// The memory (NUMA node, one per chip) holding main-memory offset `addr`.
     #[inline]
     pub fn bank(&self, addr: u64) -> usize {
-        bank_of(self.interleave_shift, addr)
+        self.numa.node_of(addr)
     }
 
     /// Run counters.
@@ -521,7 +693,7 @@ impl Machine {
         F: FnOnce(Spu) -> Fut,
         Fut: Future<Output = u32> + 'static,
     {
-        let p = self.claim_spe(spe)?;
+        let p = self.claim_spe(spe, delay)?;
         let (spu, port) = Spu::new(
             spe,
             argp,
@@ -553,7 +725,7 @@ impl Machine {
     /// Like [`Machine::spawn_external`], the program starting `delay` cycles
     /// from now (the time `spe_context_run` takes to start an SPE).
     pub fn spawn_external_after(&mut self, spe: u32, delay: Cycle) -> Result<ThreadId, SimError> {
-        let p = self.claim_spe(spe)?;
+        let p = self.claim_spe(spe, delay)?;
         Ok(self.add_thread(
             Thread::external(Some(SpeSlot {
                 logical: spe,
@@ -596,7 +768,11 @@ impl Machine {
         Ok(())
     }
 
-    fn claim_spe(&mut self, spe: u32) -> Result<u8, SimError> {
+    fn claim_spe(&mut self, spe: u32, delay: Cycle) -> Result<u8, SimError> {
+        if later(self.now, delay).is_none() {
+            let what = format!("starting a program on SPE {spe} after a delay of {delay} cycles");
+            return Err(SimError::Usage(overflow_message(&what, self.now)));
+        }
         let p = self.physical(spe)?;
         let unit = &self.spes[p as usize];
         if let Some(t) = unit.thread {
@@ -645,6 +821,7 @@ impl Machine {
                     self.poll_native(tid)?;
                 } else {
                     let reply = self.threads[tid].take_reply();
+                    self.awaiting = Some(tid);
                     return Ok(Step::Resume { thread: tid, reply });
                 }
             }
@@ -657,10 +834,22 @@ impl Machine {
                     limit: self.time_limit,
                     limit_ns: self.timing.clock.cycles_to_ns(self.time_limit),
                     running,
+                    activity: self.activity_report(),
                 });
             }
             self.step_to(t);
+            self.stop_if_faulted_or_watched()?;
         }
+    }
+
+    /// Ends the run on an error found inside the event loop, or when the
+    /// host's watchdog says so.
+    #[inline]
+    fn stop_if_faulted_or_watched(&mut self) -> Result<(), SimError> {
+        if let Some(e) = self.fault.take() {
+            return Err(e);
+        }
+        self.watch()
     }
 
     /// Runs a machine whose programs are all native until they finish.
@@ -675,12 +864,15 @@ impl Machine {
 
     /// Runs for `cycles` more cycles (for synthetic traffic, which never ends).
     pub fn run_for(&mut self, cycles: Cycle) -> Result<(), SimError> {
-        let end = self.now + cycles;
+        let end = later(self.now, cycles).ok_or_else(|| {
+            SimError::Usage(overflow_message(&format!("run_for({cycles})"), self.now))
+        })?;
         while let Some(t) = self.next_time() {
             if t > end {
                 break;
             }
             self.step_to(t);
+            self.stop_if_faulted_or_watched()?;
             if !self.ready.is_empty() {
                 return Err(SimError::Usage(
                     "run_for is for synthetic traffic; programs are running".into(),
@@ -705,11 +897,13 @@ impl Machine {
     fn next_time(&self) -> Option<Cycle> {
         // Plain mins: this runs once per simulated time step.
         let mut t = self.calendar.next_time().unwrap_or(Cycle::MAX);
-        if let Some(w) = self.cb_wake {
-            t = t.min(w);
-        }
-        if let Some(w) = self.arb_wake {
-            t = t.min(w);
+        for c in &self.chips {
+            if let Some(w) = c.cb_wake {
+                t = t.min(w);
+            }
+            if let Some(w) = c.arb_wake {
+                t = t.min(w);
+            }
         }
         if let Some(w) = self.core_wake {
             t = t.min(w);
@@ -745,13 +939,17 @@ impl Machine {
             }
         }
         self.due = due;
-        if self.cb_wake.is_some_and(|w| w <= t) {
-            self.cb_wake = None;
-            self.run_command_bus();
+        for c in 0..self.chips.len() {
+            if self.chips[c].cb_wake.is_some_and(|w| w <= t) {
+                self.chips[c].cb_wake = None;
+                self.run_command_bus(c);
+            }
         }
-        if self.arb_wake.is_some_and(|w| w <= t) {
-            self.arb_wake = None;
-            self.run_arbiter();
+        for c in 0..self.chips.len() {
+            if self.chips[c].arb_wake.is_some_and(|w| w <= t) {
+                self.chips[c].arb_wake = None;
+                self.run_arbiter(c);
+            }
         }
         if self.core_wake.is_some_and(|w| w <= t) {
             self.core_wake = None;
@@ -788,68 +986,88 @@ impl Machine {
         self.calendar.schedule(at, e);
     }
 
-    /// Makes sure the command bus looks for work at the first bus edge at or after `t`.
+    /// Makes sure chip `chip`'s command bus looks for work at the first bus
+    /// edge at or after `t`.
     #[inline]
-    pub(crate) fn wake_command_bus(&mut self, t: Cycle) {
-        let t = bus_edge(t).max(self.command_bus.next_free());
-        self.cb_wake = Some(self.cb_wake.map_or(t, |w| w.min(t)));
+    pub(crate) fn wake_command_bus(&mut self, chip: usize, t: Cycle) {
+        let c = &mut self.chips[chip];
+        let t = bus_edge(t).max(c.command_bus.next_free());
+        c.cb_wake = Some(c.cb_wake.map_or(t, |w| w.min(t)));
     }
 
-    /// Makes sure the data arbiter runs at the first bus edge at or after `t`.
+    /// Makes sure chip `chip`'s data arbiter runs at the first bus edge at or after `t`.
     #[inline]
-    pub(crate) fn wake_arbiter(&mut self, t: Cycle) {
+    pub(crate) fn wake_arbiter(&mut self, chip: usize, t: Cycle) {
+        let c = &mut self.chips[chip];
         let t = bus_edge(t);
-        self.arb_wake = Some(self.arb_wake.map_or(t, |w| w.min(t)));
+        c.arb_wake = Some(c.arb_wake.map_or(t, |w| w.min(t)));
     }
 
-    /// Submits the next request of thread `tid` at the current cycle.
+    /// Submits the next request of external thread `tid` at the current
+    /// cycle: the thread that [`Machine::advance`] last handed back, once.
     pub fn submit(&mut self, tid: ThreadId, req: Request) -> Result<(), SimError> {
-        self.submit_request(tid, req)
+        if self.awaiting != Some(tid) {
+            return Err(SimError::Usage(format!(
+                "thread {tid} cannot make a request now: an external program makes one request \
+                 each time advance() hands it back, and {}",
+                match self.awaiting {
+                    Some(t) => format!("thread {t} is the one handed back"),
+                    None => "no thread is handed back".into(),
+                }
+            )));
+        }
+        self.awaiting = None;
+        let r = self.submit_request(tid, req);
+        if r.is_err() {
+            // A refused request changed nothing: the program may go on.
+            self.awaiting = Some(tid);
+        }
+        r
     }
 
     /// One bus cycle in SPU cycles.
     pub(crate) const BUS: Cycle = BUS_RATIO;
 }
 
-/// The memory bank of `addr`: the page's hash decides, so a fixed share of
-/// the pages (`per_mille`) is remote, spread evenly over every region.
-#[inline]
-pub(crate) fn bank_of(pages: Option<(u32, u64)>, addr: u64) -> usize {
-    let Some((shift, per_mille)) = pages else {
-        return 0;
-    };
-    // splitmix64 of the page number
-    let mut z = (addr >> shift).wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^= z >> 31;
-    (z % 1000 < per_mille) as usize
+/// Each chip's memory controller. Where each DRAM's refresh falls relative
+/// to the program's start is a matter of chance on the real machine: it is
+/// drawn from the seed (its own stream).
+fn memory_controllers(cfg: &MachineConfig, seed: u64) -> Vec<Mic> {
+    let interval = cfg.clock().ns_to_cycles(cfg.mic.refresh_interval_ns).max(1);
+    let mut phases = Rng::stream(seed, REFRESH_STREAM);
+    (0..cfg.chips)
+        .map(|_| Mic::new(cfg, phases.below(interval)))
+        .collect()
 }
 
-/// The controllers of a machine's memory banks.
-fn memory_banks(cfg: &MachineConfig) -> Vec<Mic> {
-    let mut banks = vec![Mic::new(cfg)];
-    if let Some(r) = &cfg.remote {
-        let clock = cfg.clock();
-        banks.push(Mic::with(crate::mic::BankTiming {
-            reads_per_requester: r.reads_per_requester,
-            dram_latency: clock.ns_to_cycles(r.dram_latency_ns),
-            dram_bytes_per_cycle: clock.gbs_to_bytes_per_cycle(r.dram_gbs),
-            write_buffer_lines: r.write_buffer_lines,
-            link: Some((
-                clock.gbs_to_bytes_per_cycle(r.link_gbs),
-                clock.ns_to_cycles(r.link_latency_ns),
-            )),
-        }));
-    }
-    banks
-}
+/// The random stream of the DRAM refresh phases (see [`Rng::stream`]).
+const REFRESH_STREAM: u64 = 1;
 
 /// The logical-to-physical SPE placement a new machine starts with.
+///
+/// `random`: libspe's view, any SPE of the machine in a seeded order (on a
+/// blade a PPE program's pthreads run on both chips' PPEs, and each context
+/// lands on a free SPE near its thread). `local`: the same order within each
+/// chip, chip 0's SPEs first (spufs prefers SPEs on the node of the PPE
+/// thread: a program whose threads stay on chip 0). On one chip both are the same.
 fn place(cfg: &MachineConfig, rng: &mut Rng) -> Vec<u8> {
     match &cfg.placement {
         Placement::Explicit(v) => v.iter().map(|&p| p as u8).collect(),
         Placement::Named(n) if n == "identity" => cfg.spes.iter().map(|&p| p as u8).collect(),
+        Placement::Named(n) if n == "local" => {
+            let mut out = Vec::new();
+            for chip in 0..cfg.chips as usize {
+                let mut v: Vec<u8> = cfg
+                    .spes
+                    .iter()
+                    .filter(|&&p| p as usize / SPES_PER_CHIP == chip)
+                    .map(|&p| p as u8)
+                    .collect();
+                rng.shuffle(&mut v);
+                out.extend(v);
+            }
+            out
+        }
         Placement::Named(_) => {
             let mut v: Vec<u8> = cfg.spes.iter().map(|&p| p as u8).collect();
             rng.shuffle(&mut v);

@@ -814,7 +814,7 @@ mod tests {
 
     #[test]
     fn a_task_without_a_control_block_stops_with_an_error_code() {
-        let mut m = Machine::new(MachineConfig::load("qs20", &[]).unwrap(), 1);
+        let mut m = Machine::new(MachineConfig::load("qs20-1chip", &[]).unwrap(), 1);
         let cbs = m.alloc(CB_BYTES as u64, 128).unwrap();
         m.spawn_native(0, cbs, 0, move |spu| forward_task(spu, cbs, 0))
             .unwrap();
@@ -830,7 +830,7 @@ mod tests {
 
     #[test]
     fn background_programs_stop_when_the_tasks_are_done() {
-        let mut m = Machine::new(MachineConfig::load("qs20", &[]).unwrap(), 1);
+        let mut m = Machine::new(MachineConfig::load("qs20-1chip", &[]).unwrap(), 1);
         let done = m.alloc(128, 128).unwrap();
         let scratch = m.alloc(128, 128).unwrap();
         for t in 0..2u64 {

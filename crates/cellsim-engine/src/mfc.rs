@@ -4,6 +4,7 @@
 //! - [`list`]: DMA-list elements.
 //! - [`queue`]: the 16-entry SPU command queue and barrier/fence ordering.
 //! - [`tags`]: the 32 tag groups.
+//! - [`tlb`]: address translation.
 //!
 //! [`Mfc`] is the state the machine drives: the queue, the tag groups, and
 //! the DMAC's unrolling cursor (when it may create its next bus request and
@@ -13,10 +14,12 @@ pub mod command;
 pub mod list;
 pub mod queue;
 pub mod tags;
+pub mod tlb;
 
 use crate::time::Cycle;
 use queue::CommandQueue;
 use tags::TagGroups;
+use tlb::Tlb;
 
 /// One SPE's MFC.
 #[derive(Debug, Clone)]
@@ -45,11 +48,13 @@ pub struct Mfc {
     pub last_was_get: bool,
     /// The DMAC may start a new command at this cycle.
     pub next_command: Cycle,
+    /// Address translation (none: translation is not modelled on this machine).
+    pub tlb: Option<Tlb>,
 }
 
 impl Mfc {
     /// An idle MFC with a queue of `depth` entries.
-    pub fn new(depth: u32, proxy_depth: u32) -> Mfc {
+    pub fn new(depth: u32, proxy_depth: u32, tlb: Option<Tlb>) -> Mfc {
         Mfc {
             queue: CommandQueue::new(depth),
             tags: TagGroups::default(),
@@ -63,6 +68,7 @@ impl Mfc {
             dmac_wake: None,
             last_was_get: false,
             next_command: 0,
+            tlb,
         }
     }
 }

@@ -3,13 +3,19 @@
 //! Reads: the MIC sees a read when the command bus reflects it
 //! (`snoop_bus_cycles` after acceptance) and starts the DRAM access at once,
 //! overlapping the coherence phase, so a single small get costs little more
-//! than a get from a local store (seed 000: under 100 ns against 91 ns). It
-//! keeps at most `reads_per_requester` DRAM reads in progress for any one
-//! element; further reads from that element wait their turn. A single SPE
-//! streaming from memory is therefore bounded by that window over the DRAM
-//! latency (seed 000: 15 GB/s for a blocking 16 KB get), while two SPEs
-//! together saturate the memory ("two or more get sources saturate the
-//! bandwidth"). A read's window slot frees when its data leaves on the EIB.
+//! than a get from a local store (seed 000: under 100 ns against 91 ns).
+//!
+//! **The requester's window.** The MIC keeps at most `reads_per_requester`
+//! requests in progress for any one element; further ones from that element
+//! wait their turn. A single SPE streaming from memory is therefore bounded
+//! by that window over the latency (seed 000: 15 GB/s for a blocking 16 KB
+//! get), while two SPEs together saturate the memory ("two or more get
+//! sources saturate the bandwidth"). A read's slot frees when its data
+//! leaves on the EIB. Whether writes take slots too depends on the board
+//! (`window_counts_writes`): on seed 000's board one SPE's puts reach the
+//! full 25.6 GB/s, so they do not; on seed 002's blade one SPE reaches
+//! "10 GB/s regardless of the operation", so they do — a write holds its
+//! slot from the MIC's snoop until its acknowledgement.
 //!
 //! Writes are posted: data lands in one of `write_buffer_lines` buffers, the
 //! put is complete as soon as it has (architecture notes), and the buffer
@@ -17,62 +23,56 @@
 //! free.
 //!
 //! DRAM: one data bus at `dram_gbs`, reads and writes together, served in the
-//! order the MIC schedules them.
+//! order the MIC schedules them. Every `refresh_interval_ns` the DRAM is
+//! refreshed for `refresh_ns`, and no access may overlap a refresh (seed 002
+//! names refresh among what keeps a bank below its peak): the requests that
+//! meet one wait, so DMAs under load do not all take the same time.
 //!
-//! A machine has one such controller per memory bank. On a dual-Cell blade
-//! (`blade21`) the second chip's bank is reached through IOIF0 and the
-//! coherent BIF link to the other chip: that bank's controller has a
-//! [`Link`] in front, which adds its latency each way and carries the data at
-//! its bandwidth (seed 002: about 7 GB/s).
+//! Each chip has one such controller in front of its own memory. A request
+//! from the other chip of a blade reaches it through the BIF and the chip's
+//! IOIF0 with its requester's identity (the data must find their way back),
+//! and counts against that requester's window like a local one.
 
 use crate::bus::OpId;
 use crate::config::MachineConfig;
 use crate::time::Cycle;
-use crate::topology::RAMPS;
+use crate::topology::{MAX_CHIPS, RAMPS};
+
+/// Requesters a MIC may see: every ramp of a two-chip machine.
+const REQUESTERS: usize = RAMPS * MAX_CHIPS;
 use std::collections::VecDeque;
-
-/// The link to a bank on another chip.
-#[derive(Debug, Clone)]
-pub struct Link {
-    bytes_per_cycle: f64,
-    latency: Cycle,
-    free: Cycle,
-}
-
-impl Link {
-    fn carry(&mut self, at: Cycle, bytes: u32) -> Cycle {
-        let ser = ((bytes as f64 / self.bytes_per_cycle).ceil() as Cycle).max(1);
-        let start = at.max(self.free);
-        self.free = start + ser;
-        start + ser + self.latency
-    }
-}
 
 /// The parameters of one bank's controller, in cycles.
 #[derive(Debug, Clone, Copy)]
 pub struct BankTiming {
-    /// DRAM reads in progress per requesting element.
+    /// Requests in progress per requesting element (the requester's window).
     pub reads_per_requester: u32,
+    /// Writes take window slots too.
+    pub window_counts_writes: bool,
+    /// Refresh: every `.0` cycles the DRAM is busy for `.1` cycles (`.1` = 0: none),
+    /// the first one at `.2`.
+    pub refresh: (Cycle, Cycle, Cycle),
     /// DRAM read latency, cycles.
     pub dram_latency: Cycle,
     /// DRAM bytes per cycle.
     pub dram_bytes_per_cycle: f64,
     /// Write buffers.
     pub write_buffer_lines: u32,
-    /// Link to another chip: bytes per cycle and latency, if the bank is remote.
-    pub link: Option<(f64, Cycle)>,
 }
 
 /// Memory controller state.
 #[derive(Debug, Clone)]
 pub struct Mic {
-    /// Towards the bank (requests, write data).
-    link: Option<Link>,
-    /// Back from the bank (read data): a link has a lane each way.
-    link_back: Option<Link>,
-    reads_per_requester: u32,
-    reads_active: [u32; RAMPS],
-    reads_waiting: [VecDeque<OpId>; RAMPS],
+    /// Requests in progress allowed per requester.
+    window: u32,
+    window_counts_writes: bool,
+    /// Per requester (a ramp of the machine): requests in progress, and
+    /// those waiting for a slot.
+    reads_active: [u32; REQUESTERS],
+    reads_waiting: [VecDeque<OpId>; REQUESTERS],
+    refresh_interval: Cycle,
+    refresh_busy: Cycle,
+    refresh_phase: Cycle,
     dram_free: Cycle,
     dram_latency: Cycle,
     dram_bytes_per_cycle: f64,
@@ -98,34 +98,34 @@ pub struct MicStats {
 }
 
 impl Mic {
-    /// The (local) MIC of a machine.
-    pub fn new(cfg: &MachineConfig) -> Mic {
+    /// A chip's MIC; its first refresh falls at `refresh_phase`.
+    pub fn new(cfg: &MachineConfig, refresh_phase: Cycle) -> Mic {
         let t = cfg.timing();
+        let clock = cfg.clock();
         Mic::with(BankTiming {
             reads_per_requester: cfg.mic.reads_per_requester,
+            window_counts_writes: cfg.mic.window_counts_writes,
+            refresh: (
+                clock.ns_to_cycles(cfg.mic.refresh_interval_ns),
+                clock.ns_to_cycles(cfg.mic.refresh_ns),
+                refresh_phase,
+            ),
             dram_latency: t.dram_latency,
             dram_bytes_per_cycle: t.dram_bytes_per_cycle,
             write_buffer_lines: cfg.mic.write_buffer_lines,
-            link: None,
         })
     }
 
     /// A bank controller with the given timing.
     pub fn with(t: BankTiming) -> Mic {
         Mic {
-            link: t.link.map(|(bytes_per_cycle, latency)| Link {
-                bytes_per_cycle,
-                latency,
-                free: 0,
-            }),
-            link_back: t.link.map(|(bytes_per_cycle, latency)| Link {
-                bytes_per_cycle,
-                latency,
-                free: 0,
-            }),
-            reads_per_requester: t.reads_per_requester,
-            reads_active: [0; RAMPS],
+            window: t.reads_per_requester,
+            window_counts_writes: t.window_counts_writes,
+            reads_active: [0; REQUESTERS],
             reads_waiting: std::array::from_fn(|_| VecDeque::new()),
+            refresh_interval: t.refresh.0.max(1),
+            refresh_busy: t.refresh.1,
+            refresh_phase: t.refresh.2,
             dram_free: 0,
             dram_latency: t.dram_latency,
             dram_bytes_per_cycle: t.dram_bytes_per_cycle,
@@ -140,6 +140,52 @@ impl Mic {
         ((bytes as f64 / self.dram_bytes_per_cycle).ceil() as Cycle).max(1)
     }
 
+    /// The first cycle at or after `t` at which an access of `burst` cycles
+    /// can use the DRAM without overlapping a refresh.
+    #[inline]
+    fn past_refresh(&self, t: Cycle, burst: Cycle) -> Cycle {
+        if self.refresh_busy == 0 || t < self.refresh_phase {
+            return t;
+        }
+        let since = (t - self.refresh_phase) % self.refresh_interval;
+        if since < self.refresh_busy {
+            // Inside a refresh: wait for its end.
+            t + self.refresh_busy - since
+        } else if since + burst > self.refresh_interval {
+            // Would run into the next one: wait for its end.
+            t + self.refresh_interval - since + self.refresh_busy
+        } else {
+            t
+        }
+    }
+
+    /// The DRAM data bus for `burst` cycles, not before `t`: returns the start.
+    #[inline]
+    fn take_dram(&mut self, t: Cycle, burst: Cycle) -> Cycle {
+        let start = self.past_refresh(t.max(self.dram_free), burst);
+        self.dram_free = start + burst;
+        start
+    }
+
+    /// Whether writes take slots of the requester's window.
+    #[inline]
+    pub fn windows_writes(&self) -> bool {
+        self.window_counts_writes
+    }
+
+    /// A write from `requester` is seen at `now`: whether it has a window
+    /// slot (else it waits, and [`Mic::read_sent`]/[`Mic::write_done`] hand
+    /// it on later). Only called when writes take slots.
+    pub fn snoop_write(&mut self, requester: usize, op: OpId) -> bool {
+        if self.reads_active[requester] < self.window {
+            self.reads_active[requester] += 1;
+            true
+        } else {
+            self.reads_waiting[requester].push_back(op);
+            false
+        }
+    }
+
     /// A read from `requester` is seen at `now`. Returns the cycle its data is
     /// ready, or `None` if it must wait for a slot in the requester's window
     /// (it is then returned later by [`Mic::read_sent`]).
@@ -150,7 +196,7 @@ impl Mic {
         op: OpId,
         bytes: u32,
     ) -> Option<Cycle> {
-        if self.reads_active[requester] < self.reads_per_requester {
+        if self.reads_active[requester] < self.window {
             self.reads_active[requester] += 1;
             Some(self.schedule_read(now, bytes))
         } else {
@@ -159,33 +205,29 @@ impl Mic {
         }
     }
 
-    fn schedule_read(&mut self, now: Cycle, bytes: u32) -> Cycle {
-        let burst = self.burst(bytes);
-        // A remote bank sees the request one link latency later.
-        let seen = now + self.link.as_ref().map_or(0, |l| l.latency);
-        let start = (seen + self.dram_latency.saturating_sub(burst)).max(self.dram_free);
-        self.dram_free = start + burst;
-        self.stats.reads += 1;
-        self.stats.read_bytes += bytes as u64;
-        match self.link_back.as_mut() {
-            // The data comes back over the link.
-            Some(link) => link.carry(start + burst, bytes),
-            None => start + burst,
-        }
+    /// Starts the DRAM access of a read that had waited for its window slot
+    /// (see [`Mic::read_sent`]); returns when its data is ready.
+    pub fn start_read(&mut self, now: Cycle, bytes: u32) -> Cycle {
+        self.schedule_read(now, bytes)
     }
 
-    /// A read's data left for `requester` at `now`: its window slot frees.
-    /// Returns the next waiting read of that requester with its ready cycle.
-    pub fn read_sent(
-        &mut self,
-        now: Cycle,
-        requester: usize,
-        size_of: impl Fn(OpId) -> u32,
-    ) -> Option<(OpId, Cycle)> {
+    fn schedule_read(&mut self, now: Cycle, bytes: u32) -> Cycle {
+        let burst = self.burst(bytes);
+        let start = self.take_dram(now + self.dram_latency.saturating_sub(burst), burst);
+        self.stats.reads += 1;
+        self.stats.read_bytes += bytes as u64;
+        start + burst
+    }
+
+    /// A read's data left for `requester` (or a write of its was
+    /// acknowledged): its window slot frees. Returns the next request of that
+    /// requester waiting for a slot, which now has it: the machine starts a
+    /// read's DRAM access ([`Mic::start_read`]) or lets a write's data go.
+    pub fn release(&mut self, requester: usize) -> Option<OpId> {
         self.reads_active[requester] -= 1;
         let op = self.reads_waiting[requester].pop_front()?;
         self.reads_active[requester] += 1;
-        Some((op, self.schedule_read(now, size_of(op))))
+        Some(op)
     }
 
     /// Whether a write buffer is free at `now`; if not, the earliest cycle
@@ -210,24 +252,10 @@ impl Mic {
         debug_assert!(self.write_buffers_free > 0);
         self.write_buffers_free -= 1;
         let burst = self.burst(bytes);
-        // A remote bank's data crosses the link first; the buffer (at the
-        // IOIF) frees when the data has left on the link.
-        let (at_dram, freed) = match self.link.as_mut() {
-            Some(link) => {
-                let there = link.carry(arrive, bytes);
-                (there, there - link.latency)
-            }
-            None => (arrive, 0),
-        };
-        let start = at_dram.max(self.dram_free);
-        self.dram_free = start + burst;
+        let start = self.take_dram(arrive, burst);
         self.stats.writes += 1;
         self.stats.write_bytes += bytes as u64;
-        let drained = if self.link.is_some() {
-            freed
-        } else {
-            start + burst
-        };
+        let drained = start + burst;
         // Drains are kept sorted for `write_buffer`.
         let pos = self.drains.partition_point(|&d| d <= drained);
         self.drains.insert(pos, drained);
@@ -239,11 +267,17 @@ impl Mic {
 mod tests {
     use super::*;
 
+    fn mic(overrides: &[&str]) -> (Mic, crate::config::Timing) {
+        let mut o: Vec<String> = vec!["mic.refresh_ns=0".into()];
+        o.extend(overrides.iter().map(|s| s.to_string()));
+        let cfg = MachineConfig::load("qs20-1chip", &o).unwrap();
+        (Mic::new(&cfg, 0), cfg.timing())
+    }
+
     #[test]
     fn a_requester_gets_a_bounded_window_of_reads() {
-        let cfg = MachineConfig::load("qs20", &["mic.reads_per_requester=2".into()]).unwrap();
-        let mut m = Mic::new(&cfg);
-        let lat = cfg.timing().dram_latency;
+        let (mut m, t) = mic(&["mic.reads_per_requester=2"]);
+        let lat = t.dram_latency;
         assert_eq!(m.snoop_read(0, 3, 0, 128), Some(lat));
         assert_eq!(
             m.snoop_read(0, 3, 1, 128),
@@ -255,18 +289,61 @@ mod tests {
             m.snoop_read(0, 4, 3, 128).is_some(),
             "another requester has its own window"
         );
-        let (op, ready) = m.read_sent(200, 3, |_| 128).unwrap();
-        assert_eq!(op, 2);
-        assert_eq!(ready, 200 + lat);
+        assert_eq!(m.release(3), Some(2), "the waiting read takes the slot");
+        assert_eq!(m.start_read(200, 128), 200 + lat);
+    }
+
+    #[test]
+    fn writes_take_window_slots_only_where_the_board_says_so() {
+        let (mut m, _) = mic(&["mic.reads_per_requester=1", "mic.window_counts_writes=true"]);
+        assert!(m.windows_writes());
+        assert!(m.snoop_write(3, 0));
+        assert!(!m.snoop_write(3, 1), "one slot, taken by the first write");
+        assert!(
+            m.snoop_read(0, 3, 2, 128).is_none(),
+            "reads share the window"
+        );
+        assert_eq!(m.release(3), Some(1));
+        assert_eq!(m.release(3), Some(2));
+        let (m, _) = mic(&[]);
+        assert!(
+            !m.windows_writes(),
+            "qs20: puts are posted outside the window"
+        );
     }
 
     #[test]
     fn writes_are_posted_into_buffers() {
-        let cfg = MachineConfig::load("qs20", &["mic.write_buffer_lines=1".into()]).unwrap();
-        let mut m = Mic::new(&cfg);
+        let (mut m, _) = mic(&["mic.write_buffer_lines=1"]);
         assert_eq!(m.write_buffer(0), Ok(()));
         assert_eq!(m.write(10, 128), 26, "drains after its DRAM burst");
         assert_eq!(m.write_buffer(12), Err(26), "full until then");
         assert_eq!(m.write_buffer(26), Ok(()));
+    }
+
+    #[test]
+    fn no_access_overlaps_a_refresh() {
+        let cfg = MachineConfig::load(
+            "qs20-1chip",
+            &[
+                "mic.refresh_interval_ns=1000".into(),
+                "mic.refresh_ns=100".into(),
+            ],
+        )
+        .unwrap();
+        let (interval, busy) = (3200, 320); // cycles at 3.2 GHz
+        let lat = cfg.timing().dram_latency;
+        let fresh = || Mic::new(&cfg, 1000);
+        // Before the first refresh (at 1000): as without refresh.
+        assert_eq!(fresh().snoop_read(0, 3, 0, 128), Some(lat));
+        // A read whose burst would start inside the refresh waits for its end.
+        let inside = 1000 + 50 - (lat - 16);
+        assert_eq!(fresh().start_read(inside, 128), 1000 + busy + 16);
+        // A burst that would run into the next refresh waits past it too.
+        let edge = 1000 + interval - 8 - (lat - 16);
+        assert_eq!(fresh().start_read(edge, 128), 1000 + interval + busy + 16);
+        // Between refreshes nothing changes.
+        let mid = 1000 + interval / 2;
+        assert_eq!(fresh().start_read(mid, 128), mid + lat);
     }
 }

@@ -19,7 +19,7 @@
 //!     0
 //! }
 //!
-//! let mut m = Machine::new(MachineConfig::load("qs20", &[]).unwrap(), 1);
+//! let mut m = Machine::new(MachineConfig::load("qs20-1chip", &[]).unwrap(), 1);
 //! let ea = m.alloc(16384, 128).unwrap();
 //! m.spawn_native(0, ea, 0, spe_main).unwrap();
 //! let summary = m.run().unwrap();
@@ -138,6 +138,8 @@ pub enum Request {
     Mfc(MfcCommand),
     /// `mfc_write_tag_mask`.
     WriteTagMask(u32),
+    /// `mfc_read_tag_mask`: the tag-mask channel (22) read back.
+    ReadTagMask,
     /// `mfc_read_tag_status_{immediate,any,all}`.
     ReadTagStatus(TagUpdate),
     /// `spu_read_decrementer`.
@@ -255,6 +257,7 @@ impl Request {
             Request::Compute(c) => format!("compute({c})"),
             Request::Mfc(c) => c.to_string(),
             Request::WriteTagMask(m) => format!("mfc_write_tag_mask(0x{m:x})"),
+            Request::ReadTagMask => "mfc_read_tag_mask()".into(),
             Request::ReadTagStatus(TagUpdate::Immediate) => {
                 format!("mfc_read_tag_status_immediate(mask=0x{tag_mask:x})")
             }
@@ -453,6 +456,10 @@ impl Spu {
     /// `mfc_write_tag_mask(mask)`.
     pub async fn mfc_write_tag_mask(&self, mask: u32) {
         self.call(Request::WriteTagMask(mask)).await;
+    }
+    /// `mfc_read_tag_mask()`: the current tag mask.
+    pub async fn mfc_read_tag_mask(&self) -> u32 {
+        self.call(Request::ReadTagMask).await as u32
     }
     /// `mfc_read_tag_status_all()`: waits until every group in the mask is done.
     pub async fn mfc_read_tag_status_all(&self) -> u32 {

@@ -26,18 +26,22 @@ unsafe impl Sync for Storage {}
 
 impl Storage {
     /// A zeroed store of `len` bytes (lazily backed by the OS for large sizes).
+    /// Panics if the host cannot allocate it: use [`Storage::try_new`] for
+    /// sizes a user chose.
     pub fn new(len: usize) -> Arc<Storage> {
+        Self::try_new(len)
+            .unwrap_or_else(|| panic!("out of memory allocating {len} bytes of simulated storage"))
+    }
+
+    /// A zeroed store of `len` bytes, or `None` if the host cannot allocate it.
+    pub fn try_new(len: usize) -> Option<Arc<Storage>> {
         // Alignment 16 keeps this on calloc, which maps fresh zero pages for
         // large sizes; a larger alignment would make the allocator memset
         // (and so touch) every page.
-        let layout = Layout::from_size_align(len.max(1), 16).expect("storage layout");
+        let layout = Layout::from_size_align(len.max(1), 16).ok()?;
         // SAFETY: layout has non-zero size.
         let ptr = unsafe { alloc_zeroed(layout) };
-        assert!(
-            !ptr.is_null(),
-            "out of memory allocating {len} bytes of simulated storage"
-        );
-        Arc::new(Storage { ptr, len })
+        (!ptr.is_null()).then(|| Arc::new(Storage { ptr, len }))
     }
 
     /// Size in bytes.

@@ -22,6 +22,22 @@ pub const fn bus_edge(t: Cycle) -> Cycle {
     (t + BUS_RATIO - 1) & !(BUS_RATIO - 1)
 }
 
+/// `now + cycles`, if the calendar can hold it: simulated time is checked
+/// arithmetic, and `Cycle::MAX` means "never".
+#[inline]
+pub fn later(now: Cycle, cycles: Cycle) -> Option<Cycle> {
+    now.checked_add(cycles).filter(|&t| t < Cycle::MAX)
+}
+
+/// The error text for a duration that would take simulated time past what
+/// the engine can count.
+pub fn overflow_message(what: &str, now: Cycle) -> String {
+    format!(
+        "{what} at cycle {now} would end past the last cycle the simulator can count \
+         (2**64 - 2); give a shorter duration"
+    )
+}
+
 /// The core clock of a machine, for conversions between cycles and nanoseconds.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Clock {

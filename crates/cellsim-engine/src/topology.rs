@@ -1,25 +1,55 @@
-//! Where the elements sit on the rings.
+//! Where the elements sit on the rings, and on which chip.
 //!
-//! Twelve elements attach to the EIB through ramps in a fixed physical order
-//! (architecture notes: PPE, SPE1, SPE3, SPE5, SPE7, IOIF1, IOIF0, SPE6, SPE4,
-//! SPE2, SPE0, MIC, then back to the PPE). A [`Ramp`] is a position in that
-//! order; data moves clockwise (increasing ramp index) or counter-clockwise,
-//! always the short way round.
+//! Twelve elements attach to each chip's EIB through ramps in a fixed physical
+//! order (architecture notes: PPE, SPE1, SPE3, SPE5, SPE7, IOIF1, IOIF0, SPE6,
+//! SPE4, SPE2, SPE0, MIC, then back to the PPE). A blade has two chips joined
+//! through their IOIF0 ramps by the Broadband Interface (seed 000: the BIF
+//! "extends the multiprocessor network to connect both PPEs and all 16 SPEs
+//! in a single coherent network"); both chips have the same layout.
+//!
+//! A [`Ramp`] names one ramp of the machine: chip `c`'s ramp at position `p`
+//! is `Ramp(c * RAMPS + p)`, so on a one-chip machine a ramp is its
+//! position. The rings of a chip only know positions ([`Ramp::local`]); data
+//! moves clockwise (increasing position) or counter-clockwise, always the
+//! short way round. Physical SPE `n` of the machine is SPE `n % 8` of chip
+//! `n / 8`, as Linux numbers the SPEs of a blade.
 
 use crate::config::MachineConfig;
 
-/// Number of ramps on the EIB.
+/// Number of ramps on one chip's EIB.
 pub const RAMPS: usize = 12;
+/// Most chips in one machine (a blade).
+pub const MAX_CHIPS: usize = 2;
+/// SPEs on one chip.
+pub const SPES_PER_CHIP: usize = 8;
 
-/// A position on the rings, 0..12 in physical order.
+/// A ramp of the machine: `chip * RAMPS + position` (see the module).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Ramp(pub u8);
 
 impl Ramp {
-    /// The ramp index as a `usize`.
+    /// The ramp as a `usize` index over the whole machine.
     #[inline]
     pub fn idx(self) -> usize {
         self.0 as usize
+    }
+
+    /// The chip it is on.
+    #[inline]
+    pub fn chip(self) -> usize {
+        self.0 as usize / RAMPS
+    }
+
+    /// Its position on its chip's rings (the ramp of the same position on chip 0).
+    #[inline]
+    pub fn local(self) -> Ramp {
+        Ramp(self.0 % RAMPS as u8)
+    }
+
+    /// The ramp at `position` on `chip`.
+    #[inline]
+    pub fn on_chip(chip: usize, position: Ramp) -> Ramp {
+        Ramp((chip * RAMPS) as u8 + position.0)
     }
 }
 
@@ -28,7 +58,7 @@ impl Ramp {
 pub enum Element {
     /// The PowerPC processor element (its L2 and BIU).
     Ppe,
-    /// A synergistic processor element, by physical number 0..8.
+    /// A synergistic processor element, by physical number on its chip (0..8).
     Spe(u8),
     /// The memory interface controller.
     Mic,
@@ -47,7 +77,7 @@ impl Element {
             s => s
                 .strip_prefix("SPE")
                 .and_then(|n| n.parse::<u8>().ok())
-                .filter(|&n| n < 8)
+                .filter(|&n| (n as usize) < SPES_PER_CHIP)
                 .map(Element::Spe),
         }
     }
@@ -72,21 +102,23 @@ pub enum Direction {
     CounterClockwise,
 }
 
-/// The physical layout: which element is on which ramp.
+/// The physical layout: which element is on which ramp of each chip.
 #[derive(Debug, Clone)]
 pub struct Topology {
+    chips: usize,
     elements: [Element; RAMPS],
-    spe_ramp: [Ramp; 8],
+    spe_ramp: [Ramp; SPES_PER_CHIP],
     mic: Ramp,
     ppe: Ramp,
+    ioif0: Ramp,
 }
 
 impl Topology {
     /// Builds the layout from a validated machine configuration.
     pub fn new(cfg: &MachineConfig) -> Topology {
         let mut elements = [Element::Ppe; RAMPS];
-        let mut spe_ramp = [Ramp(0); 8];
-        let (mut mic, mut ppe) = (Ramp(0), Ramp(0));
+        let mut spe_ramp = [Ramp(0); SPES_PER_CHIP];
+        let (mut mic, mut ppe, mut ioif0) = (Ramp(0), Ramp(0), Ramp(0));
         for (i, name) in cfg.ramps.iter().enumerate() {
             let e = Element::parse(name).expect("validated ramp names");
             elements[i] = e;
@@ -94,56 +126,87 @@ impl Topology {
                 Element::Spe(n) => spe_ramp[n as usize] = Ramp(i as u8),
                 Element::Mic => mic = Ramp(i as u8),
                 Element::Ppe => ppe = Ramp(i as u8),
+                Element::Ioif(0) => ioif0 = Ramp(i as u8),
                 Element::Ioif(_) => {}
             }
         }
         Topology {
+            chips: cfg.chips as usize,
             elements,
             spe_ramp,
             mic,
             ppe,
+            ioif0,
         }
     }
 
-    /// The element on a ramp.
+    /// Chips in the machine.
+    #[inline]
+    pub fn chips(&self) -> usize {
+        self.chips
+    }
+
+    /// The element on a ramp (an SPE by its number on its chip).
     #[inline]
     pub fn element(&self, r: Ramp) -> Element {
-        self.elements[r.idx()]
+        self.elements[r.local().idx()]
     }
 
-    /// The ramp of physical SPE `n`.
+    /// The machine-wide physical SPE number on ramp `r`, if an SPE is there.
+    #[inline]
+    pub fn spe_at(&self, r: Ramp) -> Option<u8> {
+        match self.element(r) {
+            Element::Spe(n) => Some((r.chip() * SPES_PER_CHIP) as u8 + n),
+            _ => None,
+        }
+    }
+
+    /// The ramp of physical SPE `n` of the machine.
     #[inline]
     pub fn spe(&self, n: u8) -> Ramp {
-        self.spe_ramp[n as usize]
+        let (chip, k) = (n as usize / SPES_PER_CHIP, n as usize % SPES_PER_CHIP);
+        Ramp::on_chip(chip, self.spe_ramp[k])
     }
 
-    /// The memory controller's ramp.
+    /// The memory controller's ramp on `chip`.
     #[inline]
-    pub fn mic(&self) -> Ramp {
-        self.mic
+    pub fn mic(&self, chip: usize) -> Ramp {
+        Ramp::on_chip(chip, self.mic)
     }
 
-    /// The PPE's ramp.
+    /// The PPE's ramp on `chip`.
     #[inline]
-    pub fn ppe(&self) -> Ramp {
-        self.ppe
+    pub fn ppe(&self, chip: usize) -> Ramp {
+        Ramp::on_chip(chip, self.ppe)
     }
 
-    /// The ramp of an element.
-    pub fn ramp_of(&self, e: Element) -> Ramp {
-        Ramp(
-            self.elements
-                .iter()
-                .position(|&x| x == e)
-                .expect("every element is on a ramp") as u8,
-        )
+    /// IOIF0's ramp on `chip`: where the BIF to the other chip attaches.
+    #[inline]
+    pub fn ioif0(&self, chip: usize) -> Ramp {
+        Ramp::on_chip(chip, self.ioif0)
     }
 
-    /// Hops and direction of the shortest path from `src` to `dst`. At exactly
-    /// half-way (6 hops) both directions are as short; `None` is returned as
-    /// direction so the arbiter may use any ring.
+    /// A name for ramp `r`: the element's, with its chip on a blade
+    /// (`SPE3`, `chip1 MIC`, physical SPEs numbered over the machine).
+    pub fn name(&self, r: Ramp) -> String {
+        let e = match self.spe_at(r) {
+            Some(n) => format!("SPE{n}"),
+            None => self.element(r).name(),
+        };
+        if self.chips > 1 && self.spe_at(r).is_none() {
+            format!("chip{} {e}", r.chip())
+        } else {
+            e
+        }
+    }
+
+    /// Hops and direction of the shortest path from `src` to `dst`, two
+    /// positions on one chip. At exactly half-way (6 hops) both directions
+    /// are as short; `None` is returned as direction so the arbiter may use
+    /// any ring.
     #[inline]
     pub fn route(src: Ramp, dst: Ramp) -> (u32, Option<Direction>) {
+        let (src, dst) = (src.local(), dst.local());
         let cw = (dst.0 as i32 - src.0 as i32).rem_euclid(RAMPS as i32) as u32;
         let ccw = RAMPS as u32 - cw;
         if cw < ccw {
@@ -162,13 +225,28 @@ mod tests {
 
     #[test]
     fn qs20_layout_matches_the_published_order() {
-        let cfg = MachineConfig::load("qs20", &[]).unwrap();
+        let cfg = MachineConfig::load("qs20-1chip", &[]).unwrap();
         let t = Topology::new(&cfg);
-        assert_eq!(t.ppe(), Ramp(0));
-        assert_eq!(t.mic(), Ramp(11));
+        assert_eq!(t.ppe(0), Ramp(0));
+        assert_eq!(t.mic(0), Ramp(11));
         assert_eq!(t.spe(1), Ramp(1));
         assert_eq!(t.spe(0), Ramp(10));
         assert_eq!(t.element(Ramp(6)), Element::Ioif(0));
+        assert_eq!(t.ioif0(0), Ramp(6));
+    }
+
+    #[test]
+    fn the_second_chip_repeats_the_layout() {
+        let cfg = MachineConfig::load("qs20", &[]).unwrap();
+        let t = Topology::new(&cfg);
+        assert_eq!(t.chips(), 2);
+        assert_eq!(t.spe(9), Ramp(RAMPS as u8 + 1));
+        assert_eq!(t.spe(8).chip(), 1);
+        assert_eq!(t.spe(8).local(), t.spe(0));
+        assert_eq!(t.spe_at(t.spe(13)), Some(13));
+        assert_eq!(t.mic(1), Ramp(RAMPS as u8 + 11));
+        assert_eq!(t.name(t.mic(1)), "chip1 MIC");
+        assert_eq!(t.name(t.spe(12)), "SPE12");
     }
 
     #[test]

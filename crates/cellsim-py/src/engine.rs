@@ -9,7 +9,8 @@
 //! at once, in the calling program.
 
 use crate::buffer::StorageView;
-use crate::errors::{config_to_py, to_py};
+use crate::errors::{config_to_py, internal_error, invariant_error, to_py};
+use cellsim_engine::config::NumaPolicy;
 use cellsim_engine::machine::ThreadState;
 use cellsim_engine::mailbox::Outbound;
 use cellsim_engine::memory_map::MemoryMap;
@@ -21,12 +22,18 @@ use cellsim_engine::{
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use std::cell::Cell;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::rc::Rc;
+use std::time::{Duration, Instant};
 
 /// A simulated Cell machine (the engine behind `cellsim.Machine`).
 #[pyclass(module = "cellsim._engine", name = "Engine")]
 pub struct PyEngine {
     m: Machine,
     error: Option<SimError>,
+    /// Ctrl-C and the host-time limit, checked by the event loop.
+    watch: Rc<HostWatch>,
 }
 
 // SAFETY: the machine holds native programs whose futures and ports use `Rc`
@@ -59,22 +66,98 @@ const FAILED: i64 = -2;
 impl PyEngine {
     /// Submits `req` for `tid` and runs to the next external resume.
     fn step(&mut self, py: Python<'_>, tid: usize, req: Request) -> PyResult<(i64, u64)> {
-        if let Err(e) = self.m.submit(tid, req) {
-            return Err(to_py(py, e));
+        match guarded(|| self.m.submit(tid, req)) {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(self.error_to_py(py, e)),
+            Err(bug) => return Err(internal_error(py, &bug)),
         }
-        Ok(self.advance())
+        self.advance(py)
     }
 
-    fn advance(&mut self) -> (i64, u64) {
-        match self.m.advance() {
-            Ok(Step::Resume { thread, reply }) => (thread as i64, reply),
-            Ok(Step::Finished) => (FINISHED, 0),
-            Err(e) => {
+    fn advance(&mut self, py: Python<'_>) -> PyResult<(i64, u64)> {
+        match guarded(|| self.m.advance()) {
+            Ok(Ok(Step::Resume { thread, reply })) => Ok((thread as i64, reply)),
+            Ok(Ok(Step::Finished)) => Ok((FINISHED, 0)),
+            Ok(Err(e)) => {
                 self.error = Some(e);
-                (FAILED, 0)
+                Ok((FAILED, 0))
             }
+            Err(bug) => Err(internal_error(py, &bug)),
         }
     }
+
+    /// An engine error as a Python exception; a run stopped by Ctrl-C
+    /// raises the `KeyboardInterrupt` itself.
+    /// A `RunawayError` raised by a signal handler (a command's
+    /// `--wall-limit` alarm) gets the livelock report.
+    fn error_to_py(&self, py: Python<'_>, e: SimError) -> PyErr {
+        match (e, self.watch.interrupt.take()) {
+            (
+                SimError::Stopped {
+                    cycle, activity, ..
+                },
+                Some(interrupt),
+            ) => {
+                if !is_runaway(py, &interrupt) {
+                    return interrupt;
+                }
+                let reason = interrupt.value(py).to_string();
+                to_py(
+                    py,
+                    SimError::Stopped {
+                        cycle,
+                        reason,
+                        activity,
+                    },
+                )
+            }
+            (e, _) => to_py(py, e),
+        }
+    }
+}
+
+/// Whether `e` is a `cellsim.exceptions.RunawayError`.
+fn is_runaway(py: Python<'_>, e: &PyErr) -> bool {
+    py.import("cellsim.exceptions")
+        .and_then(|m| m.getattr("RunawayError"))
+        .is_ok_and(|cls| e.value(py).is_instance(&cls).unwrap_or(false))
+}
+
+/// Ctrl-C and the host-time limit: the event loop's watchdog checks them.
+#[derive(Default)]
+struct HostWatch {
+    /// When the run must stop, and the limit it stands for (seconds).
+    deadline: Cell<Option<(Instant, f64)>>,
+    /// The `KeyboardInterrupt` (or other signal handler's error) that stopped the run.
+    interrupt: Cell<Option<PyErr>>,
+}
+
+impl HostWatch {
+    fn check(&self) -> Result<(), String> {
+        if let Some((at, limit)) = self.deadline.get() {
+            if Instant::now() >= at {
+                return Err(format!(
+                    "host-time limit reached: the run took more than {limit} s of host time \
+                     (wall_limit_s, --wall-limit); raise it if the run is expected to be this long"
+                ));
+            }
+        }
+        Python::attach(|py| py.check_signals()).map_err(|e| {
+            self.interrupt.set(Some(e));
+            "interrupted".to_string()
+        })
+    }
+}
+
+/// Runs `f`, turning a Rust panic (a bug in cellsim) into its message.
+fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    catch_unwind(AssertUnwindSafe(f)).map_err(|panic| {
+        panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "panic".into())
+    })
 }
 
 /// `load`, `store`, `copy` to a loop operation.
@@ -140,9 +223,14 @@ impl PyEngine {
     #[pyo3(signature = (machine, seed=0, overrides=Vec::new()))]
     fn new(py: Python<'_>, machine: &str, seed: u64, overrides: Vec<String>) -> PyResult<Self> {
         let cfg = MachineConfig::load(machine, &overrides).map_err(|e| config_to_py(py, e))?;
+        let mut m = Machine::try_new(cfg, seed).map_err(|e| config_to_py(py, e))?;
+        let watch = Rc::new(HostWatch::default());
+        let w = watch.clone();
+        m.set_watchdog(Box::new(move || w.check()));
         Ok(PyEngine {
-            m: Machine::new(cfg, seed),
+            m,
             error: None,
+            watch,
         })
     }
 
@@ -164,7 +252,11 @@ impl PyEngine {
         d.set_item("context_run_cycles", t.context_run)?;
         d.set_item("ppe_l1_bytes", c.ppe.l1_kb as u64 * 1024)?;
         d.set_item("ppe_l2_bytes", c.ppe.l2_kb as u64 * 1024)?;
-        d.set_item("has_remote_bank", c.remote.is_some())?;
+        d.set_item("chips", self.m.chip_count())?;
+        d.set_item("has_remote_bank", self.m.chip_count() > 1)?;
+        d.set_item("page_bytes", c.numa.page_kb * 1024)?;
+        d.set_item("numa_policy", &c.numa.policy)?;
+        d.set_item("tlb_entries", c.tlb.entries)?;
         Ok(d)
     }
 
@@ -196,10 +288,65 @@ impl PyEngine {
         self.m.set_time_limit(cycles);
     }
 
-    /// Allocates main memory; returns the effective address.
-    #[pyo3(signature = (size, align=128))]
-    fn alloc(&mut self, py: Python<'_>, size: u64, align: u64) -> PyResult<u64> {
-        self.m.alloc(size, align).map_err(|e| to_py(py, e))
+    /// Stops the run once `seconds` of host time have passed from now
+    /// (`None`: no host-time limit).
+    #[pyo3(signature = (seconds=None))]
+    fn set_wall_limit(&mut self, seconds: Option<f64>) -> PyResult<()> {
+        let deadline = match seconds {
+            None => None,
+            Some(s) if s.is_finite() && s > 0.0 && s < 1e9 => {
+                Some((Instant::now() + Duration::from_secs_f64(s), s))
+            }
+            Some(s) => {
+                return Err(PyValueError::new_err(format!(
+                    "wall limit {s} s is not a positive number of seconds"
+                )))
+            }
+        };
+        self.watch.deadline.set(deadline);
+        Ok(())
+    }
+
+    /// What every unfinished program is doing: `(who, doing)` pairs.
+    fn activity(&self) -> Vec<(String, String)> {
+        self.m
+            .activity_report()
+            .into_iter()
+            .map(|a| (a.who, a.doing))
+            .collect()
+    }
+
+    /// Allocates main memory; returns the effective address. `policy` places
+    /// its pages (`first-touch`, `interleave`, `node0`, `node1`; None: the
+    /// machine's), `huge` puts them on 16 MB pages.
+    #[pyo3(signature = (size, align=128, policy=None, huge=false))]
+    fn alloc(
+        &mut self,
+        py: Python<'_>,
+        size: u64,
+        align: u64,
+        policy: Option<&str>,
+        huge: bool,
+    ) -> PyResult<u64> {
+        let policy = match policy {
+            None => None,
+            Some(p) => Some(NumaPolicy::parse(p).ok_or_else(|| {
+                to_py(
+                    py,
+                    SimError::Usage(format!(
+                        "memory policy {p:?} is not first-touch, interleave, node0 or node1"
+                    )),
+                )
+            })?),
+        };
+        self.m
+            .alloc_placed(size, align, policy, huge)
+            .map_err(|e| to_py(py, e))
+    }
+
+    /// The NUMA node (chip) holding main-memory address `ea`.
+    fn memory_node(&self, ea: u64) -> usize {
+        self.m.memory_node(ea)
     }
 
     /// A writable view of main memory from `ea`, `size` bytes.
@@ -237,14 +384,14 @@ impl PyEngine {
     }
 
     /// Runs until an external program must run: `(thread, reply)`.
-    fn start(&mut self) -> (i64, u64) {
-        self.advance()
+    fn start(&mut self, py: Python<'_>) -> PyResult<(i64, u64)> {
+        self.advance(py)
     }
 
     /// Raises the error that ended the run (after a call returned thread -2).
     fn take_error(&mut self, py: Python<'_>) -> PyResult<()> {
         match self.error.take() {
-            Some(e) => Err(to_py(py, e)),
+            Some(e) => Err(self.error_to_py(py, e)),
             None => Ok(()),
         }
     }
@@ -577,6 +724,11 @@ impl PyEngine {
         self.step(py, tid, Request::WriteTagMask(mask))
     }
 
+    /// `mfc_read_tag_mask`.
+    fn read_tag_mask(&mut self, py: Python<'_>, tid: usize) -> PyResult<(i64, u64)> {
+        self.step(py, tid, Request::ReadTagMask)
+    }
+
     /// `mfc_read_tag_status_*` with mode 0 (immediate), 1 (any), 2 (all).
     fn read_tag_status(&mut self, py: Python<'_>, tid: usize, mode: u32) -> PyResult<(i64, u64)> {
         let mode = tag_update(mode)?;
@@ -623,7 +775,7 @@ impl PyEngine {
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);
         let c = self.m.counters();
-        let eib = &self.m.eib().stats;
+        let eibs: Vec<_> = self.m.eibs().map(|e| &e.stats).collect();
         let banks: Vec<_> = self.m.mics().iter().map(|m| m.stats.clone()).collect();
         let (rounds, attempts) = self.m.arbiter_stats();
         d.set_item("cycles", self.m.now())?;
@@ -634,17 +786,33 @@ impl PyEngine {
         d.set_item("put_bytes", c.put_bytes)?;
         d.set_item("bus_requests", c.bus_requests)?;
         d.set_item("bus_completed", c.bus_completed)?;
-        d.set_item("transfers", eib.transfers)?;
-        d.set_item("transfer_bytes", eib.bytes)?;
-        d.set_item("ramp_sent", eib.sent.to_vec())?;
-        d.set_item("ramp_received", eib.received.to_vec())?;
+        // Every chip's EIB: ramps and rings of chip 1 follow chip 0's.
+        d.set_item("transfers", eibs.iter().map(|e| e.transfers).sum::<u64>())?;
+        d.set_item("transfer_bytes", eibs.iter().map(|e| e.bytes).sum::<u64>())?;
+        d.set_item(
+            "ramp_sent",
+            eibs.iter().flat_map(|e| e.sent).collect::<Vec<_>>(),
+        )?;
+        d.set_item(
+            "ramp_received",
+            eibs.iter().flat_map(|e| e.received).collect::<Vec<_>>(),
+        )?;
         d.set_item(
             "segment_busy",
-            eib.segment_busy
-                .iter()
-                .map(|r| r.to_vec())
+            eibs.iter()
+                .flat_map(|e| e.segment_busy.iter().map(|r| r.to_vec()))
                 .collect::<Vec<_>>(),
         )?;
+        if let Some(b) = self.m.bif() {
+            d.set_item(
+                "bif_bytes",
+                b.links.iter().map(|l| l.bytes).collect::<Vec<_>>(),
+            )?;
+            d.set_item(
+                "bif_busy_cycles",
+                b.links.iter().map(|l| l.busy).collect::<Vec<_>>(),
+            )?;
+        }
         d.set_item("mic_reads", banks.iter().map(|b| b.reads).sum::<u64>())?;
         d.set_item("mic_writes", banks.iter().map(|b| b.writes).sum::<u64>())?;
         d.set_item(
@@ -667,19 +835,24 @@ impl PyEngine {
 
     /// Runs `cycles` more cycles (synthetic traffic only).
     fn run_for(&mut self, py: Python<'_>, cycles: u64) -> PyResult<()> {
-        self.m.run_for(cycles).map_err(|e| to_py(py, e))
+        match guarded(|| self.m.run_for(cycles)) {
+            Ok(r) => r.map_err(|e| self.error_to_py(py, e)),
+            Err(bug) => Err(internal_error(py, &bug)),
+        }
     }
 
-    /// Starts recording every DMA command's latency (issue to tag update).
+    /// Starts recording every DMA command's latencies.
     fn record_dma_latencies(&mut self) {
         self.m.record_dma_latencies();
     }
 
-    /// The recorded DMA latencies of logical SPE `spe`, in cycles.
-    fn dma_latencies(&self, py: Python<'_>, spe: u32) -> PyResult<Vec<u64>> {
+    /// The recorded DMA latencies of logical SPE `spe`, in cycles:
+    /// `(queued, service)` per command (issue to tag update; DMAC start to
+    /// tag update), in retirement order.
+    fn dma_latencies(&self, py: Python<'_>, spe: u32) -> PyResult<Vec<(u64, u64)>> {
         self.m
             .dma_latencies(spe)
-            .map(|v| v.to_vec())
+            .map(|v| v.iter().map(|l| (l.queued, l.service)).collect())
             .map_err(|e| to_py(py, e))
     }
 
@@ -718,16 +891,7 @@ impl PyEngine {
 
     /// Checks the EIB invariants over the run; raises `InvariantError` on a violation.
     fn verify(&self, py: Python<'_>) -> PyResult<()> {
-        self.m.verify().map_err(|msg| {
-            let r = py
-                .import("cellsim.exceptions")
-                .and_then(|m| m.getattr("InvariantError"))
-                .and_then(|c| c.call1((msg,)));
-            match r {
-                Ok(obj) => PyErr::from_value(obj),
-                Err(e) => e,
-            }
-        })
+        self.m.verify().map_err(|msg| invariant_error(py, msg))
     }
 }
 

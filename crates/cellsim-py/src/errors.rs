@@ -4,7 +4,7 @@
 //! is also a `ValueError`) and carry structured fields; this is the one place
 //! that maps each `SimError` variant to its class.
 
-use cellsim_engine::{ConfigError, SimError};
+use cellsim_engine::{Activity, ConfigError, SimError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
@@ -43,8 +43,18 @@ fn build(py: Python<'_>, e: &SimError) -> PyResult<PyErr> {
             kw.set_item("cycle", *cycle)?;
             "DeadlockError"
         }
-        SimError::Runaway { limit, .. } => {
+        SimError::Runaway {
+            limit, activity, ..
+        } => {
             kw.set_item("limit_cycles", *limit)?;
+            kw.set_item("activity", activity_list(activity))?;
+            "RunawayError"
+        }
+        SimError::Stopped {
+            cycle, activity, ..
+        } => {
+            kw.set_item("cycle", *cycle)?;
+            kw.set_item("activity", activity_list(activity))?;
             "RunawayError"
         }
         SimError::Config(c) => {
@@ -58,6 +68,32 @@ fn build(py: Python<'_>, e: &SimError) -> PyResult<PyErr> {
     };
     let obj = exc.getattr(class)?.call((e.to_string(),), Some(&kw))?;
     Ok(PyErr::from_value(obj))
+}
+
+/// `(who, doing)` pairs of the livelock report.
+fn activity_list(a: &[Activity]) -> Vec<(String, String)> {
+    a.iter().map(|x| (x.who.clone(), x.doing.clone())).collect()
+}
+
+/// A Rust panic (a bug in cellsim) as an `InvariantError`, never a
+/// `PanicException` (which `except Exception` would not catch).
+pub fn internal_error(py: Python<'_>, panic: &str) -> PyErr {
+    invariant_error(
+        py,
+        format!("internal error in the cellsim engine (a bug, please report it): {panic}"),
+    )
+}
+
+/// A `cellsim.exceptions.InvariantError` with `msg`.
+pub fn invariant_error(py: Python<'_>, msg: String) -> PyErr {
+    let r = py
+        .import("cellsim.exceptions")
+        .and_then(|m| m.getattr("InvariantError"))
+        .and_then(|c| c.call1((msg,)));
+    match r {
+        Ok(obj) => PyErr::from_value(obj),
+        Err(e) => e,
+    }
 }
 
 /// Converts a configuration error.

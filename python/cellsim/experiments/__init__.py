@@ -107,6 +107,7 @@ _MODULES = (
     "couples",
     "cycle",
     "ppe_spe_mem",
+    "cross_chip",
     "buffering",
     "ring",
     "mapping",

@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import published as pub
 from ..exceptions import UsageError
-from ..kernels import load_region, load_traffic
+from ..kernels import load_dma_bench, load_region, load_traffic
 from ..machine import Machine
 from ._common import ProgressFn, compare_row
 
@@ -87,7 +87,7 @@ P = TypeVar("P")
 
 @dataclass(frozen=True)
 class Load:
-    """One kernel on one logical SPE: ``kernel`` is ``region`` or ``traffic``,
+    """One kernel on one logical SPE: ``kernel`` is ``region``, ``traffic`` or ``dma_bench``,
     ``params`` its keywords, ``nbytes`` the bytes it moves (both directions)."""
 
     spe: int
@@ -111,12 +111,23 @@ class KernelRun:
     """128-byte (or smaller) EIB data transfers of the run."""
     stats: dict[str, Any] = field(repr=False)
     latencies_ns: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
+    """With ``latencies``: each SPE's DMA latencies from queue entry to completion."""
+    service_ns: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
+    """With ``latencies``: each SPE's DMA latencies from the DMAC's start to completion."""
     core_hz: float = 0.0
 
     @property
     def aggregate_gbs(self) -> float:
         """The sum over SPEs of each SPE's bandwidth."""
         return float(sum(self.gbs.values()))
+
+
+_LOADERS: dict[str, Callable[..., None]] = {
+    "region": load_region,
+    "traffic": load_traffic,
+    "dma_bench": load_dma_bench,
+}
+"""The kernels a :class:`Load` may name."""
 
 
 def run_kernels(
@@ -128,18 +139,19 @@ def run_kernels(
     placement: Sequence[int] | None = None,
     latencies: bool = False,
     setup: Callable[[Machine], Sequence[Load]] | None = None,
+    overrides: Sequence[str] = (),
 ) -> KernelRun:
-    """Runs ``loads`` together on a fresh ``Machine(machine, seed=seed)``.
+    """Runs ``loads`` together on a fresh ``Machine(machine, seed=seed)``
+    (with machine-file ``overrides``).
 
     ``setup(m)``, if given, returns more loads built on the machine (for
     buffers in main memory). With ``latencies`` every DMA command's latency is
     recorded (:meth:`Machine.dma_latencies`).
     """
-    m = Machine(machine, seed=seed, placement=placement)
+    m = Machine(machine, seed=seed, placement=placement, overrides=overrides)
     every = list(loads) + (list(setup(m)) if setup is not None else [])
     for ld in every:
-        loader = load_region if ld.kernel == "region" else load_traffic
-        loader(m, ld.spe, native=native, **ld.params)
+        _LOADERS[ld.kernel](m, ld.spe, native=native, **ld.params)
     if latencies:
         m.record_dma_latencies()
     result = m.run()
@@ -156,10 +168,12 @@ def run_kernels(
             )
         elapsed[ld.spe] = ticks * tick_ns
         gbs[ld.spe] = ld.nbytes / elapsed[ld.spe]
-    lat = {}
+    lat: dict[int, np.ndarray] = {}
+    service: dict[int, np.ndarray] = {}
     if latencies:
         ns_per_cycle = 1e9 / m.core_hz
         lat = {ld.spe: m.dma_latencies(ld.spe) * ns_per_cycle for ld in every}
+        service = {ld.spe: m.dma_latencies(ld.spe, "service") * ns_per_cycle for ld in every}
     return KernelRun(
         machine=m.name,
         seed=seed,
@@ -169,6 +183,7 @@ def run_kernels(
         transfers=int(result.stats["transfers"]),
         stats=result.stats,
         latencies_ns=lat,
+        service_ns=service,
         core_hz=m.core_hz,
     )
 
@@ -220,16 +235,18 @@ def run_on_placements(
     *,
     native: bool,
     progress: ProgressFn | None,
+    placement: Sequence[int] | None = None,
 ) -> Iterator[tuple[P, list[KernelRun]]]:
     """Runs each point on every placement: ``loads(point, seed)`` on a machine
     of each seed in turn, with ``progress(done, total)`` after each run; yields
-    each point with its runs, one per seed."""
+    each point with its runs, one per seed. With ``placement`` every machine
+    uses that logical-to-physical map instead of its seed's."""
     total = len(points) * len(seeds)
     done = 0
     for point in points:
         runs: list[KernelRun] = []
         for s in seeds:
-            runs.append(run_kernels(machine, s, loads(point, s), native=native))
+            runs.append(run_kernels(machine, s, loads(point, s), native=native, placement=placement))
             done += 1
             if progress is not None:
                 progress(done, total)

@@ -53,8 +53,28 @@ def label(protocol: str) -> str:
     return str(STYLE[protocol]["label"])
 
 
+PAGES: tuple[str, ...] = ("first-touch", "local", "remote", "interleave")
+"""Where the pages of main memory go on a blade: the machine's first touch
+(chip 0's memory, where mpirun runs), chip 0's memory, chip 1's memory, or
+alternating (numactl --membind / --interleave)."""
+
+_POLICY = {"first-touch": "first-touch", "local": "node0", "remote": "node1", "interleave": "interleave"}
+
+
+def page_overrides(pages: str) -> list[str]:
+    """Machine overrides placing every page by ``pages`` (one of :data:`PAGES`)."""
+    return [f'numa.policy="{_POLICY[pages]}"']
+
+
 def run_ranks(
-    program: Callable[[], Any], n: int, *, protocol: str, machine: str, seed: int, compute: str = "model"
+    program: Callable[[], Any],
+    n: int,
+    *,
+    protocol: str,
+    machine: str,
+    seed: int,
+    compute: str = "model",
+    overrides: Sequence[str] = (),
 ) -> MpirunResult:
     """Runs ``program`` as ``n`` ranks (output discarded) and returns the result;
     a failing run is an error naming the protocol."""
@@ -68,7 +88,7 @@ def run_ranks(
         protocol=protocol,
         seed=seed,
         compute=compute,
-        overrides=TIMEBASE,
+        overrides=[*(f"{k}={v}" for k, v in TIMEBASE.items()), *overrides],
         stdout=sink,
         stderr=sink,
         raise_errors=False,

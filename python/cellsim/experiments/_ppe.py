@@ -129,7 +129,8 @@ def mem_point(machine: str, seed: int, bank: str, op: str, threads: int, element
     """
     overrides: dict[str, Any] = {}
     if bool(Machine(machine).info["has_remote_bank"]):
-        overrides["remote.remote_fraction"] = 1.0 if bank == "remote" else 0.0
+        # The local bank is chip 0's memory (the PPE's), the remote one chip 1's.
+        overrides["numa.policy"] = "node1" if bank == "remote" else "node0"
     elif bank == "remote":
         raise UsageError(f"machine {machine!r} has one memory bank: there is no remote bank")
     m = Machine(machine, seed=seed, overrides=overrides)

@@ -59,7 +59,7 @@ def default_count(size: int) -> int:
 
 
 def run(
-    machine: str = "qs20",
+    machine: str = "qs20-1chip",
     seed: int = 0,
     native: bool = True,
     progress: ProgressFn | None = None,
@@ -216,6 +216,7 @@ EXPERIMENT = Experiment(
     name=NAME,
     title="Batched and nonblocking DMA bandwidth",
     paper="000",
+    machine="qs20-1chip",
     figure="Figure 5",
     description=(
         "Gets and puts of 8 B to 16 KB from logical SPE 0 to main memory or SPE 1's local store, "

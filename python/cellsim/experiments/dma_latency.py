@@ -52,7 +52,7 @@ def default_count(size: int) -> int:
 
 
 def run(
-    machine: str = "qs20",
+    machine: str = "qs20-1chip",
     seed: int = 0,
     native: bool = True,
     progress: ProgressFn | None = None,
@@ -149,6 +149,7 @@ EXPERIMENT = Experiment(
     name=NAME,
     title="Blocking DMA latency and bandwidth",
     paper="000",
+    machine="qs20-1chip",
     figure="Table 1, Figure 4",
     description=(
         "Blocking gets and puts of 8 B to 16 KB from logical SPE 0 to main memory or to SPE 1's "

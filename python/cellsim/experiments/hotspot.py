@@ -58,7 +58,7 @@ FIELDS = (
 
 
 def run(
-    machine: str = "qs20",
+    machine: str = "qs20-1chip",
     seed: int = 0,
     native: bool = True,
     progress: ProgressFn | None = None,
@@ -211,7 +211,7 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
 
     fig = Figure(figsize=(12, 6), layout="constrained")
     axes = fig.subplots(1, 2, sharey=True)
-    machine = records[0]["machine"] if records else "qs20"
+    machine = records[0]["machine"] if records else "qs20-1chip"
     limit = port_gbs(machine)
     styles = {
         "get": {"color": "tab:blue", "marker": "o", "markersize": 9, "linewidth": 3},
@@ -252,6 +252,7 @@ EXPERIMENT = Experiment(
     name=NAME,
     title="Hot spots: SPEs against memory or one local store",
     paper="000",
+    machine="qs20-1chip",
     figure="Figure 6a",
     description=(
         "1 to 8 SPEs issue nonblocking 16 KB gets or puts to main memory or to one SPE's local "

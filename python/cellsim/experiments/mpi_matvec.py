@@ -39,10 +39,20 @@ import numpy as np
 from .. import mpi, spu
 from .. import published as pub
 from ..exceptions import UsageError
+from ..machine import Machine
 from ..mpi._costs import dp_issue_cycles
 from . import Experiment, Option, Table
-from ._common import ProgressFn, compare_row
-from ._mpi import PROTOCOL_OPTION, STYLE, check_protocols, protocols_in, run_ranks, side_by_side
+from ._common import ProgressFn, check_choices, compare_row
+from ._mpi import (
+    PAGES,
+    PROTOCOL_OPTION,
+    STYLE,
+    check_protocols,
+    page_overrides,
+    protocols_in,
+    run_ranks,
+    side_by_side,
+)
 
 __all__ = ["EXPERIMENT", "compare", "matrix", "plot", "run", "tables"]
 
@@ -124,32 +134,54 @@ def run(
     protocols: Iterable[str] = (),
     sizes: Iterable[int] = (),
     products: int | None = None,
-    spes: int | None = None,
+    spes: Iterable[int] = (),
+    pages: Iterable[str] = (),
 ) -> list[dict[str, Any]]:
-    """The matrix-vector product for each protocol and matrix dimension.
+    """The matrix-vector product for each protocol, matrix dimension, rank
+    count and page placement.
 
     Args:
         machine, seed: the simulated machine.
         native: unused.
         progress: ``progress(done, total)`` after each run.
         protocols: ``kumar`` and/or ``direct`` (default both).
-        sizes: matrix dimensions (default 512 and 1024; multiples of 2 * spes).
+        sizes: matrix dimensions (default 512 and 1024; multiples of 2 * ranks).
         products: products per run (default 10).
-        spes: ranks (default 8).
+        spes: rank counts (default 8, the paper's, and 16 on a two-chip blade).
+        pages: where main memory's pages go (default ``first-touch``, and on a
+            blade also ``local``, ``remote`` and ``interleave``: :data:`PAGES`).
     """
     protos = check_protocols(protocols)
     dims = tuple(int(s) for s in sizes) or SIZES
     nprod = PRODUCTS if products is None else int(products)
-    p = 8 if spes is None else int(spes)
+    blade = Machine(machine).chips > 1
+    ranks = tuple(int(p) for p in spes) or ((8, 16) if blade else (8,))
+    pages_ = check_choices("pages", pages, PAGES) if tuple(pages) else (PAGES if blade else PAGES[:1])
     if nprod < 1:
         raise UsageError(f"products must be positive, not {nprod}")
-    for n in dims:
-        if n < p or n % (2 * p) or n * 8 > 64 * 1024:
-            raise UsageError(f"matrix dimension {n}: a multiple of {2 * p} (2 x ranks) up to 8192")
-    points = [(proto, n) for proto in protos for n in dims]
+    for p in ranks:
+        for n in dims:
+            if n < p or n % (2 * p) or n * 8 > 64 * 1024:
+                raise UsageError(f"matrix dimension {n}: a multiple of {2 * p} (2 x ranks) up to 8192")
+    # The paper's point first: 8 ranks, the machine's own placement.
+    points = [
+        (proto, n, p, pg)
+        for p in ranks
+        for pg in pages_
+        for proto in protos
+        for n in dims
+        if p == 8 or pg == "first-touch" or pg == "interleave"
+    ]
     records = []
-    for i, (proto, n) in enumerate(points):
-        res = run_ranks(functools.partial(_kernel, n, nprod), p, protocol=proto, machine=machine, seed=seed)
+    for i, (proto, n, p, pg) in enumerate(points):
+        res = run_ranks(
+            functools.partial(_kernel, n, nprod),
+            p,
+            protocol=proto,
+            machine=machine,
+            seed=seed,
+            overrides=page_overrides(pg),
+        )
         t = max(v["time"] for v in res.values)
         a, x = matrix(n)
         for _ in range(nprod):
@@ -162,6 +194,7 @@ def run(
                 "protocol": proto,
                 "n": n,
                 "spes": p,
+                "pages": pg,
                 "products": nprod,
                 "time_us": t * 1e6,
                 "gflops": 2.0 * n * n * nprod / t / 1e9,
@@ -174,78 +207,89 @@ def run(
     return records
 
 
+def _config(r: dict[str, Any]) -> str:
+    return f"{r['spes']} ranks, pages {r['pages']}"
+
+
 def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Seed 003's held-out throughputs for n = 512 and 1024 (simulated values only)."""
+    """Seed 003's held-out throughputs for n = 512 and 1024 (simulated values
+    only), on its configuration: 8 ranks, memory where mpirun's first touch
+    puts it."""
     rows = []
     for entry in pub.entries(experiment=NAME):
         for r in records:
             if pub.matches(entry.where, r):
-                other = [o for o in records if o["n"] == r["n"] and o["protocol"] == "direct"]
+                same = [
+                    o for o in records if (o["n"], o["spes"], o["pages"]) == (r["n"], r["spes"], r["pages"])
+                ]
+                other = [o for o in same if o["protocol"] == "direct"]
                 note = f"direct: {other[0]['gflops']:.3f} GFLOP/s" if other else ""
-                rows.append(compare_row(entry, f"kumar, n = {r['n']}", r["gflops"], note))
+                rows.append(compare_row(entry, f"kumar, n = {r['n']}, {_config(r)}", r["gflops"], note))
     return rows
 
 
 def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
-    """GFLOP/s by matrix dimension, both protocols."""
-    if not records:
-        return []
-    g = side_by_side(records, lambda r: r["n"], "gflops")
-    t = side_by_side(records, lambda r: r["n"], "time_us")
-    protos = protocols_in(records)
-    cols = ["n", *(f"{p} GFLOP/s" for p in protos), *(f"{p} us per product" for p in protos)]
-    prods = {r["n"]: r["products"] for r in records}
-    rows = []
-    for n in sorted(g):
-        rows.append(
+    """GFLOP/s by matrix dimension, both protocols, one table per rank count
+    and page placement."""
+    out = []
+    for cfg in dict.fromkeys(_config(r) for r in records):
+        rs = [r for r in records if _config(r) == cfg]
+        g = side_by_side(rs, lambda r: r["n"], "gflops")
+        t = side_by_side(rs, lambda r: r["n"], "time_us")
+        protos = protocols_in(rs)
+        cols = ["n", *(f"{p} GFLOP/s" for p in protos), *(f"{p} us per product" for p in protos)]
+        prods = {r["n"]: r["products"] for r in rs}
+        rows = [
             [
                 str(n),
                 *(f"{g[n][p]:.3f}" if p in g[n] else "" for p in protos),
                 *(f"{t[n][p] / prods[n]:.1f}" if p in t[n] else "" for p in protos),
             ]
+            for n in sorted(g)
+        ]
+        r0 = rs[0]
+        title = (
+            f"{NAME}: {cfg}, {r0['products']} products, scalar DP (7 cycles per multiply-add), "
+            f"{r0['machine']}"
         )
-    r0 = records[0]
-    return [
-        Table(
-            f"{NAME}: {r0['spes']} SPEs, {r0['products']} products, scalar DP (7 cycles per multiply-add), "
-            f"{r0['machine']}",
-            cols,
-            rows,
-        )
-    ]
+        out.append(Table(title, cols, rows))
+    return out
 
 
 def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
-    """GFLOP/s against the matrix dimension, both protocols."""
+    """GFLOP/s of each configuration (ranks, pages) and matrix dimension, both protocols."""
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(7, 5), layout="constrained")
+    configs = list(dict.fromkeys(_config(r) for r in records)) or [""]
+    fig = Figure(figsize=(max(7, 2.2 * len(configs)), 5), layout="constrained")
     ax = fig.subplots()
     dims = sorted({r["n"] for r in records})
+    groups = [(c, n) for c in configs for n in dims]
     width = 0.38
     for j, proto in enumerate(("kumar", "direct")):
-        pts = {r["n"]: r["gflops"] for r in records if r["protocol"] == proto}
+        pts = {(_config(r), r["n"]): r["gflops"] for r in records if r["protocol"] == proto}
         if not pts:
             continue
-        xs = [i + (j - 0.5) * width for i in range(len(dims))]
+        xs = [i + (j - 0.5) * width for i in range(len(groups))]
         ax.bar(
             xs,
-            [pts.get(n, 0.0) for n in dims],
+            [pts.get(g, 0.0) for g in groups],
             width,
             color=STYLE[proto]["color"],
             label=STYLE[proto]["label"],
         )
     if records:
-        peak = records[0]["peak_gflops"]
-        ax.axhline(
-            peak, color="gray", linestyle="--", linewidth=1, label=f"scalar DP peak of the SPEs ({peak:.2f})"
-        )
-    ax.set_xticks(range(len(dims)), [str(n) for n in dims])
-    ax.set(
-        xlabel="matrix dimension n",
-        ylabel="GFLOP/s",
-        title="seed 003: DP matrix-vector product, one Allgather per product",
-    )
+        for p in sorted({r["spes"] for r in records}):
+            peak = next(r["peak_gflops"] for r in records if r["spes"] == p)
+            ax.axhline(
+                peak,
+                color="gray",
+                linestyle="--",
+                linewidth=1,
+                label=f"scalar DP peak of {p} SPEs ({peak:.2f})",
+            )
+    ax.set_xticks(range(len(groups)), [f"n={n}\n{c}" for c, n in groups], fontsize=7)
+    ax.set(ylabel="GFLOP/s", title="seed 003: DP matrix-vector product, one Allgather per product")
     ax.legend(fontsize=8)
     fig.savefig(path, dpi=110)
 
@@ -266,7 +310,13 @@ EXPERIMENT = Experiment(
         PROTOCOL_OPTION,
         Option("sizes", "ints", "matrix dimensions (default 512,1024)"),
         Option("products", "int", f"products per run (default {PRODUCTS})"),
-        Option("spes", "int", "ranks, one per SPE (default 8)"),
+        Option("spes", "ints", "rank counts, one SPE each (default 8, and 16 on a two-chip blade)"),
+        Option(
+            "pages",
+            "choice",
+            "where main memory's pages go on a blade (default all; one chip: first-touch)",
+            PAGES,
+        ),
     ),
     tables=tables,
     machine="qs20",

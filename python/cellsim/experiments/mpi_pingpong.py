@@ -23,9 +23,19 @@ from typing import Any
 from .. import mpi
 from .. import published as pub
 from ..exceptions import UsageError
+from ..machine import Machine
 from . import Experiment, Option, Table
-from ._common import ProgressFn, compare_row
-from ._mpi import PROTOCOL_OPTION, STYLE, check_protocols, protocols_in, run_ranks, side_by_side
+from ._common import ProgressFn, check_choices, compare_row
+from ._mpi import (
+    PAGES,
+    PROTOCOL_OPTION,
+    STYLE,
+    check_protocols,
+    page_overrides,
+    protocols_in,
+    run_ranks,
+    side_by_side,
+)
 
 __all__ = ["EXPERIMENT", "SIZES", "compare", "default_reps", "plot", "run", "tables"]
 
@@ -80,16 +90,22 @@ def run(
     protocols: Iterable[str] = (),
     sizes: Iterable[int] = (),
     reps: int | None = None,
+    pages: Iterable[str] = (),
+    chips: Iterable[str] = (),
 ) -> list[dict[str, Any]]:
     """Ping-pong between ranks 0 and 1 (two SPEs), data in main memory.
 
     Args:
         machine, seed: the simulated machine (seed: SPE placement).
         native: unused (the ranks are Python SPE programs).
-        progress: ``progress(done, total)`` after each protocol.
+        progress: ``progress(done, total)`` after each run.
         protocols: ``kumar`` and/or ``direct`` (default both).
         sizes: message sizes in bytes (default 0 B and 1 B to 1 MB by powers of two).
         reps: round trips per size (default :func:`default_reps`).
+        pages: where main memory's pages go (:data:`PAGES`; default
+            ``first-touch``, on a blade also ``remote`` and ``interleave``).
+        chips: the two ranks on ``one`` chip (chip 0) or on ``two`` (default
+            ``one``; on a blade also ``two``, with first-touch pages).
     """
     protos = check_protocols(protocols)
     sizes_ = tuple(int(s) for s in sizes) or SIZES
@@ -99,9 +115,18 @@ def run(
     if reps is not None and reps < 1:
         raise UsageError(f"reps must be positive, not {reps}")
     nreps = {s: reps or default_reps(s) for s in sizes_}
+    configs = _configs(machine, pages, chips)
     records = []
-    for i, proto in enumerate(protos):
-        res = run_ranks(lambda: _pingpong(sizes_, nreps), 2, protocol=proto, machine=machine, seed=seed)
+    runs = [(c, proto) for c in configs for proto in protos]
+    for i, ((pg, ch), proto) in enumerate(runs):
+        res = run_ranks(
+            lambda: _pingpong(sizes_, nreps),
+            2,
+            protocol=proto,
+            machine=machine,
+            seed=seed,
+            overrides=[*page_overrides(pg), *_on_chips(machine, ch)],
+        )
         times = res.values[0]
         for s in sizes_:
             t = times[s]
@@ -110,6 +135,8 @@ def run(
                     "machine": res.machine.name,
                     "seed": seed,
                     "protocol": proto,
+                    "pages": pg,
+                    "chips": ch,
                     "size": s,
                     "mode": _mode(proto, s),
                     "reps": nreps[s],
@@ -118,8 +145,36 @@ def run(
                 }
             )
         if progress is not None:
-            progress(i + 1, len(protos))
+            progress(i + 1, len(runs))
     return records
+
+
+CHIPS: tuple[str, ...] = ("one", "two")
+
+
+def _configs(machine: str, pages: Iterable[str], chips: Iterable[str]) -> list[tuple[str, str]]:
+    """(pages, chips) of the runs: the paper's first, then on a blade what NUMA adds."""
+    pages_, chips_ = tuple(pages), tuple(chips)
+    if pages_ or chips_:
+        return [
+            (pg, ch)
+            for pg in check_choices("pages", pages_, PAGES)
+            for ch in check_choices("chips", chips_, CHIPS)
+        ]
+    if Machine(machine).chips < 2:
+        return [("first-touch", "one")]
+    return [("first-touch", "one"), ("remote", "one"), ("interleave", "one"), ("first-touch", "two")]
+
+
+def _on_chips(machine: str, chips: str) -> list[str]:
+    """Placement overrides putting rank 1 on chip 1 (``two``), or nothing."""
+    if chips == "one":
+        return []
+    m = Machine(machine)
+    if m.chips < 2:
+        raise UsageError(f"chips 'two': machine {machine!r} has one chip")
+    order = [0, 8, *(p for p in sorted(m.placement) if p not in (0, 8))]
+    return [f"placement=[{', '.join(map(str, order))}]"]
 
 
 def _mode(protocol: str, size: int) -> str:
@@ -154,27 +209,35 @@ def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
+def _config(r: dict[str, Any]) -> str:
+    return f"pages {r['pages']}, {'both ranks on chip 0' if r['chips'] == 'one' else 'rank 1 on chip 1'}"
+
+
 def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
-    """Latency and bandwidth by size, the two protocols side by side."""
-    if not records:
-        return []
-    lat = side_by_side(records, lambda r: r["size"], "latency_us")
-    bw = side_by_side(records, lambda r: r["size"], "bandwidth_gbs")
-    protos = protocols_in(records)
-    cols = ["size (B)"]
-    cols += [f"{p} latency (us)" for p in protos] + [f"{p} GB/s" for p in protos]
-    if len(protos) == 2:
-        cols.append("kumar / direct time")
-    rows = []
-    for s in sorted(lat):
-        cells = [str(s)]
-        cells += [f"{lat[s][p]:.3f}" if p in lat[s] else "" for p in protos]
-        cells += [f"{bw[s][p]:.2f}" if p in bw[s] else "" for p in protos]
-        if len(protos) == 2 and all(p in lat[s] for p in protos):
-            cells.append(f"{lat[s]['kumar'] / lat[s]['direct']:.2f}x")
-        rows.append(cells)
-    m = records[0]["machine"]
-    return [Table(f"{NAME}: half round trip and bandwidth, data in main memory, {m}", cols, rows)]
+    """Latency and bandwidth by size, the two protocols side by side; a table
+    per page placement and chip configuration."""
+    out = []
+    for cfg in dict.fromkeys(_config(r) for r in records):
+        rs = [r for r in records if _config(r) == cfg]
+        lat = side_by_side(rs, lambda r: r["size"], "latency_us")
+        bw = side_by_side(rs, lambda r: r["size"], "bandwidth_gbs")
+        protos = protocols_in(rs)
+        cols = ["size (B)"]
+        cols += [f"{p} latency (us)" for p in protos] + [f"{p} GB/s" for p in protos]
+        if len(protos) == 2:
+            cols.append("kumar / direct time")
+        rows = []
+        for s in sorted(lat):
+            cells = [str(s)]
+            cells += [f"{lat[s][p]:.3f}" if p in lat[s] else "" for p in protos]
+            cells += [f"{bw[s][p]:.2f}" if p in bw[s] else "" for p in protos]
+            if len(protos) == 2 and all(p in lat[s] for p in protos):
+                cells.append(f"{lat[s]['kumar'] / lat[s]['direct']:.2f}x")
+            rows.append(cells)
+        m = rs[0]["machine"]
+        title = f"{NAME}: half round trip and bandwidth, data in main memory, {m}, {cfg}"
+        out.append(Table(title, cols, rows))
+    return out
 
 
 def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
@@ -183,15 +246,28 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
 
     fig = Figure(figsize=(12, 5), layout="constrained")
     ax_l, ax_b = fig.subplots(1, 2)
-    for proto in ("kumar", "direct"):
-        pts = sorted((r for r in records if r["protocol"] == proto), key=lambda r: r["size"])
-        if not pts:
-            continue
-        st = STYLE[proto]
-        kw = {"color": st["color"], "marker": st["marker"], "markersize": 4, "label": st["label"]}
-        ax_l.plot([max(r["size"], 0.5) for r in pts], [r["latency_us"] for r in pts], **kw)
-        big = [r for r in pts if r["size"] > 0]
-        ax_b.plot([r["size"] for r in big], [r["bandwidth_gbs"] for r in big], **kw)
+    configs = list(dict.fromkeys(_config(r) for r in records))
+    styles = ["-", "--", ":", "-."]
+    for k, cfg in enumerate(configs):
+        for proto in ("kumar", "direct"):
+            pts = sorted(
+                (r for r in records if r["protocol"] == proto and _config(r) == cfg), key=lambda r: r["size"]
+            )
+            if not pts:
+                continue
+            st = STYLE[proto]
+            label = st["label"] if k == 0 else f"{st['label']}, {cfg}"
+            kw = {
+                "color": st["color"],
+                "marker": st["marker"] if k == 0 else None,
+                "markersize": 4,
+                "linestyle": styles[k % len(styles)],
+                "alpha": 1.0 if k == 0 else 0.6,
+                "label": label,
+            }
+            ax_l.plot([max(r["size"], 0.5) for r in pts], [r["latency_us"] for r in pts], **kw)
+            big = [r for r in pts if r["size"] > 0]
+            ax_b.plot([r["size"] for r in big], [r["bandwidth_gbs"] for r in big], **kw)
     for ax in (ax_l, ax_b):
         ax.set_xscale("log", base=2)
         ax.axvline(EAGER_LIMIT, color="gray", linestyle=":", linewidth=1)
@@ -223,6 +299,8 @@ EXPERIMENT = Experiment(
         PROTOCOL_OPTION,
         Option("sizes", "ints", "message sizes in bytes (default 0 and 1 B to 1 MB by powers of two)"),
         Option("reps", "int", "round trips per size (default: about 200 us of simulated time)"),
+        Option("pages", "choice", "where main memory's pages go (default: see the module)", PAGES),
+        Option("chips", "choice", "both ranks on chip 0, or rank 1 on chip 1 (blades)", CHIPS),
     ),
     tables=tables,
     machine="qs20",

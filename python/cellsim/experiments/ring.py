@@ -23,6 +23,7 @@ from os import PathLike
 from typing import Any
 
 from ..exceptions import UsageError
+from ..messaging.library import MAX_TASKS
 from ..messaging.patterns import format_mapping, parse_mapping, ring_pattern
 from ..messaging.simulate import machine_spes, point_seed, simulate
 from . import Experiment, Option, Table
@@ -65,7 +66,9 @@ def run(
     mode = one_mode(mode)
     var = variation_from(quiet, no_skew, no_phase, no_os_noise, no_hypervisor, visible, hypervisor_spe)
     vis = var.visible if var.visible is not None else machine_spes(machine)
-    k = len(vis)
+    # One task per SPE Linux sees, as many as the library takes: 6 on a PS3,
+    # 8 on a blade (seed 001: "8 on a blade", whose two chips have 16).
+    k = min(len(vis), MAX_TASKS)
     mp = parse_mapping(mapping, k) if mapping is not None else tuple(range(k))
     if len(mp) > len(vis):
         raise UsageError(f"mapping {format_mapping(list(mp))} has {len(mp)} tasks but {machine} has {k} SPEs")

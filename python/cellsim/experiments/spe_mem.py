@@ -12,7 +12,7 @@ directions for copy) over its own elapsed time.
 
 On ``blade21`` memory sits in two banks: the local one behind the MIC and the
 other chip's behind IOIF0 and a 7 GB/s link; 64 KB pages are spread over them
-by a hash of their address (``remote.remote_fraction`` of them remote).
+by a hash of their page number (the machine's ``numa.policy``, ``weighted:300``: 30% of them remote).
 ``remote_share`` is the share of the run's DRAM bytes the remote bank served.
 
 Each SPE moves the paper's 32 MB per direction by default (``--mb-per-spe``

@@ -17,6 +17,8 @@ from typing import Any
 import click
 
 from ..exceptions import UsageError
+from ..limits import SEED
+from .library import MAX_TASKS
 from .mapper import model_scores, optimize
 from .patterns import BUILTIN, builtin, load_pattern
 from .simulate import DEFAULTS, Variation, machine_spes
@@ -57,7 +59,7 @@ __all__ = ["map_cmd"]
 )
 @click.option("--runs", type=click.IntRange(min=1), default=1, show_default=True, help="runs per mapping")
 @click.option("--quiet", is_flag=True, help="switch the run-to-run variation mechanisms off")
-@click.option("--seed", "-s", type=int, default=0, show_default=True)
+@click.option("--seed", "-s", type=SEED, default=0, show_default=True)
 @click.option(
     "--workers", type=click.IntRange(min=1), default=None, help="local worker processes (default: all cores)"
 )
@@ -84,7 +86,8 @@ def map_cmd(
     local search improves the best with the simulator; a random sample gives
     the spread to expect from an arbitrary mapping.
     """
-    k = len(machine_spes(machine))
+    # Built-in patterns use one task per SPE, as many as the library takes.
+    k = min(len(machine_spes(machine)), MAX_TASKS)
     if Path(pattern).suffix.lower() in (".json", ".csv") or Path(pattern).exists():
         pat = load_pattern(pattern)
     elif pattern in BUILTIN:

@@ -22,6 +22,7 @@ from os import PathLike
 from typing import Any
 
 from ..exceptions import UsageError
+from .library import MAX_TASKS
 from .patterns import Pattern, builtin, format_mapping, parse_mapping, ring_pattern
 from .simulate import DEFAULTS, MODES, Variation, machine_spes, point_seed, simulate
 
@@ -191,7 +192,7 @@ def explore(
             f"transmissions {transmissions}: each task starts two packets, so it needs at least 2"
         )
     visible = variation.visible if variation.visible is not None else machine_spes(machine)
-    k = tasks if tasks is not None else len(visible)
+    k = tasks if tasks is not None else min(len(visible), MAX_TASKS)
     if k > len(visible):
         raise UsageError(f"{k} tasks but {machine} has {len(visible)} SPEs for them")
     pattern = ring_pattern(k, unidirectional, packet)

@@ -34,11 +34,10 @@ from ..exceptions import UsageError
 from ..machine import EaBuffer, Machine
 from ..spu import (
     compute,
+    library_wait_tags,
     ls_alloc,
     mfc_get,
     mfc_put,
-    mfc_read_tag_status_all,
-    mfc_write_tag_mask,
     spu_ls,
 )
 
@@ -353,8 +352,7 @@ class Endpoint:
         task = int(ep.words[TASK_ID_LSA // 4]) if envp == PINNED else int(envp) & 0xFFFFFFFF
         cb = ls_alloc(CB_BYTES, 128)
         mfc_get(cb, argp + task * CB_BYTES, CB_BYTES, TAG_POLL)
-        mfc_write_tag_mask(1 << TAG_POLL)
-        mfc_read_tag_status_all()
+        library_wait_tags(1 << TAG_POLL)
         w = [int(x) for x in ep.words[int(cb) // 4 : int(cb) // 4 + _WORDS]]
         if w[_MAGIC] != MAGIC or w[_TASK] != task:
             return EXIT_BAD_CB
@@ -413,16 +411,14 @@ class Endpoint:
     def poll_notifications(self) -> None:
         """Reads this task's notification row with one get."""
         mfc_get(self.row_lsa, self.notify_ea + self.task * ROW_BYTES, self.ntasks * SLOT_BYTES, TAG_POLL)
-        mfc_write_tag_mask(1 << TAG_POLL)
-        mfc_read_tag_status_all()
+        library_wait_tags(1 << TAG_POLL)
         for j in range(self.n_in):
             self.notified[j] = self._u32(self.row_lsa + self.ins[j][0] * SLOT_BYTES)
 
     def poll_acks(self) -> bool:
         """Reads this task's acknowledgement row with one get; whether a buffer was freed."""
         mfc_get(self.ackrow_lsa, self.ack_ea + self.task * ROW_BYTES, self.ntasks * SLOT_BYTES, TAG_POLL)
-        mfc_write_tag_mask(1 << TAG_POLL)
-        mfc_read_tag_status_all()
+        library_wait_tags(1 << TAG_POLL)
         freed = False
         for o in range(self.n_out):
             a = self._u32(self.ackrow_lsa + self.outs[o][0] * SLOT_BYTES)
@@ -446,8 +442,7 @@ class Endpoint:
 
     def wait_pulls(self) -> None:
         """Waits for the packet gets issued."""
-        mfc_write_tag_mask(1 << TAG_DATA)
-        mfc_read_tag_status_all()
+        library_wait_tags(1 << TAG_DATA)
 
     def ack(self, j: int) -> None:
         """Acknowledges in-peer ``j``'s next pulled packet."""
@@ -470,8 +465,7 @@ class Endpoint:
         self._set_u32(sig, 1)
         if self.done_ea:
             mfc_put(sig, self.done_ea + self.task * SLOT_BYTES, 16, TAG_SIG)
-        mfc_write_tag_mask((1 << TAG_POLL) | (1 << TAG_DATA) | (1 << TAG_SIG))
-        mfc_read_tag_status_all()
+        library_wait_tags((1 << TAG_POLL) | (1 << TAG_DATA) | (1 << TAG_SIG))
 
 
 def forward_task(speid: int, argp: int, envp: int) -> int:

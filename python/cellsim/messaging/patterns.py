@@ -239,7 +239,11 @@ def parse_mapping(text: str | list[int] | tuple[int, ...], tasks: int | None = N
         shown = str(list(text))
     else:
         shown = text
-        s = text.strip().strip("[]()").replace(" ", "")
+        t = text.strip()
+        opened, closed = t[:1] in ("[", "("), t[-1:] in ("]", ")")
+        if opened != closed:
+            raise UsageError(f"mapping {shown!r} has an unbalanced bracket: write [024531] or 024531")
+        s = t.strip("[]()").replace(" ", "")
         try:
             vals = [int(x) for x in s.split(",") if x] if "," in s else [int(c) for c in s]
         except ValueError:

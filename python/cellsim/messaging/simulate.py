@@ -32,6 +32,10 @@ off, all draws come from the run's seed; none is tuned to a published figure):
     SPE reads and writes ``hypervisor_bytes`` of main memory every
     ``hypervisor_ns`` on average. It runs on ``hypervisor_spe``, by default
     the lowest-numbered physical SPE Linux does not see (SPE 6 on ``ps3``).
+``refresh``
+    the memory's DRAM refresh (the machine's ``mic.refresh_*``): where the
+    refreshes fall relative to the programs' start is drawn from the seed,
+    as on the real machine; off, the DRAM is never refreshed.
 ``visible``
     which physical SPEs Linux sees: the machine's ``spes`` list (``ps3``:
     0-5, an undocumented assumption, see ``machines/ps3.toml``); override it
@@ -90,12 +94,13 @@ class Variation:
     hypervisor_ns: float = 10_000.0
     hypervisor_bytes: int = 128
     hypervisor_spe: int | None = None
+    refresh: bool = True
     visible: tuple[int, ...] | None = None
 
     @classmethod
     def off(cls) -> Variation:
         """No variation: every run of a mapping is the same (pinned mode)."""
-        return cls(skew_ns=0.0, phase=False, os_noise_ns=0.0, hypervisor_ns=0.0)
+        return cls(skew_ns=0.0, phase=False, os_noise_ns=0.0, hypervisor_ns=0.0, refresh=False)
 
     def as_dict(self) -> dict[str, Any]:
         """The settings as a JSON-serialisable dict."""
@@ -201,6 +206,8 @@ def simulate(
         spes.append(hv_spe)
     if variation.visible is not None or hv_spe is not None:
         overrides.append(f"spes=[{', '.join(str(s) for s in sorted(spes))}]")
+    if not variation.refresh:
+        overrides.append("mic.refresh_ns=0")
     m = Machine(machine, seed=seed, overrides=overrides, placement=spes, time_limit_ns=_limit_ns(count))
     hz = m.core_hz
     specs = pattern.task_specs(count, packet)

@@ -202,16 +202,23 @@ class Collectives(CommBase):
 
     def _alltoall(self, kind: str, sendbuf: Any, recvbuf: Any, sv: Vector | None, rv: Vector) -> None:
         r, _, c = self._coll(kind)
-        rref, roff, rsz = place_vector(r, rv, writable=True)
         sref = None
+        # (the send buffer is placed first, the receive buffer next: where they land in the
+        # heap is where their pages are first touched)
+        placed = None if sv is None else place_vector(r, sv, writable=False)
         try:
-            if sv is None:  # IN_PLACE: the receive buffer holds what is sent
+            rref, roff, rsz = place_vector(r, rv, writable=True)
+        except BaseException:
+            _release(placed[0] if placed else None)
+            raise
+        try:
+            if placed is None:  # IN_PLACE: the receive buffer holds what is sent
                 rref.sync_in()
                 sref = r.temp(rref.nbytes)
                 c.copy(rref, sref)
                 soff, ssz = roff, rsz
             else:
-                sref, soff, ssz = place_vector(r, sv, writable=False)
+                sref, soff, ssz = placed
                 sref.sync_in()
                 rref.keep()
             c.alltoallv(sref, soff, ssz, rref, roff, rsz)

@@ -193,7 +193,7 @@ class Comm(PointToPoint, Collectives, CommUnsupported):  # type: ignore[valid-ty
     @api
     def Split_type(self, split_type: int, key: int = 0, info: Info = INFO_NULL) -> Comm:
         """``COMM_TYPE_SHARED``: the ranks that share memory (all of them: one
-        chip); ``UNDEFINED`` gives ``COMM_NULL``."""
+        machine); ``UNDEFINED`` gives ``COMM_NULL``."""
         color = T.UNDEFINED if split_type == T.UNDEFINED else 0
         return Intracomm._of(self._split("Split_type", color, key))
 

@@ -49,6 +49,7 @@ from ._comm import CommState, finalize_checks
 from ._errors import MPIAbort
 from ._program import RankModules, RankProgram, load_program, user_dirs
 from ._runtime import LS_STARTUP, PEER, PROTOCOL_CODES, STARTUP, STARTUP_MAGIC, ComputeRule, Heap, Rank, World
+from ._sandbox import RankExit, bad_termination, rank_process
 
 __all__ = ["MpirunResult", "RankFailed", "finalize_rank", "init_rank", "mpirun"]
 
@@ -63,7 +64,13 @@ class RankFailed(CellsimError):
     ``rank``, ``exc`` (what it raised), ``traceback_text`` and ``exit_code``."""
 
     def __init__(
-        self, rank: int, exc: BaseException | None, text: str, exit_code: int, what: str | None = None
+        self,
+        rank: int,
+        exc: BaseException | None,
+        text: str,
+        exit_code: int,
+        report: str = "",
+        what: str | None = None,
     ) -> None:
         if what is None and exc is not None:
             what = f"raised {type(exc).__name__}: {exc}"
@@ -74,6 +81,7 @@ class RankFailed(CellsimError):
         self.exc = exc
         self.traceback_text = text
         self.exit_code = exit_code
+        self.report = report
 
 
 @dataclass
@@ -229,8 +237,11 @@ def finalize_rank(rank: Rank) -> None:
 
 
 def _heap_bytes(m: Machine, n: int) -> int:
-    """Each rank's heap: half of main memory shared out, at most 64 MB a rank."""
-    return min(64 << 20, (int(m.info["memory_bytes"]) // (2 * n)) & ~0xFFFF)
+    """Each rank's heap: half of one chip's memory shared out, at most 64 MB a
+    rank (on a blade, first-touch placement keeps them all on chip 0's memory
+    with room to spare for the program's own allocations)."""
+    node_bytes = int(m.info["memory_bytes"]) // m.chips
+    return min(64 << 20, (node_bytes // (2 * n)) & ~0xFFFF)
 
 
 def _exit_status(code: Any, err: TextIO | _RankStream) -> int:
@@ -256,6 +267,7 @@ def mpirun(
     trace: str | Path | None = None,
     overrides: dict[str, Any] | Sequence[str] | None = None,
     time_limit_ns: float | None = None,
+    wall_limit_s: float | None = None,
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
     prefix: bool = True,
@@ -274,6 +286,7 @@ def mpirun(
         args: the program's arguments (``sys.argv[1:]`` of a script; also
             passed in the start-up structure, :func:`cellsim.mpi.argv`).
         machine, seed, overrides, time_limit_ns: as for :class:`cellsim.Machine`.
+        wall_limit_s: stop the run after this much host time (``RunawayError``).
         protocol: ``direct`` (default) or ``kumar`` (Kumar et al.'s design).
         compute: ``zero``, ``model`` (default) or ``host-scaled:F``; see
             :class:`cellsim.mpi.ComputeRule`.
@@ -294,12 +307,13 @@ def mpirun(
         raise UsageError(f"-n {n!r}: at least one rank")
     if n > m.spe_count:
         raise UsageError(
-            f"-n {n}: this {m.name} has {m.spe_count} SPEs and an MPI rank needs one; cellsim models one "
-            f"Cell chip, so at most {m.spe_count} ranks (a two-chip blade with 16 SPEs is not modelled)"
+            f"-n {n}: this {m.name} has {m.spe_count} SPEs and an MPI rank needs one, so at most "
+            f"{m.spe_count} ranks" + (" (qs20, qs22: two-chip blades with 16)" if m.chips == 1 else "")
         )
     with RankModules(user_dirs(program, module, command)) as modules:
         prog = load_program(program, module=module, command=command)
-        return _run(prog, modules, m, n, args, protocol, rule, trace, stdout, stderr, prefix, raise_errors)
+        options = (trace, stdout, stderr, prefix, raise_errors, wall_limit_s)
+        return _run(prog, modules, m, n, args, protocol, rule, *options)
 
 
 def _run(
@@ -315,6 +329,7 @@ def _run(
     stderr: TextIO | None,
     prefix: bool,
     raise_errors: bool,
+    wall_limit_s: float | None,
 ) -> MpirunResult:
     """The run itself (see :func:`mpirun`)."""
     world = World(m, n, protocol, rule)
@@ -344,6 +359,10 @@ def _run(
             at = f" ({where[-2].strip()})" if len(where) >= 2 else ""
             world.failures.append((r.rank, None, ""))
             raise RankFailed(r.rank, None, "", e.errorcode & 0xFF, what=f"called {e}{at}") from None
+        except RankExit as e:
+            status = _exit_status(e.code, err)
+            world.failures.append((r.rank, None, ""))
+            raise RankFailed(r.rank, None, "", status, bad_termination(r.rank, status)) from None
         except SystemExit as e:
             status = _exit_status(e.code, err)
             if status:
@@ -423,9 +442,11 @@ def _run(
     if prog.path0 is not None:
         sys.path.insert(0, prog.path0)
     try:
-        with _mpi4py_installed():
-            res = m.run(mpirun_ppe)
+        with _mpi4py_installed(), rank_process() as threads:
+            res = m.run(mpirun_ppe, wall_limit_s=wall_limit_s)
         codes = [int(c) for c in res.value]
+        if threads.failures:
+            error = CellsimError(f"{'; '.join(threads.failures)} (a thread of the program)")
     except RankFailed as e:
         error = e
     except T.MPIDeadlockError as e:
@@ -482,6 +503,7 @@ def report_failure(result: MpirunResult, err: TextIO) -> None:
     if e is None:
         return
     if isinstance(e, RankFailed):
+        err.write(e.report)
         if e.traceback_text:
             for line in e.traceback_text.rstrip("\n").split("\n"):
                 err.write(f"[{e.rank}] {line}\n")

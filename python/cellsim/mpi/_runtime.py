@@ -406,7 +406,10 @@ class Rank:
         self._call(self._engine.mfc, opcode, lsa, ea, size, tag)
 
     def tag_status(self, mask: int, update: int) -> int:
-        """Writes the tag mask and reads the tag status (``spu.MFC_TAG_UPDATE_*``)."""
+        """Writes the tag mask and reads the tag status (``spu.MFC_TAG_UPDATE_*``),
+        as ``spu.library_wait_tags``: the program's own mask is restored before
+        it next depends on it."""
+        self.program.library_mask = True
         self._call(self._engine.write_tag_mask, mask & 0xFFFFFFFF)
         return self._call(self._engine.read_tag_status, update)
 

@@ -11,6 +11,8 @@ from typing import Any
 
 import click
 
+from .._checks import positive
+from ..limits import SEED, limit_options
 from ._run import PROTOCOLS, mpirun, report_failure
 
 __all__ = ["mpirun_cmd"]
@@ -63,8 +65,9 @@ class _PythonLike(click.Command):
 )
 @click.option("--trace", "trace_path", type=click.Path(dir_okay=False), help="write a Chrome/Perfetto trace")
 @click.option(
-    "--seed", "-s", type=int, default=0, show_default=True, help="seed of the machine (SPE placement)"
+    "--seed", "-s", type=SEED, default=0, show_default=True, help="seed of the machine (SPE placement)"
 )
+@limit_options
 @click.option("--no-prefix", is_flag=True, help="do not prefix each output line with [rank]")
 @click.option("--quiet", "-q", is_flag=True, help="no summary line on stderr")
 @click.pass_context
@@ -78,6 +81,8 @@ def mpirun_cmd(
     compute: str,
     trace_path: str | None,
     seed: int,
+    time_limit: float | None,
+    wall_limit: float | None,
     no_prefix: bool,
     quiet: bool,
 ) -> int:
@@ -112,6 +117,8 @@ def mpirun_cmd(
         compute=compute,
         seed=seed,
         trace=trace_path,
+        time_limit_ns=None if time_limit is None else positive(time_limit, "--time-limit") * 1e9,
+        wall_limit_s=None if wall_limit is None else positive(wall_limit, "--wall-limit"),
         prefix=not no_prefix,
         raise_errors=False,
     )

@@ -234,8 +234,9 @@ impl Machine {
             return self.now + 1;
         }
         let mut t = self.time_limit.saturating_add(1);
-        for w in [self.calendar.next_time(), self.cb_wake, self.arb_wake]
-            .into_iter()
+        let chips = self.chips.iter().flat_map(|c| [c.cb_wake, c.arb_wake]);
+        for w in std::iter::once(self.calendar.next_time())
+            .chain(chips)
             .flatten()
         {
             t = t.min(w);
@@ -336,14 +337,14 @@ impl Machine {
     }
 
     /// A line fetch or castout of the L2 becomes a bus request from the
-    /// PPE's ramp to the line's memory bank.
+    /// PPE's ramp (chip 0's: PPE programs run there) to the memory of the line.
     fn ppu_bus(&mut self, r: BusReq) {
-        let ppe = self.topo.ppe();
+        let ppe = self.topo.ppe(0);
         let op = BusOp {
             owner: Owner::PpeCache { id: r.id },
             kind: if r.write { OpKind::Write } else { OpKind::Read },
             requester: ppe,
-            target: self.bank_ramps[self.bank(r.addr)],
+            target: self.topo.mic(self.bank(r.addr)),
             size: crate::ppu::cache::LINE as u32,
             lsa: 0,
             remote: Space::Memory(r.addr),
@@ -351,10 +352,11 @@ impl Machine {
             respond_at: Cycle::MAX,
             atomic: None,
             failed: false,
+            leg: 0,
         };
         let id = self.new_op(op);
-        self.bius[ppe.idx()].queue.push_back(id);
-        self.wake_command_bus(self.now);
+        self.chips[0].bius[ppe.local().idx()].queue.push_back(id);
+        self.wake_command_bus(0, self.now);
     }
 
     /// A bus request of the L2 completed.

@@ -29,9 +29,10 @@
 //!    the queue entry frees.
 
 use super::threads::ThreadState;
-use super::{Event, Machine};
+use super::{ChipBus, DmaLatency, Event, Machine};
 use crate::atomic::Holder;
 use crate::bus::{BusOp, OpId, OpKind, Owner, Space};
+use crate::error::{MfcError, MfcErrorKind, SimError};
 use crate::mailbox::Outbound;
 use crate::memory_map::ps;
 use crate::mfc::command::Atomic;
@@ -40,6 +41,7 @@ use crate::mfc::queue::{Entry, ListProgress, Segment};
 use crate::program::{MFC_GETLLAR_STATUS, MFC_PUTLLC_STATUS, MFC_PUTLLUC_STATUS};
 use crate::storage::Storage;
 use crate::time::{bus_edge, Cycle};
+use crate::topology::Ramp;
 use crate::trace::Track;
 
 /// Largest bus request.
@@ -59,6 +61,7 @@ impl Machine {
             count: pend.cmd.size / 8,
             next: 0,
             cursor: pend.cmd.lsa,
+            stall_here: false,
             stall_pending: false,
             stalled: false,
             prefetched_at: 0,
@@ -84,6 +87,8 @@ impl Machine {
             in_flight: 0,
             issued_at: pend.issued_at,
             started: false,
+            started_at: 0,
+            page: 0,
             retiring: false,
             failed: false,
         };
@@ -126,7 +131,7 @@ impl Machine {
             return;
         }
         let ramp = unit.ramp;
-        if !self.bius[ramp.idx()].has_room() {
+        if !self.chips[ramp.chip()].bius[ramp.local().idx()].has_room() {
             unit.dmac_blocked = true;
             return;
         }
@@ -160,6 +165,7 @@ impl Machine {
             // command set-up for `command` cycles (bounds the command rate).
             unit.mfc.next_command = now + command_cycles;
             e.started = true;
+            e.started_at = now;
         }
         if e.needs_element() {
             self.fetch_list_element(p, slot);
@@ -181,14 +187,46 @@ impl Machine {
             return;
         }
         let seg = e.seg;
+        let seg_page = e.page;
         let remote = offset_space(seg.remote, seg.done);
-        // Pages of main memory may alternate between banks: each request goes
-        // to the bank of its own address.
+        let ea = seg.ea + seg.done as u64;
+        if let Some(tlb) = unit.mfc.tlb.as_mut() {
+            // The MMU translates each page the command reaches; a miss holds
+            // the command while the DMAC serves the others, and the walk's
+            // result then serves it (the TLB may have dropped it meanwhile).
+            let shift = match remote {
+                Space::Memory(a) => self.numa.page_shift_of(a),
+                _ => self.numa.page_shift(),
+            };
+            let page = (ea >> shift) + 1;
+            if seg_page != page {
+                let miss = tlb.translate(ea, shift, now);
+                let q = if proxy {
+                    &mut unit.mfc.proxy
+                } else {
+                    &mut unit.mfc.queue
+                };
+                let e = q.get_mut(slot);
+                e.page = page;
+                if let Some(miss) = miss {
+                    e.ready_at = now + miss;
+                    self.wake_dmac(p, now + Self::BUS);
+                    return;
+                }
+            }
+        }
+        let q = if proxy {
+            &mut unit.mfc.proxy
+        } else {
+            &mut unit.mfc.queue
+        };
+        let e = q.get_mut(slot);
+        // Pages of main memory may be on either chip's memory: each request
+        // goes to the memory of its own address.
         let target = match remote {
-            Space::Memory(a) => self.bank_ramps[super::bank_of(self.interleave_shift, a)],
+            Space::Memory(a) => self.topo.mic(self.numa.node_of(a)),
             _ => seg.target,
         };
-        let ea = seg.ea + seg.done as u64;
         let n = ((seg.size - seg.done) as u64).min(LINE - ea % LINE) as u32;
         e.seg.done += n;
         e.in_flight += 1;
@@ -209,15 +247,12 @@ impl Machine {
             respond_at: Cycle::MAX,
             atomic: e.cmd.op.atomic(),
             failed: false,
+            leg: 0,
         };
         if e.seg.exhausted() {
             if let Some(l) = e.list.as_mut() {
                 // The element is out; a stall-and-notify element holds the list.
-                let stall = l.next < l.count && {
-                    let prev = ListElement::read(&unit.ls, e.cmd.list, l.next - 1);
-                    prev.stall_and_notify
-                };
-                l.stall_pending = stall;
+                l.stall_pending = l.stall_here && l.next < l.count;
             }
             if e.fully_unrolled() {
                 q.unrolled(slot);
@@ -227,10 +262,10 @@ impl Machine {
         let unroll = self.timing.unroll;
         unit.mfc.dmac_free = now + unroll;
         let id = self.new_op(op);
-        let biu = &mut self.bius[ramp.idx()];
+        let biu = &mut self.chips[ramp.chip()].bius[ramp.local().idx()];
         biu.queue.push_back(id);
         let biu_full = !biu.has_room();
-        self.wake_command_bus(now);
+        self.wake_command_bus(ramp.chip(), now);
         if biu_full {
             // The command bus will restart the DMAC when it takes a request.
             self.spes[p as usize].dmac_blocked = true;
@@ -239,22 +274,26 @@ impl Machine {
         }
     }
 
-    /// Fetches the next element of a DMA list from the local store.
+    /// Fetches the next element of a DMA list from the local store and checks
+    /// it, as the hardware does: the program may have rewritten it since the
+    /// list was issued. A bad element ends the run with the error it would
+    /// have raised at issue.
     fn fetch_list_element(&mut self, p: u8, slot: u8) {
         let now = self.now;
-        let unit = &mut self.spes[p as usize];
+        let unit = &self.spes[p as usize];
         let e = unit.mfc.queue.get(slot);
-        let l = e.list.expect("a list command");
+        let Some(l) = e.list else { return };
         let elem = ListElement::read(&unit.ls, e.cmd.list, l.next);
         let ea = (e.cmd.ea & !0xFFFF_FFFF) | elem.eal as u64;
-        // Elements were checked at issue; a program that rewrites its list while
-        // the MFC works on it gets the element as it is now, resolved here.
-        let (target, remote) = match self.resolve(ea, elem.size) {
+        let (target, remote) = match self.list_element_target(l.cursor, ea, elem.size) {
             Ok(x) => x,
-            Err(_) => (self.topo.mic(), Space::None),
+            Err((kind, msg)) => {
+                self.fault = Some(self.element_fault(p, slot, l.next, kind, msg));
+                return;
+            }
         };
         let e = self.spes[p as usize].mfc.queue.get_mut(slot);
-        let l = e.list.as_mut().expect("a list command");
+        let Some(l) = e.list.as_mut() else { return };
         e.seg = Segment {
             lsa: l.cursor,
             ea,
@@ -264,6 +303,7 @@ impl Machine {
             remote,
         };
         l.cursor += elem.size;
+        l.stall_here = elem.stall_and_notify;
         // The first element costs a full fetch (Table 1); later ones were
         // fetched while their predecessor unrolled, so a list of small
         // elements is not bound by one fetch per element (002: lists give the
@@ -277,11 +317,54 @@ impl Machine {
         l.prefetched_at = ready + fetch;
         l.next += 1;
         e.ready_at = ready;
-        if elem.size == 0 {
-            e.seg.size = 0;
-        }
+        let stall_now = elem.size == 0 && elem.stall_and_notify && l.next < l.count;
         let at = e.ready_at;
+        if stall_now {
+            // A zero-length element moves nothing but still stalls the list:
+            // the flag applies whatever the element's size.
+            self.stall_list(p, slot);
+        }
         self.wake_dmac(p, at);
+    }
+
+    /// The error of list element `index`, found bad when the MFC fetched it.
+    fn element_fault(
+        &self,
+        p: u8,
+        slot: u8,
+        index: u32,
+        kind: MfcErrorKind,
+        msg: String,
+    ) -> SimError {
+        let e = self.spes[p as usize].mfc.queue.get(slot);
+        SimError::Mfc(MfcError {
+            kind,
+            spe: self.spes[p as usize].logical,
+            cycle: self.now,
+            command: e.cmd.to_string(),
+            message: format!(
+                "list element {index}, fetched by the MFC at cycle {}: {msg} (the element \
+                 was rewritten after the list was issued at cycle {})",
+                self.now, e.issued_at
+            ),
+        })
+    }
+
+    /// The current element of a list asked to stall: the list waits for its
+    /// transfers, then notifies the program (now, if none is in flight).
+    fn stall_list(&mut self, p: u8, slot: u8) {
+        let mfc = &mut self.spes[p as usize].mfc;
+        let e = mfc.queue.get_mut(slot);
+        let in_flight = e.in_flight;
+        let tag = e.cmd.tag;
+        let Some(l) = e.list.as_mut() else { return };
+        l.stall_here = false; // once: the acknowledged list goes on
+        l.stall_pending = true;
+        if in_flight == 0 && !l.stalled {
+            l.stalled = true;
+            mfc.list_stall |= 1 << tag;
+            self.check_spu_waiter(p);
+        }
     }
 
     /// `mfc_write_list_stall_ack(tag)`: the stalled lists of `tag` go on.
@@ -305,38 +388,53 @@ impl Machine {
     /// This is the coherence point: the request's source bytes are read,
     /// main-memory writes and reservations take effect. Its data phase is
     /// scheduled at once.
-    pub(super) fn run_command_bus(&mut self) {
+    pub(super) fn run_command_bus(&mut self, chip: usize) {
         let now = self.now;
-        let Some(r) = self.command_bus.select(now, &self.bius, Self::BUS) else {
-            if self.bius.iter().any(|b| b.can_send()) {
-                self.wake_command_bus(now + Self::BUS);
+        let c = &mut self.chips[chip];
+        let Some(local) = c.command_bus.select(now, &c.bius, Self::BUS) else {
+            if c.bius.iter().any(|b| b.can_send()) {
+                self.wake_command_bus(chip, now + Self::BUS);
             }
             return;
         };
-        let biu = &mut self.bius[r.idx()];
+        let biu = &mut c.bius[local.idx()];
         let id = biu.queue.pop_front().expect("selected BIU has a request");
         biu.outstanding += 1;
-        let t = self.timing;
-        self.ops[id].respond_at = now + t.command_phase;
-        if let Some(log) = self.eib.log.as_mut() {
+        if let Some(log) = c.eib.log.as_mut() {
             log.commands.push((now, self.ops[id].size));
         }
+        let t = self.timing;
+        let op = self.ops[id];
+        self.ops[id].respond_at = now + t.command_phase + self.other_chips_snoop(&op);
         self.coherence_point(id);
         let op = self.ops[id];
+        // The memory's MIC sees the command when it is reflected on its chip.
+        let (mic_sees, windowed_write) = match op.remote {
+            Space::Memory(a) => {
+                let node = self.numa.node_of(a);
+                let cross = if node == chip { 0 } else { t.bif_latency };
+                (now + t.mic_snoop + cross, self.mics[node].windows_writes())
+            }
+            _ => (0, false),
+        };
+        let leave = op.data_may_leave(t.bif_latency);
         match (op.kind, op.remote) {
             _ if op.failed => self.schedule(op.respond_at, Event::Complete(id)),
-            (OpKind::Read, Space::Memory(_)) => self.schedule(now + t.mic_snoop, Event::Snoop(id)),
+            (OpKind::Read, Space::Memory(_)) => self.schedule(mic_sees, Event::Snoop(id)),
+            (OpKind::Write, Space::Memory(_)) if windowed_write => {
+                self.schedule(mic_sees, Event::Snoop(id))
+            }
             (OpKind::Read, Space::Ls { .. }) => {
-                self.schedule(op.respond_at + t.ls_access, Event::DataReady(id))
+                self.schedule(leave + t.ls_access, Event::DataReady(id))
             }
             (OpKind::Read, Space::Ps { .. }) => {
-                self.schedule(op.respond_at + t.mmio_access, Event::DataReady(id))
+                self.schedule(leave + t.mmio_access, Event::DataReady(id))
             }
             _ => self.schedule(op.respond_at, Event::DataReady(id)),
         }
         // The BIU has room again: a DMAC that stopped for it goes on in this
         // same bus cycle (inline, no calendar round trip).
-        if let crate::topology::Element::Spe(p) = self.topo.element(r) {
+        if let Some(p) = self.topo.spe_at(Ramp::on_chip(chip, local)) {
             if std::mem::take(&mut self.spes[p as usize].dmac_blocked) {
                 let unit = &mut self.spes[p as usize].mfc;
                 if unit.dmac_wake.is_none() && unit.dmac_free <= now {
@@ -347,8 +445,24 @@ impl Machine {
                 }
             }
         }
-        if self.bius.iter().any(|b| b.can_send()) {
-            self.wake_command_bus(now + Self::BUS);
+        if self.chips[chip].bius.iter().any(|b| b.can_send()) {
+            self.wake_command_bus(chip, now + Self::BUS);
+        }
+    }
+
+    /// What the other chip adds to a command's combined response on a
+    /// two-chip machine: it snoops every coherent command (main memory), and
+    /// a command for one of its elements is forwarded to it and answered back.
+    #[inline]
+    fn other_chips_snoop(&self, op: &BusOp) -> Cycle {
+        match &self.bif {
+            Some(b)
+                if matches!(op.remote, Space::Memory(_))
+                    || op.target.chip() != op.requester.chip() =>
+            {
+                b.snoop
+            }
+            _ => 0,
         }
     }
 
@@ -432,26 +546,36 @@ impl Machine {
         v.unwrap_or(u32::MAX)
     }
 
-    /// The MIC sees a read: its DRAM access starts now or when the
-    /// requester's window has room.
+    /// The MIC sees a request: a read's DRAM access starts now, a write's
+    /// data may come after the combined response — or either waits until
+    /// the requester's window has room.
     pub(super) fn snoop(&mut self, id: OpId) {
         let op = self.ops[id];
         let Space::Memory(a) = op.remote else {
-            unreachable!("only memory reads are snooped")
+            unreachable!("only memory requests are snooped")
         };
         let bank = self.bank(a);
-        if let Some(ready) = self.mics[bank].snoop_read(self.now, op.requester.idx(), id, op.size) {
-            self.schedule(ready.max(op.respond_at), Event::DataReady(id));
+        let who = op.requester.idx();
+        let mic = &mut self.mics[bank];
+        let ready = match op.kind {
+            OpKind::Read => mic.snoop_read(self.now, who, id, op.size),
+            OpKind::Write => mic.snoop_write(who, id).then_some(self.now),
+        };
+        if let Some(ready) = ready {
+            let leave = op.data_may_leave(self.timing.bif_latency);
+            self.schedule(ready.max(leave), Event::DataReady(id));
         }
     }
 
-    /// Data is at the sender and the command phase is over: ask for a ring.
+    /// Data is at the sender (of this leg) and the command phase is over:
+    /// ask the sender's chip for a ring.
     pub(super) fn data_ready(&mut self, id: OpId) {
-        let op = &self.ops[id];
-        let (src, dst) = (op.data_src(), op.data_dst());
-        let port_free = self.eib.send_free(src);
-        self.arbiter.request(src, dst, id, port_free);
-        self.wake_arbiter(self.now.max(port_free));
+        let (src, dst) = leg_ends(&self.topo, &self.ops[id]);
+        let chip = src.chip();
+        let c = &mut self.chips[chip];
+        let port_free = c.eib.send_free(src.local());
+        c.arbiter.request(src.local(), dst.local(), id, port_free);
+        self.wake_arbiter(chip, self.now.max(port_free));
     }
 
     /// One arbitration of the data rings. A granted transfer's completion is
@@ -459,82 +583,105 @@ impl Machine {
     /// complete when the data is written into the local store, a put when the
     /// memory controller has taken it (architecture notes) or the remote local
     /// store or register has written it, and the acknowledgement is back.
-    pub(super) fn run_arbiter(&mut self) {
+    pub(super) fn run_arbiter(&mut self, chip: usize) {
         let now = self.now;
-        let shift = self.interleave_shift;
         // Copy the few timing values the closure needs, not the whole Timing.
-        let (ls_access, mic_accept, put_ack, mmio_access, hop) = (
+        let (ls_access, mic_accept, put_ack, mmio_access, hop, bif_latency) = (
             self.timing.ls_access,
             self.timing.mic_accept,
             self.timing.put_ack,
             self.timing.mmio_access,
             self.timing.hop,
+            self.timing.bif_latency,
         );
         let Machine {
-            arbiter,
-            eib,
+            chips,
             mics,
             ops,
             calendar,
             trace,
             topo,
+            numa,
+            bif,
             ..
         } = self;
+        let ChipBus { arbiter, eib, .. } = &mut chips[chip];
+        let rings = eib.ring_count() as u8;
         let retry = arbiter.arbitrate(now, |id| {
-            let op = &ops[id];
-            let (src, dst) = (op.data_src(), op.data_dst());
-            let bank = match op.remote {
-                Space::Memory(a) => Some(super::bank_of(shift, a)),
+            let op = ops[id];
+            let (src, dst) = leg_ends(topo, &op);
+            let node = match op.remote {
+                Space::Memory(a) => Some(numa.node_of(a)),
                 _ => None,
             };
-            let to_memory = op.kind == OpKind::Write && bank.is_some();
-            if to_memory {
-                mics[bank.unwrap_or(0)].write_buffer(now)?;
+            let last_leg = dst == op.data_dst();
+            let to_memory = op.kind == OpKind::Write && node.is_some();
+            if to_memory && last_leg {
+                mics[chip].write_buffer(now)?;
             }
-            let g = eib.try_grant(now, src, dst, op.size)?;
-            let done = match (op.kind, op.remote) {
-                (_, Space::None) => g.arrive,
-                (OpKind::Read, _) => {
-                    g.arrive
-                        + if matches!(op.owner, Owner::Ppe { .. } | Owner::PpeCache { .. }) {
-                            0
-                        } else {
-                            ls_access
-                        }
-                }
-                (OpKind::Write, Space::Memory(_)) => {
-                    mics[bank.unwrap_or(0)].write(g.arrive, op.size);
-                    g.arrive + mic_accept + put_ack
-                }
-                (OpKind::Write, Space::Ls { .. }) => g.arrive + ls_access + put_ack,
-                (OpKind::Write, Space::Ps { .. }) => g.arrive + mmio_access + put_ack,
-            };
-            if let (OpKind::Read, Some(b)) = (op.kind, bank) {
-                if let Some((next, ready)) =
-                    mics[b].read_sent(now, op.requester.idx(), |i| ops[i].size)
-                {
-                    calendar.schedule(ready.max(ops[next].respond_at), Event::DataReady(next));
-                }
-            }
-            calendar.schedule(done, Event::Complete(id));
-            if let Some(tr) = trace.as_mut() {
-                let name = || {
-                    format!(
-                        "{}->{} {} B",
-                        topo.element(src).name(),
-                        topo.element(dst).name(),
-                        op.size
-                    )
+            let g = eib.try_grant(now, src.local(), dst.local(), op.size)?;
+            if last_leg {
+                // A write crossing the chips is acknowledged back over the BIF.
+                let ack_back = if op.requester.chip() == chip {
+                    0
+                } else {
+                    bif_latency
                 };
+                let done = match (op.kind, op.remote) {
+                    (_, Space::None) => g.arrive,
+                    (OpKind::Read, _) => {
+                        g.arrive
+                            + if matches!(op.owner, Owner::Ppe { .. } | Owner::PpeCache { .. }) {
+                                0
+                            } else {
+                                ls_access
+                            }
+                    }
+                    (OpKind::Write, Space::Memory(_)) => {
+                        mics[chip].write(g.arrive, op.size);
+                        g.arrive + mic_accept + put_ack + ack_back
+                    }
+                    (OpKind::Write, Space::Ls { .. }) => g.arrive + ls_access + put_ack + ack_back,
+                    (OpKind::Write, Space::Ps { .. }) => {
+                        g.arrive + mmio_access + put_ack + ack_back
+                    }
+                };
+                calendar.schedule(done, Event::Complete(id));
+            } else {
+                // The first leg of a transfer between the chips: at IOIF0 the
+                // data cross the BIF, and ask the other chip for a ring.
+                let bif = bif.as_mut().expect("two chips have a BIF");
+                let there = bif.link(chip).carry(g.arrive, op.size);
+                ops[id].leg = 1;
+                calendar.schedule(there, Event::DataReady(id));
+            }
+            if let (OpKind::Read, Some(n)) = (op.kind, node) {
+                // The data left the memory controller: its window slot frees.
+                if n == chip && src.local() == topo.mic(0) {
+                    if let Some(next) = mics[n].release(op.requester.idx()) {
+                        window_slot_taken(
+                            &mut mics[n],
+                            &ops[next],
+                            next,
+                            now,
+                            bif_latency,
+                            calendar,
+                        );
+                    }
+                }
+            }
+            if let Some(tr) = trace.as_mut() {
+                let name = || format!("{}->{} {} B", topo.name(src), topo.name(dst), op.size);
                 // The lane is free again when the last beat leaves the last segment.
                 let end = (g.arrive - hop).max(g.start + g.beats_time);
-                tr.push(Track::Ring(g.ring, g.lane), name, g.start, end);
+                let ring = chip as u8 * rings + g.ring;
+                tr.push(Track::Ring(ring, g.lane), name, g.start, end);
             }
             Ok(g.start + g.beats_time)
         });
         if let Some(t) = retry {
             if t != Cycle::MAX {
-                self.wake_arbiter(t.max(now + 1));
+                self.wake_arbiter(chip, t.max(now + 1));
             }
         }
     }
@@ -545,12 +692,32 @@ impl Machine {
         let now = self.now;
         let op = self.ops[id];
         self.land(id, &op);
+        if let (OpKind::Write, Space::Memory(a)) = (op.kind, op.remote) {
+            // The acknowledgement returns the write's window slot.
+            let bank = self.bank(a);
+            let who = op.requester.idx();
+            let mic = &mut self.mics[bank];
+            if mic.windows_writes() && !op.failed {
+                if let Some(next) = mic.release(who) {
+                    let crossing = self.timing.bif_latency;
+                    window_slot_taken(
+                        mic,
+                        &self.ops[next],
+                        next,
+                        now,
+                        crossing,
+                        &mut self.calendar,
+                    );
+                }
+            }
+        }
         self.ops.remove(id);
         self.counters.bus_completed += 1;
-        let biu = &mut self.bius[op.requester.idx()];
+        let chip = op.requester.chip();
+        let biu = &mut self.chips[chip].bius[op.requester.local().idx()];
         biu.outstanding -= 1;
         if !biu.queue.is_empty() {
-            self.wake_command_bus(now);
+            self.wake_command_bus(chip, now);
         }
         match op.owner {
             Owner::Mfc { spe, slot, proxy } => {
@@ -678,7 +845,10 @@ impl Machine {
         let e = q.remove(slot);
         if let Some(lat) = self.dma_latencies.as_mut() {
             if !proxy && !e.cmd.op.is_sync() {
-                lat[p as usize].push(self.now - e.issued_at);
+                lat[p as usize].push(DmaLatency {
+                    queued: self.now - e.issued_at,
+                    service: self.now - e.started_at,
+                });
             }
         }
         if self.trace.is_some() {
@@ -745,6 +915,38 @@ impl Machine {
             }
         }
     }
+}
+
+/// The sender and receiver of the leg of `op` the data is on now: the
+/// transfer itself on one chip; between the chips, to the sender's IOIF0
+/// (leg 0), then from the receiver's IOIF0 (leg 1), the BIF between.
+#[inline]
+fn leg_ends(topo: &crate::topology::Topology, op: &BusOp) -> (Ramp, Ramp) {
+    let (src, dst) = (op.data_src(), op.data_dst());
+    if src.chip() == dst.chip() {
+        (src, dst)
+    } else if op.leg == 0 {
+        (src, topo.ioif0(src.chip()))
+    } else {
+        (topo.ioif0(dst.chip()), dst)
+    }
+}
+
+/// Request `id` of a requester waited for a slot of its window at the MIC
+/// and has it now: a read starts its DRAM access, a write's data may go.
+fn window_slot_taken(
+    mic: &mut crate::mic::Mic,
+    op: &BusOp,
+    id: OpId,
+    now: Cycle,
+    crossing: Cycle,
+    calendar: &mut crate::calendar::Calendar<Event>,
+) {
+    let ready = match op.kind {
+        OpKind::Read => mic.start_read(now, op.size),
+        OpKind::Write => now,
+    };
+    calendar.schedule(ready.max(op.data_may_leave(crossing)), Event::DataReady(id));
 }
 
 /// Reads `n` bytes into a staging line; a full line is a fixed-size copy the

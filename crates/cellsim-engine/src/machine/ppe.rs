@@ -254,7 +254,7 @@ impl Machine {
             OpKind::Write => th.stores_in_flight += 1,
             OpKind::Read => {}
         }
-        let ppe = self.topo.ppe();
+        let ppe = self.topo.ppe(0);
         let op = BusOp {
             owner: Owner::Ppe { thread: tid as u32 },
             kind,
@@ -267,14 +267,15 @@ impl Machine {
             respond_at: Cycle::MAX,
             atomic: None,
             failed: false,
+            leg: 0,
         };
         let id = self.new_op(op);
         if kind == OpKind::Write {
             let bytes = value.to_be_bytes();
             self.staging[id as usize][..size as usize].copy_from_slice(&bytes[8 - size as usize..]);
         }
-        self.bius[ppe.idx()].queue.push_back(id);
-        self.wake_command_bus(now);
+        self.chips[0].bius[ppe.local().idx()].queue.push_back(id);
+        self.wake_command_bus(0, now);
     }
 }
 

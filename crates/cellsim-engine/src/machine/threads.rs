@@ -11,16 +11,17 @@
 //! request (popping the mailbox, reading the signal...). SPU requests are
 //! here; the PPE's are in `ppe.rs`.
 
+use super::watch::LastCalls;
 use super::{Event, Machine};
 use crate::bus::Space;
 use crate::error::{Blocked, MfcError, MfcErrorKind, SimError};
 use crate::mailbox::Outbound;
 use crate::memory_map::{ps, Target};
 use crate::mfc::command::MfcCommand;
-use crate::mfc::list::check_list;
+use crate::mfc::list::{check_element, ListElement};
 use crate::mfc::tags::TagUpdate;
 use crate::program::{Channel, Port, ProgramFuture, Request};
-use crate::time::Cycle;
+use crate::time::{later, overflow_message, Cycle};
 use crate::topology::Ramp;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::rc::Rc;
@@ -130,6 +131,8 @@ pub(crate) struct Thread {
     pub(crate) stores_in_flight: u32,
     /// PPE: a non-cacheable load waiting for those stores (they complete in order).
     pub(crate) deferred_load: Option<(Ramp, Space, u8)>,
+    /// Its last call and the poll it repeats, for the livelock report.
+    pub(crate) calls: LastCalls,
 }
 
 impl Thread {
@@ -154,6 +157,7 @@ impl Thread {
             pending: None,
             stores_in_flight: 0,
             deferred_load: None,
+            calls: LastCalls::default(),
         }
     }
 
@@ -253,14 +257,18 @@ impl Machine {
                 th.who(tid)
             )));
         }
+        th.calls.note(req, now);
         let on_spu = th.spe.is_some();
         match req {
             Request::Compute(c) => {
+                let end = later(now, c).ok_or_else(|| {
+                    SimError::Usage(overflow_message(&format!("compute({c})"), now))
+                })?;
                 if self.trace.is_some() {
                     let track = self.thread_track(tid);
-                    self.record(track, now, now + c, || "compute".into());
+                    self.record(track, now, end, || "compute".into());
                 }
-                self.schedule(now + c, Event::Wake(tid))
+                self.schedule(end, Event::Wake(tid))
             }
             Request::Join(other) => self.join(tid, other)?,
             Request::Exit(code) => {
@@ -270,6 +278,10 @@ impl Machine {
             _ if !on_spu => self.submit_ppe(tid, req)?,
             Request::WriteTagMask(m) => {
                 th.tag_mask = m;
+                self.schedule(now + channel, Event::Wake(tid));
+            }
+            Request::ReadTagMask => {
+                th.reply = th.tag_mask as u64;
                 self.schedule(now + channel, Event::Wake(tid));
             }
             Request::ReadDecrementer => {
@@ -611,38 +623,29 @@ impl Machine {
             return Err(self.mfc_error(tid, kind, cmd.to_string(), msg));
         }
         if cmd.op.is_sync() {
-            return Ok((self.topo.mic(), Space::None));
+            return Ok((self.topo.mic(0), Space::None));
         }
         if cmd.op.is_list() {
             let ls = &self.spes[p as usize].ls;
-            if let Err((i, kind, msg)) =
-                check_list(ls, cmd.list, cmd.size / 8, cmd.lsa, (cmd.ea >> 32) as u32)
-            {
-                return Err(self.mfc_error(
-                    tid,
-                    kind,
-                    cmd.to_string(),
-                    format!("list element {i}: {msg}"),
-                ));
-            }
+            let mut cursor = cmd.lsa;
             for i in 0..cmd.size / 8 {
-                let e = crate::mfc::list::ListElement::read(ls, cmd.list, i);
+                let e = ListElement::read(ls, cmd.list, i);
                 let ea = (cmd.ea & !0xFFFF_FFFF) | e.eal as u64;
-                if let Err(msg) = self.resolve(ea, e.size) {
+                if let Err((kind, msg)) = self.list_element_target(cursor, ea, e.size) {
                     return Err(self.mfc_error(
                         tid,
-                        MfcErrorKind::Unmapped,
+                        kind,
                         cmd.to_string(),
                         format!("list element {i}: {msg}"),
                     ));
                 }
+                cursor += e.size;
             }
-            return Ok((self.topo.mic(), Space::None));
+            return Ok((self.topo.mic(0), Space::None));
         }
         let (ramp, space) = self
             .resolve(cmd.ea, cmd.transfer_size())
             .map_err(|msg| self.mfc_error(tid, MfcErrorKind::Unmapped, cmd.to_string(), msg))?;
-        let to_register = matches!(space, Space::Ps { .. });
         if cmd.op.is_sndsig()
             && !matches!(space, Space::Ps { reg, .. } if reg == ps::SIG_NOTIFY_1 || reg == ps::SIG_NOTIFY_2)
         {
@@ -653,14 +656,9 @@ impl Machine {
                 format!("ea 0x{:x} is not a signal-notification register", cmd.ea),
             ));
         }
-        if to_register && (cmd.transfer_size() != 4 || cmd.op.atomic().is_some()) {
-            return Err(self.mfc_error(
-                tid,
-                MfcErrorKind::Size,
-                cmd.to_string(),
-                "problem-state registers are accessed 4 bytes at a time".into(),
-            ));
-        }
+        // Atomic commands move a 128-byte line, so they never pass this rule.
+        register_rule(space, cmd.transfer_size())
+            .map_err(|(kind, msg)| self.mfc_error(tid, kind, cmd.to_string(), msg))?;
         if cmd.op.atomic().is_some() && !matches!(space, Space::Memory(_)) {
             return Err(self.mfc_error(
                 tid,
@@ -672,10 +670,27 @@ impl Machine {
         Ok((ramp, space))
     }
 
+    /// Checks one DMA-list element whose data is at local-store address
+    /// `cursor` (at issue, and again when the MFC fetches it, since the
+    /// program may have rewritten it meanwhile) and returns where it leads.
+    pub(super) fn list_element_target(
+        &self,
+        cursor: u32,
+        ea: u64,
+        size: u32,
+    ) -> Result<(Ramp, Space), (MfcErrorKind, String)> {
+        check_element(cursor, ea, size, self.timing.ls_bytes)?;
+        let (ramp, space) = self
+            .resolve(ea, size)
+            .map_err(|msg| (MfcErrorKind::Unmapped, msg))?;
+        register_rule(space, size)?;
+        Ok((ramp, space))
+    }
+
     /// Where `[ea, ea + size)` leads: the element owning it and the remote end.
     pub(super) fn resolve(&self, ea: u64, size: u32) -> Result<(Ramp, Space), String> {
         match self.map.resolve(ea, size as u64) {
-                        Some(Target::Memory(off)) => Ok((self.bank_ramps[self.bank(off)], Space::Memory(off))),
+            Some(Target::Memory(off)) => Ok((self.topo.mic(self.bank(off)), Space::Memory(off))),
             Some(Target::Ls { spe, offset }) => {
                 let p = self.physical(spe).map_err(|e| e.to_string())?;
                 Ok((self.topo.spe(p), Space::Ls { spe: p, offset }))
@@ -725,6 +740,18 @@ impl Machine {
                 ThreadState::Finished { .. } => None,
             })
             .collect()
+    }
+}
+
+/// The architecture's rule for problem-state registers (mailboxes and
+/// signals) reached through the memory map.
+const REGISTER_RULE: &str = "problem-state registers are accessed 4 bytes at a time";
+
+/// A transfer to or from a problem-state register must be 4 bytes.
+fn register_rule(space: Space, size: u32) -> Result<(), (MfcErrorKind, String)> {
+    match space {
+        Space::Ps { .. } if size != 4 => Err((MfcErrorKind::Size, REGISTER_RULE.into())),
+        _ => Ok(()),
     }
 }
 

@@ -45,11 +45,12 @@ impl Machine {
             respond_at: Cycle::MAX,
             atomic: None,
             failed: false,
+            leg: 0,
         };
         let id = self.new_op(op);
         // The source queue is unbounded, as in BookSim: a busy ramp queues.
-        self.bius[src.idx()].queue.push_back(id);
-        self.wake_command_bus(now);
+        self.chips[0].bius[src.idx()].queue.push_back(id);
+        self.wake_command_bus(0, now);
         let gap = self.rng.geometric(self.synthetic_rate);
         self.schedule(now + gap * Self::BUS, Event::Inject(src.0));
     }

@@ -45,6 +45,25 @@ impl ListElement {
     }
 }
 
+/// Checks one element against the rules of a single DMA: its data goes to or
+/// comes from local-store address `cursor`. A bad size is reported as a list
+/// error (the element's size field is the list's, not a command's).
+pub fn check_element(
+    cursor: u32,
+    ea: u64,
+    size: u32,
+    ls_bytes: u32,
+) -> Result<(), (MfcErrorKind, String)> {
+    check_transfer(cursor, ea, size, ls_bytes).map_err(|(kind, msg)| {
+        let kind = if kind == MfcErrorKind::Size {
+            MfcErrorKind::List
+        } else {
+            kind
+        };
+        (kind, msg)
+    })
+}
+
 /// Checks every element of a list (at issue), returning the first violation
 /// as `(element index, kind, message)`.
 pub fn check_list(
@@ -58,17 +77,7 @@ pub fn check_list(
     for i in 0..count {
         let e = ListElement::read(ls, list, i);
         let ea = ((eah as u64) << 32) | e.eal as u64;
-        if let Err((kind, msg)) = check_transfer(cursor, ea, e.size, ls.len() as u32) {
-            return Err((
-                i,
-                if kind == MfcErrorKind::Size {
-                    MfcErrorKind::List
-                } else {
-                    kind
-                },
-                msg,
-            ));
-        }
+        check_element(cursor, ea, e.size, ls.len() as u32).map_err(|(k, m)| (i, k, m))?;
         cursor += e.size;
     }
     Ok(())

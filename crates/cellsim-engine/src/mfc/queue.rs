@@ -65,6 +65,8 @@ pub struct ListProgress {
     pub next: u32,
     /// Local-store address of the next element's data.
     pub cursor: u32,
+    /// The current element (as fetched) has its stall-and-notify flag set.
+    pub stall_here: bool,
     /// The current element asked to stall once its transfers complete.
     pub stall_pending: bool,
     /// The list is stalled until the program acknowledges.
@@ -94,6 +96,11 @@ pub struct Entry {
     pub issued_at: Cycle,
     /// The DMAC has started on it.
     pub started: bool,
+    /// Cycle the DMAC started on it (selected it for its first bus request).
+    pub started_at: Cycle,
+    /// The page whose translation the DMAC holds for it (page number + 1;
+    /// 0: none yet): requests within it need no TLB lookup.
+    pub page: u64,
     /// Its retirement is scheduled.
     pub retiring: bool,
     /// A putllc that lost its reservation.
@@ -339,6 +346,8 @@ mod tests {
             in_flight: 0,
             issued_at: 0,
             started: false,
+            started_at: 0,
+            page: 0,
             retiring: false,
             failed: false,
         }

@@ -259,7 +259,7 @@ fn usage(r: Result<impl std::fmt::Debug, SimError>) -> String {
 /// asking for its local store (8 on a qs20, 6 on a ps3).
 #[test]
 fn spe_beyond_the_machine_is_rejected() {
-    for (preset, n) in [("qs20", 8u32), ("ps3", 6)] {
+    for (preset, n) in [("qs20-1chip", 8u32), ("ps3", 6)] {
         let mut m: Machine = machine_of(preset, &[], 1);
         let msg = usage(m.spawn_native(n, 0, 0, |_spu| async { 0 }));
         assert!(

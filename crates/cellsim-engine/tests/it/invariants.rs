@@ -25,7 +25,7 @@ fn expected_traffic(m: &Machine, mix: &Mix) -> Traffic {
     let place = m.placement();
     let topo = m.topology();
     let spe_ramp = |s: usize| topo.spe(place[s] as u8).idx();
-    let mic = topo.mic().idx();
+    let mic = topo.mic(0).idx();
     let mut t = Traffic {
         bytes: 0,
         requests: 0,

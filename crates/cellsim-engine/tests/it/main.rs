@@ -4,17 +4,20 @@
 //! - `timing`: datasheet-style latency and bandwidth probes;
 //! - `errors`: bad inputs and the errors they raise;
 //! - `deadlock`, `runaway`: runs that cannot end;
+//! - `hostile`: lists rewritten after issue, time overflow, polling forever, fuzzed commands;
 //! - `determinism`: same seed, same run;
 //! - `ordering`: barrier and fence semantics seen in the data;
 //! - `invariants`: property tests over random DMA mixes;
 //! - `ppe_cache`: the PPE's caches and SPU local-store loops (issue 7);
-//! - `sync`: atomics, mailboxes, signals, DMA lists, proxy DMAs, PPE threads.
+//! - `sync`: atomics, mailboxes, signals, DMA lists, proxy DMAs, PPE threads;
+//! - `two_chips`: the blade's 16 SPEs, the BIF, NUMA memory and the MFC's TLB.
 //!
 //! `mix` and `util` are shared helpers.
 
 mod deadlock;
 mod determinism;
 mod errors;
+mod hostile;
 mod invariants;
 mod mix;
 mod ordering;
@@ -22,4 +25,5 @@ mod ppe_cache;
 mod runaway;
 mod sync;
 mod timing;
+mod two_chips;
 mod util;

@@ -43,7 +43,7 @@ fn run_loops(m: &mut Machine, loops: Vec<PpeLoop>) -> Vec<Cycle> {
 }
 
 fn blade() -> Machine {
-    machine_of("blade21", &["remote.remote_fraction=0"], 1)
+    machine_of("blade21", &["numa.policy=\"node0\""], 1)
 }
 
 #[test]

@@ -12,6 +12,7 @@ fn runaway<T: std::fmt::Debug>(r: Result<T, SimError>) -> (u64, f64, usize, Stri
                 limit,
                 limit_ns,
                 running,
+                ..
             } = e
             else {
                 unreachable!()

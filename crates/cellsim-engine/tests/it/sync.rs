@@ -8,7 +8,7 @@ use cellsim_engine::{Machine, MachineConfig, SimError, ThreadState};
 
 fn qs20(seed: u64) -> Machine {
     Machine::new(
-        MachineConfig::load("qs20", &["placement=identity".into()]).unwrap(),
+        MachineConfig::load("qs20-1chip", &["placement=identity".into()]).unwrap(),
         seed,
     )
 }
@@ -24,7 +24,7 @@ fn exit_code(m: &Machine, tid: usize) -> u32 {
 #[test]
 fn atomic_increments_are_never_lost() {
     for seed in [1, 2, 3] {
-        let mut m = Machine::new(MachineConfig::load("qs20", &[]).unwrap(), seed);
+        let mut m = Machine::new(MachineConfig::load("qs20-1chip", &[]).unwrap(), seed);
         let counter = m.alloc(128, 128).unwrap();
         for s in 0..8 {
             m.spawn_native(s, counter, 0, |spu| async move {
@@ -94,7 +94,7 @@ fn mailbox_latencies_match_seed_000() {
     // 3.2 GHz timebase makes the decrementer count cycles.
     let mut m = Machine::new(
         MachineConfig::load(
-            "qs20",
+            "qs20-1chip",
             &["placement=identity".into(), "timebase_mhz=3200".into()],
         )
         .unwrap(),

@@ -373,21 +373,25 @@ fn hot_spot(n: u32, get: bool, memory: bool) -> (f64, Vec<u64>) {
 }
 
 /// A hot spot (one local store, or memory) is served at its asymptotic
-/// 25.6 GB/s as soon as two or more SPEs use it, gets or puts (seed 000
-/// Fig 6a: "resolved optimally").
+/// 25.6 GB/s as soon as two or more SPEs get from it (seed 000 Fig 6a: "two
+/// or more get sources saturate the bandwidth"); puts into it lose a little,
+/// the receiving port's turn to another sender after each transfer (one bus
+/// cycle in nine: "a minor performance degradation"), so gets outperform puts.
 #[test]
-fn hot_spot_reaches_port_bandwidth_with_two_or_more_spes() {
+fn hot_spot_gets_saturate_puts_lose_the_port_switches() {
     for memory in [false, true] {
-        for get in [false, true] {
-            for n in [2u32, 4, 7] {
-                let (bw, _) = hot_spot(n, get, memory);
-                assert!(
-                    (24.0..=25.6 * 1.001).contains(&bw),
-                    "{n} SPEs {} {}: {bw:.1} GB/s",
-                    if get { "get from" } else { "put to" },
-                    if memory { "memory" } else { "one LS" }
-                );
-            }
+        for n in [2u32, 4, 7] {
+            let (get, _) = hot_spot(n, true, memory);
+            let (put, _) = hot_spot(n, false, memory);
+            let place = if memory { "memory" } else { "one LS" };
+            assert!(
+                (24.0..=25.6 * 1.001).contains(&get),
+                "{n} SPEs get from {place}: {get:.2} GB/s"
+            );
+            assert!(
+                (25.6 * 8.0 / 9.0 * 0.98..25.6 * 0.95).contains(&put),
+                "{n} SPEs put to {place}: {put:.2} GB/s"
+            );
         }
     }
 }

@@ -13,7 +13,7 @@ pub fn machine_of(preset: &str, overrides: &[&str], seed: u64) -> Machine {
 
 /// A qs20 with overrides.
 pub fn qs20(overrides: &[&str], seed: u64) -> Machine {
-    machine_of("qs20", overrides, seed)
+    machine_of("qs20-1chip", overrides, seed)
 }
 
 /// Exit code of thread `tid`; panics if it did not finish.

@@ -1,0 +1,108 @@
+"""Limits for runs that may never end: simulated time and host time.
+
+A program that polls (``while spu_stat_in_mbox() == 0: pass``) is never
+blocked, so deadlock detection cannot see it. Two limits stop it, each with a
+``RunawayError`` whose ``activity`` says what every program was doing:
+
+- the **simulated-time limit** (``Machine(time_limit_ns=...)``,
+  ``Machine.run(time_limit_ns=...)``, ``--time-limit`` in simulated
+  seconds; default 10 simulated seconds);
+- the **host-time limit** (``Machine.run(wall_limit_s=...)``,
+  ``--wall-limit`` in seconds of host time; default none).
+
+The engine checks Ctrl-C and the host-time limit every few thousand events,
+so both stop native runs too. The command-line options cover every
+simulation of the command (:func:`command_limits`): the simulated-time
+limit becomes every new machine's default, and the host-time limit is a
+process-wide alarm, so a sweep stopped by it keeps its finished points.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+import click
+
+from ._checks import SEED_MAX, U32, positive
+from .exceptions import RunawayError
+
+__all__ = ["COUNT", "SEED", "command_limits", "default_time_limit_ns", "limit_options", "limit_params"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_default_time_limit_ns: list[float | None] = [None]
+
+SEED = click.IntRange(0, SEED_MAX)
+"""The type of every ``--seed`` option: a 64-bit unsigned integer."""
+COUNT = click.IntRange(1, U32 - 1)
+"""The type of the integer options of experiments (counts, sizes, cycles):
+the engine's registers hold 32 bits."""
+
+
+def default_time_limit_ns() -> float | None:
+    """The command's simulated-time limit: every new machine's limit is at most this."""
+    return _default_time_limit_ns[0]
+
+
+_OPTIONS: list[tuple[list[str], dict[str, Any]]] = [
+    (
+        ["--time-limit", "time_limit"],
+        {"help": "stop a simulation after this much simulated time (default 10 simulated seconds)"},
+    ),
+    (
+        ["--wall-limit", "wall_limit"],
+        {"help": "stop after this much host time, with a report of what each program was doing"},
+    ),
+]
+
+
+def limit_params() -> list[click.Parameter]:
+    """The ``--time-limit`` and ``--wall-limit`` options of a command."""
+    return [click.Option(decls, type=float, default=None, metavar="SECONDS", **kw) for decls, kw in _OPTIONS]
+
+
+def limit_options(f: F) -> F:
+    """Decorates a click command with :func:`limit_params`."""
+    for decls, kw in reversed(_OPTIONS):
+        f = click.option(*decls, type=float, default=None, metavar="SECONDS", **kw)(f)
+    return f
+
+
+@contextlib.contextmanager
+def command_limits(time_limit: float | None, wall_limit: float | None) -> Iterator[None]:
+    """Applies a command's limits to every simulation it runs in this process
+    (and in the worker processes it forks)."""
+    saved = _default_time_limit_ns[0]
+    if time_limit is not None:
+        _default_time_limit_ns[0] = positive(time_limit, "--time-limit") * 1e9
+    try:
+        with _alarm(None if wall_limit is None else positive(wall_limit, "--wall-limit")):
+            yield
+    finally:
+        _default_time_limit_ns[0] = saved
+
+
+@contextlib.contextmanager
+def _alarm(seconds: float | None) -> Iterator[None]:
+    """Raises ``RunawayError`` in the main thread after ``seconds`` of host
+    time (the engine runs the handler at its next signal check)."""
+    if seconds is None:
+        yield
+        return
+
+    def expired(signum: int, frame: Any) -> None:
+        raise RunawayError(
+            f"host-time limit reached: the command took more than {seconds:g} s (--wall-limit); "
+            "raise it if the run is expected to be this long"
+        )
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
