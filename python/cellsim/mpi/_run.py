@@ -282,7 +282,7 @@ def mpirun(
             with ``module`` or ``command``.
         module: run this module as ``python -m module`` would.
         command: run this code as ``python -c command`` would.
-        n: ranks, at most the machine's SPEs (8 on qs20/qs22, 6 on ps3).
+        n: ranks, at most the machine's SPEs (16 on qs20/qs22, 8 on qs20-1chip, 6 on ps3).
         args: the program's arguments (``sys.argv[1:]`` of a script; also
             passed in the start-up structure, :func:`cellsim.mpi.argv`).
         machine, seed, overrides, time_limit_ns: as for :class:`cellsim.Machine`.

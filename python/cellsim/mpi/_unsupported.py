@@ -7,7 +7,7 @@ at the call it needs, with the reason):
   its atomic unit, and the MPI library runs only inside MPI calls;
 * dynamic processes (``Spawn``, ``Connect``/``Accept``, intercommunicators,
   of which ``MPI.Intercomm()`` is only the null handle):
-  ``mpirun`` starts one rank per SPE of one chip, all at once;
+  ``mpirun`` starts one rank per SPE of the machine, all at once;
 * MPI-IO (``MPI.File``): the simulated chip has no file system;
 * MPI-3's nonblocking collectives, matched probes and neighbour collectives.
 
