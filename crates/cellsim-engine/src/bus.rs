@@ -98,9 +98,19 @@ pub struct BusOp {
     pub atomic: Option<crate::mfc::command::Atomic>,
     /// A putllc whose reservation was lost: no data moves.
     pub failed: bool,
-    /// Between the chips of a blade: 0 while the data cross the sender's
-    /// chip to its IOIF0, 1 from the receiver's IOIF0 on (see the machine's DMA path).
-    pub leg: u8,
+    /// Where its data is on its way (see [`Leg`]).
+    pub leg: Leg,
+}
+
+/// The part of its way a bus request's data is on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Leg {
+    /// Sender and receiver are on one chip: one transfer.
+    Within,
+    /// Between the chips of a blade: across the sender's chip to its IOIF0.
+    ToBif,
+    /// Between the chips: from the receiver's IOIF0 across its chip.
+    FromBif,
 }
 
 impl BusOp {
@@ -118,7 +128,7 @@ impl BusOp {
     /// a blade (the response crosses the BIF to it).
     #[inline]
     pub fn data_may_leave(&self, crossing: Cycle) -> Cycle {
-        if self.kind == OpKind::Read && self.target.chip() != self.requester.chip() {
+        if self.kind == OpKind::Read && self.leg != Leg::Within {
             self.respond_at + crossing
         } else {
             self.respond_at

@@ -991,7 +991,10 @@ impl Machine {
 
     /// Stores a new bus request (and makes room for its staged bytes).
     #[inline(always)]
-    pub(crate) fn new_op(&mut self, op: BusOp) -> OpId {
+    pub(crate) fn new_op(&mut self, mut op: BusOp) -> OpId {
+        if op.requester.chip() != op.target.chip() {
+            op.leg = crate::bus::Leg::ToBif;
+        }
         let id = self.ops.insert(op);
         if self.staging.len() <= id as usize {
             self.staging.resize(id as usize + 1, [0; 128]);
@@ -1000,7 +1003,7 @@ impl Machine {
         id
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn schedule(&mut self, at: Cycle, e: Event) {
         self.calendar.schedule(at, e);
     }

@@ -36,10 +36,10 @@
 use crate::bus::OpId;
 use crate::config::MachineConfig;
 use crate::time::Cycle;
-use crate::topology::{MAX_CHIPS, RAMPS};
+use crate::topology::RAMP_INDICES;
 
 /// Requesters a MIC may see: every ramp of a two-chip machine.
-const REQUESTERS: usize = RAMPS * MAX_CHIPS;
+const REQUESTERS: usize = RAMP_INDICES;
 use std::collections::VecDeque;
 
 /// The parameters of one bank's controller, in cycles.

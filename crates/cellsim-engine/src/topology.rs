@@ -8,8 +8,8 @@
 //! in a single coherent network"); both chips have the same layout.
 //!
 //! A [`Ramp`] names one ramp of the machine: chip `c`'s ramp at position `p`
-//! is `Ramp(c * RAMPS + p)`, so on a one-chip machine a ramp is its
-//! position. The rings of a chip only know positions ([`Ramp::local`]); data
+//! is `Ramp(c << 4 | p)` (a shift, not a multiply: it is taken apart on every
+//! bus request), so on a one-chip machine a ramp is its position. The rings of a chip only know positions ([`Ramp::local`]); data
 //! moves clockwise (increasing position) or counter-clockwise, always the
 //! short way round. Physical SPE `n` of the machine is SPE `n % 8` of chip
 //! `n / 8`, as Linux numbers the SPEs of a blade.
@@ -22,13 +22,16 @@ pub const RAMPS: usize = 12;
 pub const MAX_CHIPS: usize = 2;
 /// SPEs on one chip.
 pub const SPES_PER_CHIP: usize = 8;
+/// Indices a [`Ramp`] of the machine takes ([`Ramp::idx`] is below it).
+pub const RAMP_INDICES: usize = MAX_CHIPS << CHIP_SHIFT;
+const CHIP_SHIFT: u32 = 4;
 
-/// A ramp of the machine: `chip * RAMPS + position` (see the module).
+/// A ramp of the machine: `chip << 4 | position` (see the module).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Ramp(pub u8);
 
 impl Ramp {
-    /// The ramp as a `usize` index over the whole machine.
+    /// The ramp as a `usize` index over the whole machine (below [`RAMP_INDICES`]).
     #[inline]
     pub fn idx(self) -> usize {
         self.0 as usize
@@ -37,19 +40,19 @@ impl Ramp {
     /// The chip it is on.
     #[inline]
     pub fn chip(self) -> usize {
-        self.0 as usize / RAMPS
+        (self.0 >> CHIP_SHIFT) as usize
     }
 
     /// Its position on its chip's rings (the ramp of the same position on chip 0).
     #[inline]
     pub fn local(self) -> Ramp {
-        Ramp(self.0 % RAMPS as u8)
+        Ramp(self.0 & ((1 << CHIP_SHIFT) - 1))
     }
 
     /// The ramp at `position` on `chip`.
     #[inline]
     pub fn on_chip(chip: usize, position: Ramp) -> Ramp {
-        Ramp((chip * RAMPS) as u8 + position.0)
+        Ramp(((chip as u8) << CHIP_SHIFT) | position.0)
     }
 }
 
@@ -240,11 +243,11 @@ mod tests {
         let cfg = MachineConfig::load("qs20", &[]).unwrap();
         let t = Topology::new(&cfg);
         assert_eq!(t.chips(), 2);
-        assert_eq!(t.spe(9), Ramp(RAMPS as u8 + 1));
+        assert_eq!(t.spe(9), Ramp(16 + 1));
         assert_eq!(t.spe(8).chip(), 1);
         assert_eq!(t.spe(8).local(), t.spe(0));
         assert_eq!(t.spe_at(t.spe(13)), Some(13));
-        assert_eq!(t.mic(1), Ramp(RAMPS as u8 + 11));
+        assert_eq!(t.mic(1), Ramp(16 + 11));
         assert_eq!(t.name(t.mic(1)), "chip1 MIC");
         assert_eq!(t.name(t.spe(12)), "SPE12");
     }

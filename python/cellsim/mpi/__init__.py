@@ -1,7 +1,7 @@
 """MPI on the SPEs of a simulated Cell, with the mpi4py API.
 
 Each MPI rank is an SPE program on its own SPE; ``mpirun`` (a PPE program)
-starts them as seed 003 describes. Run a program with ``cellsim mpirun -n 4
+starts them as Kumar et al. describe. Run a program with ``cellsim mpirun -n 4
 prog.py`` or :func:`mpirun`; inside it, this module is what ``from mpi4py
 import MPI`` gives::
 
@@ -14,7 +14,7 @@ import MPI`` gives::
 
 Two protocols (``mpirun(..., protocol=...)``, ``--protocol``): ``direct``
 (the default: local store to local store, signals, credits, pipelined pulls;
-see :mod:`cellsim.mpi._direct`) and ``kumar`` (seed 003's design as
+see :mod:`cellsim.mpi._direct`) and ``kumar`` (Kumar et al.'s design as
 published; see :mod:`cellsim.mpi._kumar`). Times are simulated:
 :func:`Wtime` reads the SPU decrementer.
 
@@ -32,30 +32,62 @@ from typing import Any
 import numpy as np
 
 from .. import spu
-from . import _types
-from ._api import COMM_NULL, COMM_SELF, COMM_WORLD, Comm, Intracomm, Request
+from . import _types, _unsupported
+from ._comm import COMM_NULL, COMM_SELF, COMM_WORLD, Comm, Intercomm, Intracomm
 from ._costs import flop_cycles
+from ._group import GROUP_EMPTY, GROUP_NULL, Group
+from ._info import INFO_ENV, INFO_NULL, Info
+from ._pickle import Pickle, pickle
+from ._request import REQUEST_NULL, Prequest, Request
 from ._run import MpirunResult, RankFailed, mpirun
 from ._runtime import ComputeRule, current_rank
+from ._topo import Cartcomm, Compute_dims, Distgraphcomm, Graphcomm, Topocomm
 from ._types import *  # noqa: F403  (the names of _types.__all__, Exception among them)
+from ._unsupported import *  # noqa: F403  (Win, File, Intercomm: NotImplementedError)
 
 __all__ = [
     "COMM_NULL",
     "COMM_SELF",
     "COMM_WORLD",
+    "GROUP_EMPTY",
+    "GROUP_NULL",
+    "INFO_ENV",
+    "INFO_NULL",
+    "REQUEST_NULL",
+    "Alloc_mem",
+    "Attach_buffer",
+    "Cartcomm",
     "Comm",
     "ComputeRule",
+    "Compute_dims",
+    "Detach_buffer",
+    "Distgraphcomm",
     "Finalize",
+    "Free_mem",
+    "Get_address",
+    "Get_error_class",
+    "Get_error_string",
     "Get_library_version",
     "Get_processor_name",
     "Get_version",
+    "Graphcomm",
+    "Group",
+    "Info",
     "Init",
+    "Init_thread",
+    "Intercomm",
     "Intracomm",
     "Is_finalized",
     "Is_initialized",
+    "Is_thread_main",
     "MpirunResult",
+    "Pcontrol",
+    "Pickle",
+    "Prequest",
+    "Query_thread",
     "RankFailed",
     "Request",
+    "Topocomm",
     "Wtick",
     "Wtime",
     "alloc",
@@ -63,10 +95,14 @@ __all__ = [
     "compute",
     "ea_of",
     "flops",
+    "get_vendor",
     "mpirun",
+    "pickle",
     "protocol",
 ]
 __all__ += _types.__all__  # the constants, datatypes, operations, Status and Exception
+__all__ += [n for n in _unsupported.__all__ if n not in ("CommUnsupported", "module_functions")]
+globals().update(_unsupported.module_functions())  # Open_port...: NotImplementedError naming the call
 
 VERSION = 2
 SUBVERSION = 2
@@ -193,7 +229,76 @@ def ea_of(array: np.ndarray) -> int:
     return ea
 
 
+def Init_thread(required: int = _types.THREAD_MULTIPLE) -> int:
+    """``MPI_Init_thread``: done by ``mpirun``; returns the level provided, ``THREAD_SINGLE``
+    (a rank is one SPE program: threads inside a rank are not supported)."""
+    current_rank("Init_thread")
+    return _types.THREAD_SINGLE
+
+
+def Query_thread() -> int:
+    """``THREAD_SINGLE``."""
+    return _types.THREAD_SINGLE
+
+
+def Is_thread_main() -> bool:
+    """True (one thread per rank)."""
+    return True
+
+
+def get_vendor() -> tuple[str, tuple[int, int, int]]:
+    """The MPI implementation and its version, as mpi4py's ``get_vendor``."""
+    from .. import __version__
+
+    parts = [int(p) if p.isdigit() else 0 for p in __version__.split(".")[:3]]
+    return "cellsim", ([*parts, 0, 0, 0])[:3]  # type: ignore[return-value]
+
+
+def Get_error_class(errorcode: int) -> int:
+    """The error class of an error code (they are the same here)."""
+    return int(errorcode)
+
+
+def Get_error_string(errorcode: int) -> str:
+    """``MPI_ERR_TRUNCATE: message truncated``..."""
+    return _types.error_string(errorcode)
+
+
+def Get_address(location: Any) -> int:
+    """The address of a buffer (for the displacements of ``Create_struct``/``Create_hindexed``)."""
+    from ._message import as_bytes
+
+    raw = as_bytes(location)[0]
+    return int(raw.ctypes.data) if raw.size else 0
+
+
+def Attach_buffer(buf: Any) -> None:
+    """The buffer of buffered sends: cellsim copies their data into the rank's heap instead,
+    so it is only kept, for ``Detach_buffer``."""
+    current_rank("Attach_buffer").attached = buf
+
+
+def Detach_buffer() -> Any:
+    """The buffer given to ``Attach_buffer`` (the buffered sends are sent in the background)."""
+    r = current_rank("Detach_buffer")
+    buf, r.attached = r.attached, None
+    return buf
+
+
+def Alloc_mem(size: int, info: Info = INFO_NULL) -> Any:
+    """``size`` bytes of simulated main memory (the rank's heap), as a ``memory``."""
+    return _types.memory(alloc(int(size), np.uint8))
+
+
+def Free_mem(mem: Any) -> None:
+    """Gives memory from ``Alloc_mem`` back (the heap is the rank's for the whole run: nothing to do)."""
+
+
+def Pcontrol(level: int) -> None:
+    """Profiling control: nothing to do."""
+
+
 def __getattr__(name: str) -> Any:
-    if name == "UNWEIGHTED" or name.startswith("THREAD_"):
-        return 0
-    raise AttributeError(f"module 'cellsim.mpi' (mpi4py's MPI) has no attribute {name!r}")
+    raise AttributeError(
+        f"module 'cellsim.mpi' (mpi4py's MPI) has no attribute {name!r} (docs/mpi.md lists what is supported)"
+    )

@@ -10,8 +10,8 @@ order) get ``MPI_ERR_OTHER`` naming the two calls instead of wrong data.
 Algorithms, on communicator ranks (``p`` ranks, ``r`` this one):
 
 ============  ===========================================  ==========================================
-collective    ``kumar`` (seed 003: on blocking point-to-   ``direct``
-              point, the MPICH-1 algorithms of its day)
+collective    ``kumar`` (Kumar et al.: on blocking point-  ``direct``
+              to-point, the MPICH-1 algorithms of its day)
 ============  ===========================================  ==========================================
 Barrier       dissemination, ceil(log2 p) rounds of a      the same rounds over the faster
               0-byte Sendrecv                              point-to-point
@@ -24,8 +24,11 @@ Gather(v)     the root receives from 1..p-1 in order       the root posts every 
 Scatter(v)    the root sends to 1..p-1 in order            the root posts every send at once
 Allgather(v)  ring: p-1 Sendrecv steps to the right        every send and receive posted at once,
                                                            peer order r+1, r+2, ... (staggered)
-Alltoall(v)   pairwise: step i sends to r+i, receives      every send and receive posted at once,
+Alltoall(v,w) pairwise: step i sends to r+i, receives      every send and receive posted at once,
               from r-i                                     staggered
+Scan, Exscan  a chain: receive from r-1, combine, send on  recursive doubling (rank order kept)
+Reduce_       Reduce to rank 0, then Scatterv              the same
+scatter(_block)
 ============  ===========================================  ==========================================
 
 Reductions combine in the local store: both operands are fetched by DMA,
@@ -45,7 +48,7 @@ from ._protocol import Req
 from ._runtime import TAG_PULL, BufRef, Rank
 
 if TYPE_CHECKING:
-    from ._api import CommState
+    from ._commbase import CommState
 
 __all__ = ["KINDS", "Coll"]
 
@@ -76,6 +79,17 @@ KINDS = {
     "Scan": 24,
     "Exscan": 25,
     "Reduce_scatter": 26,
+    "Reduce_scatter_block": 27,
+    "Alltoallw": 28,
+    "scan": 29,
+    "exscan": 30,
+    "Create": 31,
+    "Create_group": 32,
+    "Create_cart": 33,
+    "Create_graph": 34,
+    "Create_dist_graph": 35,
+    "Split_type": 36,
+    "Sub": 37,
 }
 _NAMES = {v: k for k, v in KINDS.items()}
 
@@ -164,7 +178,7 @@ class Coll:
         a_ls, b_ls, chunk = self.proto.scratch_pair()
         done = 0
         n = acc.nbytes
-        chunk -= chunk % max(dt.size, 16)
+        chunk -= chunk % max(dt.dtype.itemsize, 16)
         while done < n:
             take = min(chunk, n - done)
             ea_a, ea_b = acc.ea + done, incoming.ea + done
@@ -180,7 +194,7 @@ class Coll:
                 tmp = vb.copy()
                 op.apply(va, tmp, dt)
                 va[...] = tmp
-            r.charge(reduce_cycles(take, dt.dtype.kind, dt.size, r.machine.name))
+            r.charge(reduce_cycles(take, dt.dtype.kind, dt.dtype.itemsize, r.machine.name))
             r.dma(True, la, ea_a, take, 29)
             r.wait_tags(1 << 29)
             done += take
@@ -252,7 +266,7 @@ class Coll:
             out = r.ls[last : last + take].view(dt.dtype)
             for j in range(p - 2, -1, -1):
                 op.apply(r.ls[ls + j * ch : ls + j * ch + take].view(dt.dtype), out, dt)
-            r.charge((p - 1) * reduce_cycles(take, dt.dtype.kind, dt.size, r.machine.name))
+            r.charge((p - 1) * reduce_cycles(take, dt.dtype.kind, dt.dtype.itemsize, r.machine.name))
             for j in range(p):
                 r.dma(True, last, eas[j] + off, take, TAG_PULL)
             r.wait_tags(1 << TAG_PULL)
@@ -335,7 +349,7 @@ class Coll:
         """Reduces into ``acc`` at ``root`` (``acc`` is scratch elsewhere and
         must already hold this rank's contribution)."""
         p, rel = self.p, (self.me - root) % self.p
-        if not op.commute:
+        if not op.is_commutative:
             if self.me != root:
                 self.send(acc, root)
                 return
@@ -381,7 +395,7 @@ class Coll:
             if self.aligned(eas):
                 self.allreduce_window(acc, eas, op, dt)
                 return
-        if not self.kumar and op.commute and p & (p - 1) == 0:
+        if not self.kumar and op.is_commutative and p & (p - 1) == 0:
             tmp = self.rank.temp(acc.nbytes)
             try:
                 mask = 1
@@ -395,6 +409,68 @@ class Coll:
             return
         self.reduce(acc, acc, op, dt, 0)
         self.bcast(acc, 0)
+
+    def scan(self, acc: BufRef, op: T.Op, dt: T.Datatype, exclusive: bool) -> bool:
+        """Prefix reduction: ``acc`` holds this rank's contribution and ends
+        with the combination of ranks 0..r (``exclusive``: 0..r-1; rank 0's
+        is then left as it was, and the return value is False there).
+        ``kumar``: a chain, each rank receiving from the one before and
+        sending on (MPICH-1); ``direct``: recursive doubling."""
+        if self.kumar:
+            return self._scan_chain(acc, op, dt, exclusive)
+        return self._scan_doubling(acc, op, dt, exclusive)
+
+    def _scan_chain(self, acc: BufRef, op: T.Op, dt: T.Datatype, exclusive: bool) -> bool:
+        me, p = self.me, self.p
+        tmp = self.rank.temp(acc.nbytes)
+        try:
+            if me > 0:
+                self.recv(tmp, me - 1)  # the combination of ranks 0..me-1
+            if me < p - 1:
+                if me > 0:
+                    mine = self.rank.temp(acc.nbytes)
+                    try:
+                        self.copy(acc, mine)
+                        self.combine(mine, tmp, op, dt, incoming_first=True)
+                        self.send(mine, me + 1)
+                    finally:
+                        mine.release()
+                else:
+                    self.send(acc, me + 1)
+            if me > 0:
+                if exclusive:
+                    self.copy(tmp, acc)
+                else:
+                    self.combine(acc, tmp, op, dt, incoming_first=True)
+        finally:
+            tmp.release()
+        return me > 0 or not exclusive
+
+    def _scan_doubling(self, acc: BufRef, op: T.Op, dt: T.Datatype, exclusive: bool) -> bool:
+        me, p = self.me, self.p
+        partial, tmp = self.rank.temp(acc.nbytes), self.rank.temp(acc.nbytes)
+        have = not exclusive
+        try:
+            self.copy(acc, partial)
+            mask = 1
+            while mask < p:
+                peer = me ^ mask
+                if peer < p:
+                    self.sendrecv(partial, peer, tmp, peer)
+                    if peer < me:  # the lower ranks' combination goes first
+                        self.combine(partial, tmp, op, dt, incoming_first=True)
+                        if have:
+                            self.combine(acc, tmp, op, dt, incoming_first=True)
+                        else:
+                            self.copy(tmp, acc)
+                            have = True
+                    else:
+                        self.combine(partial, tmp, op, dt, incoming_first=False)
+                mask <<= 1
+        finally:
+            partial.release()
+            tmp.release()
+        return have
 
     def gatherv(
         self,

@@ -10,11 +10,11 @@ that issues about one instruction per cycle (two when paired), with the
 the same step, so the comparison is between the protocols' DMAs,
 notifications and waits.
 
-Arithmetic (architecture notes, seed 003): single precision is a fully
+Arithmetic (architecture notes, Kumar et al.): single precision is a fully
 pipelined 4-wide FMA (8 flops per cycle); double precision on the original
 Cell issues one 2-wide multiply-add every 7 cycles (4 flops), fully
 pipelined on the PowerXCell 8i (``qs22``). Scalar code (no SIMD intrinsics,
-like seed 003's matrix-vector kernel) uses one lane of these.
+like Kumar et al.'s matrix-vector kernel) uses one lane of these.
 """
 
 from __future__ import annotations
@@ -43,6 +43,11 @@ class Costs:
     """Creating, completing or looking at a request."""
     copy_per_quadword: int = 2
     """An SPU copy inside the local store: one load and one store per 16 bytes."""
+    piece: int = 12
+    """One block of a non-contiguous datatype moved through the local store:
+    its address and length, a rotate for each unaligned end, the loop."""
+    list_element: int = 4
+    """Writing one DMA-list element (size and address: two stores)."""
 
 
 COSTS = Costs()

@@ -1,6 +1,6 @@
 """``direct`` (the default): local store to local store, woken by signals.
 
-What it does differently from seed 003's design, and why:
+What it does differently from Kumar et al.'s design, and why:
 
 * **Eager messages (up to 2 KB) go straight into the receiver's local
   store.** Each receiver has, for each sender, a ring of 4 slots (32-byte
@@ -11,7 +11,7 @@ What it does differently from seed 003's design, and why:
   at most one 128-byte line lands whole, a longer one line by line), and a
   *fenced* ``sndsig``. Header and data up to 128 bytes go in one put. The
   receiver puts the payload from its slot to the receive buffer: one DMA.
-  Seed 003 needs five blocking DMAs through main memory (get, put to
+  Kumar et al. need five blocking DMAs through main memory (get, put to
   ``P_i``, entry; get from ``P_i``, put) plus a remote read of the entry.
 * **Polling the local store, then sleeping on a signal.** A rank that waits
   looks at the next slot of each ring (one byte each) for up to 2 us, so a
@@ -20,7 +20,7 @@ What it does differently from seed 003's design, and why:
   SPE is in OR mode (``mpirun`` creates the contexts with
   ``SPE_CFG_SIGNOTIFY1_OR``) and every sender sets its own bit (``1 <<
   rank``) after its header; the woken rank looks only at the rings whose
-  bits are set. Seed 003's receiver searches whole queues (16 entries per
+  bits are set. Kumar et al.'s receiver searches whole queues (16 entries per
   sender, every sender for ``ANY_SOURCE``) until it finds the entry; here a
   long wait costs no polling, and a deadlock is a state the engine sees
   (everyone blocked, nothing in flight).
@@ -34,7 +34,7 @@ What it does differently from seed 003's design, and why:
   receiver copies straight from the sender's buffer to its own with four
   8 KB staging buffers in flight (each a get and a fenced put), which keeps
   the memory controller busy (a copy between two main-memory buffers moves
-  every byte in and out of DRAM: 12.8 GB/s at most on 25.6 GB/s). Seed 003's
+  every byte in and out of DRAM: 12.8 GB/s at most on 25.6 GB/s). Kumar et al.'s
   blocking 16 KB get-then-put reaches about 9 GB/s. When done the receiver
   writes a completion word into the sender's local store and signals it.
 * Unexpected eager messages stay in their slots until matched; a rank about
@@ -130,6 +130,12 @@ class DirectProtocol(Protocol):
         self.fin_out_next = 0
         self.fin_out_issued = 0
         self.bits = 0
+        self.stages_done = 0
+        """Tag groups of busy staging slots that a wait saw complete."""
+        self.owed: set[int] = set()
+        """The senders that consumed messages have not been credited for."""
+        self.fins_seen = b""
+        """The completion words as the last look at them found them."""
 
     def setup(self) -> None:
         """Local store, top down: rings, credits, completion words, staging, pull buffers."""
@@ -145,7 +151,7 @@ class DirectProtocol(Protocol):
         self.sigword = self.ctl  # +12: 1 << rank, for sndsig
         self.credit_out = self.ctl + 128
         self.fin_out = self.credit_out + n * 16
-        self.r.ls_words(self.sigword, 4)[3] = 1 << self.me
+        self.r.set_word(self.sigword + 12, 1 << self.me)
         assert self.r.peers is not None
         self.ls_ea = [int(p["ls_ea"]) for p in self.r.peers]
         self.ps_ea = [int(p["ps_ea"]) for p in self.r.peers]
@@ -169,7 +175,7 @@ class DirectProtocol(Protocol):
         """Sets this rank's bit in ``dest``'s signal register 1, after the
         earlier commands of ``tag`` (fenced)."""
         self.r.flush()
-        spu.mfc_sndsigf(self.sigword + 12, self.ps_ea[dest] + SIG_NOTIFY_1, tag)
+        self.r.mfc(spu.MFC_SNDSIGF_CMD, self.sigword + 12, self.ps_ea[dest] + SIG_NOTIFY_1, 4, tag)
 
     # -- sending ------------------------------------------------------------------------------
 
@@ -192,7 +198,7 @@ class DirectProtocol(Protocol):
     def credit_free(self, dest: int) -> bool:
         """Whether ``dest`` has a free slot for this sender (from the credits it wrote here)."""
         self.r.charge(self.costs.entry_empty)
-        consumed = int(self.r.ls_words(self.credits + dest * 16, 1)[0])
+        consumed = self.r.word(self.credits + dest * 16)
         return self.sent[dest] - consumed < SLOTS
 
     def free_stage(self) -> int | None:
@@ -237,7 +243,7 @@ class DirectProtocol(Protocol):
         i = self.fin_free.pop()
         self.fin_gen = (self.fin_gen + 1) % (1 << 26) or 1
         value = (self.fin_gen << 6) | i
-        self.r.ls_words(self.fins + i * 16, 1)[0] = 0
+        self.r.set_word(self.fins + i * 16, 0)
         self.fin_wait[value] = req
         return value
 
@@ -301,6 +307,7 @@ class DirectProtocol(Protocol):
             r.dma(True, lsa, remote, 32, tag, fence=True)
         self.signal(dest, tag)
         self.stage_busy[stage] = req
+        self.stages_done &= ~(1 << tag)
         need_dma = not rts and size > 0 and not copied
         need_fin = rts or req.sync
         req.data.update(dma=not need_dma, fin=not need_fin, fin_value=fin)
@@ -341,6 +348,7 @@ class DirectProtocol(Protocol):
         while self.consumed[src] % SLOTS in self.freed[src]:
             self.freed[src].discard(self.consumed[src] % SLOTS)
             self.consumed[src] += 1
+            self.owed.add(src)
         if self.consumed[src] - self.credited[src] >= CREDIT_BATCH:
             self.send_credit(src)
 
@@ -348,7 +356,8 @@ class DirectProtocol(Protocol):
         """Writes the count of consumed messages into ``src``'s local store, then signals it."""
         r = self.r
         self.credited[src] = self.consumed[src]
-        r.ls_words(self.credit_out + src * 16, 1)[0] = self.consumed[src]
+        self.owed.discard(src)
+        r.set_word(self.credit_out + src * 16, self.consumed[src])
         r.charge(self.costs.header)
         r.dma(True, self.credit_out + src * 16, self.ls_ea[src] + self.credits + self.me * 16, 4, TAG_CTL)
         self.signal(src, TAG_CTL)
@@ -362,7 +371,7 @@ class DirectProtocol(Protocol):
         lsa = self.fin_out + self.fin_out_next * 16
         self.fin_out_next = (self.fin_out_next + 1) % FIN_OUT
         self.fin_out_issued += 1
-        r.ls_words(lsa, 1)[0] = value
+        r.set_word(lsa, value)
         r.charge(self.costs.header)
         i = value & 63
         r.dma(True, lsa, self.ls_ea[dest] + self.fins + i * 16, 4, TAG_CTL)
@@ -425,7 +434,7 @@ class DirectProtocol(Protocol):
         gets its slots back (the eager data moves to this rank's heap), and
         every sender that may be waiting for credits gets them."""
         r = self.r
-        for src in range(self.n):
+        for src in range(self.n) if len(self.unexpected) >= SLOTS else ():  # (a full ring has SLOTS of them)
             if src == self.me or self.expect[src] - self.consumed[src] < SLOTS:
                 continue
             for msg in self.unexpected:
@@ -445,8 +454,8 @@ class DirectProtocol(Protocol):
                         r.wait_tags(1 << TAG_SYNC)
                     msg.handle = ("heap", tmp, h)
                 self.free_slot(msg.src, k, lsa)
-        for src in range(self.n):
-            if self.consumed[src] > self.credited[src] and self.expect[src] - self.credited[src] >= SLOTS:
+        for src in sorted(self.owed):
+            if self.expect[src] - self.credited[src] >= SLOTS:
                 self.send_credit(src)
 
     # -- progress --------------------------------------------------------------------------------
@@ -456,8 +465,8 @@ class DirectProtocol(Protocol):
         r = self.r
         changed = False
         r.flush()
-        if spu.spu_stat_signal1():
-            self.bits |= spu.spu_read_signal1()
+        if r.signal1_count():
+            self.bits |= r.read_signal1()
         if self.bits:
             bits, self.bits = self.bits, 0
             for src in range(self.n):
@@ -481,10 +490,15 @@ class DirectProtocol(Protocol):
     def check_fins(self) -> bool:
         """Completes the sends whose receiver wrote their completion word."""
         changed = False
+        r = self.r
+        r.charge(self.costs.entry_empty * len(self.fin_wait))
+        words = r.ls[self.fins : self.fins + FIN_SLOTS * 16].tobytes()
+        if words == self.fins_seen:
+            return False  # no word written since the last look: none can match now
+        self.fins_seen = words
         for value, req in list(self.fin_wait.items()):
             i = value & 63
-            self.r.charge(self.costs.entry_empty)
-            if int(self.r.ls_words(self.fins + i * 16, 1)[0]) == value:
+            if r.word(self.fins + i * 16) == value:
                 del self.fin_wait[value]
                 self.fin_free.append(i)
                 req.data["fin"] = True
@@ -504,14 +518,18 @@ class DirectProtocol(Protocol):
             req = self.stage_busy[i]
             if req is not None and (queued or req in self.tag_wait):
                 tags |= 1 << (TAG_EAGER + i)
+        # A staging slot whose DMAs a previous wait saw complete (and that no send took
+        # again since: its send waits for credits) would end the wait at once, again and
+        # again; the rank sleeps instead.
+        tags &= ~self.stages_done
         self.world.waits[self.me] = what
         r.flush()
         if tags:
-            spu.library_wait_tags(tags, spu.MFC_TAG_UPDATE_ANY)
+            self.stages_done |= r.tag_status(tags, spu.MFC_TAG_UPDATE_ANY) & tags
             return
         if self.spin():
             return
-        self.bits |= spu.spu_read_signal1()
+        self.bits |= r.read_signal1()
 
     def spin(self) -> bool:
         """Polls the local store (the next slot of every ring, the completion
@@ -519,27 +537,33 @@ class DirectProtocol(Protocol):
         A message found this way costs no signal latency; a longer wait ends
         in ``spu_read_signal1``."""
         r = self.r
+        ls = r.ls
         waited = 0
         cost = self.costs.scan_loop + self.costs.entry_empty * (self.n - 1 + len(self.fin_wait))
         queued = [d for d in range(self.n) if self.sendq[d]]
         cost += self.costs.entry_empty * len(queued)
+        # what each look compares (nothing of it changes while this rank polls)
+        heads = [
+            (src, self.slot_lsa(src, self.me, self.expect[src] % SLOTS), self.expect[src] % 255 + 1)
+            for src in range(self.n)
+            if src != self.me
+        ]
+        fins = [(self.fins + (value & 63) * 16, value) for value in self.fin_wait]
+        credits = [(self.credits + d * 16, self.sent[d] - SLOTS) for d in queued]
         while waited < SPIN_CYCLES:
-            for src in range(self.n):
-                if src == self.me:
-                    continue
-                lsa = self.slot_lsa(src, self.me, self.expect[src] % SLOTS)
-                if r.ls[lsa] == self.expect[src] % 255 + 1:
+            for src, lsa, seq in heads:
+                if ls[lsa] == seq:
                     self.bits |= 1 << src
             if self.bits:
                 return True
-            for value in self.fin_wait:
-                if int(r.ls_words(self.fins + (value & 63) * 16, 1)[0]) == value:
+            for lsa, value in fins:
+                if r.word(lsa) == value:
                     return True
-            for d in queued:
-                if self.sent[d] - int(r.ls_words(self.credits + d * 16, 1)[0]) < SLOTS:
+            for lsa, full in credits:
+                if r.word(lsa) > full:
                     return True
-            r.charge(cost)
-            r.flush()
+            spent, r.pending_cycles = r.pending_cycles + cost, 0  # (r.flush(), inlined: the hot loop)
+            r._call(r._engine.compute, spent)
             waited += cost
         return False
 

@@ -1,4 +1,4 @@
-"""``kumar``: seed 003's point-to-point design, as published.
+"""``kumar``: Kumar et al.'s point-to-point design, as published.
 
 * ``mpirun`` allocates one message buffer ``P_i`` per rank in main memory;
   rank ``i`` copies the data of its buffered-mode sends there.
@@ -84,7 +84,7 @@ def buffer_bytes(n: int) -> int:
 
 
 class KumarProtocol(Protocol):
-    """Seed 003's buffered-mode protocol (see the module docstring)."""
+    """Kumar et al.'s buffered-mode protocol (see the module docstring)."""
 
     name = "kumar"
     eager_limit = BLOCK
@@ -219,13 +219,15 @@ class KumarProtocol(Protocol):
     def scan(self, src: int) -> list[Msg]:
         """Valid, unclaimed entries of ``Q_{src,me}`` from its logical front, in order."""
         q = self.queue_view[src]
-        flags = q["flags"]
         self.r.charge(self.costs.scan_loop + QLEN * self.costs.entry_empty)
+        valid = np.flatnonzero(q["flags"] & VALID)
+        if not len(valid):
+            return []
         out = []
         f = self.front[src]
-        for i in range(QLEN):
+        for i in sorted(int(k - f) % QLEN for k in valid):  # from the logical front, in order
             k = (f + i) % QLEN
-            if flags[k] & VALID and (src, k) not in self.claimed:
+            if (src, k) not in self.claimed:
                 e = q[k]
                 self.r.charge(self.costs.entry_match)
                 out.append(Msg(src, int(e["tag"]), int(e["comm"]), int(e["size"]), ("q", k), i))
@@ -305,7 +307,7 @@ class KumarProtocol(Protocol):
         return changed
 
     def block(self, what: str) -> None:
-        """One more turn of the polling loop (seed 003's receive repeats its
+        """One more turn of the polling loop (Kumar et al.'s receive repeats its
         search until it finds the entry)."""
         self.world.idle_poll(self.me, what)
         now = self.r.machine.cycles

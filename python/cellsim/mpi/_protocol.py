@@ -165,6 +165,15 @@ class Protocol:
         self.match()
         return req
 
+    def cancel(self, req: Req) -> None:
+        """Cancels a receive that no message has matched yet (it completes,
+        cancelled); anything else goes on (a send, once started, cannot be
+        taken back)."""
+        if req.kind == "recv" and req in self.posted:
+            self.posted.remove(req)
+            req.data["cancelled"] = True
+            req.complete(T.ANY_SOURCE, T.ANY_TAG, 0)
+
     @staticmethod
     def matches(msg: Msg, source: int, tag: int, ctx: int) -> bool:
         """Whether ``msg`` can be received by a receive of (source, tag, ctx)."""

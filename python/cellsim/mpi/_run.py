@@ -1,6 +1,6 @@
 """``mpirun``: runs a program on N SPEs of one simulated Cell, one MPI rank each.
 
-As seed 003 describes it, ``mpirun`` is a PPE program: it allocates the
+As Kumar et al. describe it, ``mpirun`` is a PPE program: it allocates the
 shared space (the message buffers ``P_i`` for ``kumar``, a heap per rank for
 buffers placed in main memory, the start-up structures and the argument
 strings), creates N SPE contexts (signal register 1 in OR mode), loads the
@@ -25,9 +25,7 @@ stopped (their greenlets unwind). The exit status is the worst rank's.
 
 from __future__ import annotations
 
-import builtins
 import contextlib
-import importlib
 import io
 import os
 import sys
@@ -46,8 +44,10 @@ from .. import ppe, spu
 from ..exceptions import CellsimError, DeadlockError, RunawayError, UsageError
 from ..machine import Machine, Program
 from . import _types as T
-from ._api import CommState, finalize_checks
 from ._coll import Coll
+from ._comm import CommState, finalize_checks
+from ._errors import MPIAbort
+from ._program import RankModules, RankProgram, load_program, user_dirs
 from ._runtime import LS_STARTUP, PEER, PROTOCOL_CODES, STARTUP, STARTUP_MAGIC, ComputeRule, Heap, Rank, World
 from ._sandbox import RankExit, bad_termination, rank_process
 
@@ -64,9 +64,18 @@ class RankFailed(CellsimError):
     ``rank``, ``exc`` (what it raised), ``traceback_text`` and ``exit_code``."""
 
     def __init__(
-        self, rank: int, exc: BaseException | None, text: str, exit_code: int, report: str = ""
+        self,
+        rank: int,
+        exc: BaseException | None,
+        text: str,
+        exit_code: int,
+        report: str = "",
+        what: str | None = None,
     ) -> None:
-        what = f"raised {type(exc).__name__}: {exc}" if exc is not None else f"exited with status {exit_code}"
+        if what is None and exc is not None:
+            what = f"raised {type(exc).__name__}: {exc}"
+        elif what is None:
+            what = f"exited with status {exit_code}"
         super().__init__(f"rank {rank} {what}; the other ranks were stopped")
         self.rank = rank
         self.exc = exc
@@ -227,33 +236,6 @@ def finalize_rank(rank: Rank) -> None:
 # -- mpirun --------------------------------------------------------------------------------------------
 
 
-def _load_program(program: Any) -> tuple[str, Any]:
-    """``("script", (path, code))`` or ``("callable", fn)``."""
-    if callable(program):
-        return "callable", program
-    text = str(program)
-    p = Path(text)
-    if text.endswith(".py") or p.is_file():
-        if not p.is_file():
-            raise UsageError(f"program {text!r} does not exist")
-        src = p.read_text()
-        try:
-            code = compile(src, str(p), "exec")
-        except SyntaxError as e:
-            raise UsageError(f"program {text!r} does not compile: {e}") from None
-        return "script", (p, code)
-    if ":" in text:
-        mod, _, fn = text.partition(":")
-        try:
-            f = getattr(importlib.import_module(mod), fn)
-        except (ImportError, AttributeError) as e:
-            raise UsageError(f"program {text!r}: {e}") from None
-        if not callable(f):
-            raise UsageError(f"program {text!r} is not a function")
-        return "callable", f
-    raise UsageError(f"program {text!r} is neither a .py file nor module:function")
-
-
 def _heap_bytes(m: Machine, n: int) -> int:
     """Each rank's heap: half of one chip's memory shared out, at most 64 MB a
     rank (on a blade, first-touch placement keeps them all on chip 0's memory
@@ -272,9 +254,11 @@ def _exit_status(code: Any, err: TextIO | _RankStream) -> int:
 
 
 def mpirun(
-    program: str | Path | Callable[[], Any],
+    program: str | Path | Callable[[], Any] | None,
     n: int,
     *,
+    module: str | None = None,
+    command: str | None = None,
     args: Sequence[str] = (),
     machine: str = "qs20",
     protocol: str = "direct",
@@ -294,13 +278,16 @@ def mpirun(
     Args:
         program: a Python file (an mpi4py script or a cellsim.mpi program),
             ``"module:function"``, or a callable (called with no arguments in
-            each rank; its return values are ``MpirunResult.values``).
-        n: ranks, at most the machine's SPEs (8 on qs20/qs22, 6 on ps3).
+            each rank; its return values are ``MpirunResult.values``); None
+            with ``module`` or ``command``.
+        module: run this module as ``python -m module`` would.
+        command: run this code as ``python -c command`` would.
+        n: ranks, at most the machine's SPEs (16 on qs20/qs22, 8 on qs20-1chip, 6 on ps3).
         args: the program's arguments (``sys.argv[1:]`` of a script; also
             passed in the start-up structure, :func:`cellsim.mpi.argv`).
         machine, seed, overrides, time_limit_ns: as for :class:`cellsim.Machine`.
         wall_limit_s: stop the run after this much host time (``RunawayError``).
-        protocol: ``direct`` (default) or ``kumar`` (seed 003).
+        protocol: ``direct`` (default) or ``kumar`` (Kumar et al.'s design).
         compute: ``zero``, ``model`` (default) or ``host-scaled:F``; see
             :class:`cellsim.mpi.ComputeRule`.
         trace: write a Chrome/Perfetto trace of the run there.
@@ -323,12 +310,33 @@ def mpirun(
             f"-n {n}: this {m.name} has {m.spe_count} SPEs and an MPI rank needs one, so at most "
             f"{m.spe_count} ranks" + (" (qs20, qs22: two-chip blades with 16)" if m.chips == 1 else "")
         )
-    kind, prog = _load_program(program)
+    with RankModules(user_dirs(program, module, command)) as modules:
+        prog = load_program(program, module=module, command=command)
+        options = (trace, stdout, stderr, prefix, raise_errors, wall_limit_s)
+        return _run(prog, modules, m, n, args, protocol, rule, *options)
+
+
+def _run(
+    prog: RankProgram,
+    modules: RankModules,
+    m: Machine,
+    n: int,
+    args: Sequence[str],
+    protocol: str,
+    rule: ComputeRule,
+    trace: str | Path | None,
+    stdout: TextIO | None,
+    stderr: TextIO | None,
+    prefix: bool,
+    raise_errors: bool,
+    wall_limit_s: float | None,
+) -> MpirunResult:
+    """The run itself (see :func:`mpirun`)."""
     world = World(m, n, protocol, rule)
     out = _RankStream(stdout or sys.stdout, prefix)
     err = _RankStream(stderr or sys.stderr, prefix)
     values: list[Any] = [None] * n
-    argv = [str(prog[0]) if kind == "script" else getattr(prog, "__name__", "program"), *map(str, args)]
+    argv = [prog.argv0, *map(str, args)]
 
     def rank_main(speid: int, argp: int, envp: int) -> int:
         g = getcurrent()
@@ -338,22 +346,19 @@ def mpirun(
         status = 0
         stopped = False
         try:
+            g._mpi_modules = {"__main__": prog.main_module()}  # type: ignore[attr-defined]
+            modules.enter(g)
             init_rank(r)
             r.last_exit = time.perf_counter()
-            if kind == "script":
-                path, code = prog
-                glb: dict[str, Any] = {
-                    "__name__": "__main__",
-                    "__file__": str(path),
-                    "__builtins__": builtins,
-                    "__spec__": None,
-                }
-                exec(code, glb)
-            else:
-                values[r.rank] = prog()
+            values[r.rank] = prog.run(g._mpi_modules["__main__"])  # type: ignore[attr-defined]
             r.enter()
             r.leave()
             finalize_rank(r)
+        except MPIAbort as e:
+            where = _format_traceback(e).strip().splitlines()
+            at = f" ({where[-2].strip()})" if len(where) >= 2 else ""
+            world.failures.append((r.rank, None, ""))
+            raise RankFailed(r.rank, None, "", e.errorcode & 0xFF, what=f"called {e}{at}") from None
         except RankExit as e:
             status = _exit_status(e.code, err)
             world.failures.append((r.rank, None, ""))
@@ -434,8 +439,8 @@ def mpirun(
     saved = (sys.stdout, sys.stderr, list(sys.argv), list(sys.path))
     sys.stdout, sys.stderr = out, err  # type: ignore[assignment]
     sys.argv = list(argv)
-    if kind == "script":
-        sys.path.insert(0, str(Path(prog[0]).resolve().parent))
+    if prog.path0 is not None:
+        sys.path.insert(0, prog.path0)
     try:
         with _mpi4py_installed(), rank_process() as threads:
             res = m.run(mpirun_ppe, wall_limit_s=wall_limit_s)

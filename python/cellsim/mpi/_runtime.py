@@ -8,7 +8,7 @@ chip would. The library's own Python code costs nothing by itself; the SPU
 code it stands for is charged with :mod:`cellsim.mpi._costs`, in batches
 flushed as ``compute(cycles)`` before the rank's next SPU call.
 
-Start-up (seed 003, section 3.1): ``mpirun`` (a PPE program) allocates the
+Start-up (Kumar et al., section 3.1): ``mpirun`` (a PPE program) allocates the
 shared space, writes one start-up structure per rank in main memory and sends
 its address through the rank's inbound mailbox; ``MPI_Init`` reads the
 mailbox and gets the structure by DMA. Layout (big-endian, as all metadata
@@ -61,6 +61,7 @@ __all__ = [
     "BufRef",
     "ComputeRule",
     "Heap",
+    "Placement",
     "Rank",
     "World",
     "current_rank",
@@ -220,6 +221,7 @@ class BufRef:
     readonly: bool = False
     released: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+    placement: Placement | None = None
 
     def sync_in(self) -> None:
         """Host bytes -> the simulated copy (before the data is sent)."""
@@ -233,11 +235,35 @@ class BufRef:
                 raise T.Exception(T.ERR_BUFFER, "the receive buffer is read-only")
             self.host[:nbytes] = self.shadow[:nbytes]
 
+    def keep(self) -> None:
+        """Before a receive into only parts of the buffer: the bytes around them
+        stay as the host has them (a copy at no simulated cost)."""
+        self.sync_in()
+
     def release(self) -> None:
-        """Frees the heap block standing for a host buffer."""
-        if not self.released and self.heap is not None:
-            self.heap.free(self.ea)
+        """Frees the heap block standing for a host buffer (the last user of it frees it)."""
+        if not self.released:
+            if self.placement is not None:
+                self.placement.drop()
+            elif self.heap is not None:
+                self.heap.free(self.ea)
         self.released = True
+
+
+class Placement:
+    """Where a host buffer is placed in the rank's heap, shared by the
+    requests that use it at once (as the program's one buffer would be):
+    two ``Isend`` of the same array read the same simulated bytes."""
+
+    def __init__(self, rank: Rank, key: tuple[int, int], ea: int, shadow: np.ndarray) -> None:
+        self.rank, self.key, self.ea, self.shadow, self.users = rank, key, ea, shadow, 1
+
+    def drop(self) -> None:
+        self.users -= 1
+        if self.users == 0:
+            del self.rank.placed[self.key]
+            assert self.rank.heap is not None
+            self.rank.heap.free(self.ea)
 
 
 class World:
@@ -295,10 +321,13 @@ class World:
         if st is None or st[0] != self.epoch:
             st = self.idle[rank] = [self.epoch, 0]
         st[1] += 1
-        live = [r for r in range(self.n) if r not in self.finished]
-        if all(r in self.idle and self.idle[r][0] == self.epoch and self.idle[r][1] >= 3 for r in live):
-            raise self.deadlock()
-        return st[1]
+        if st[1] < 3:
+            return st[1]
+        for r in range(self.n):
+            other = self.idle.get(r)
+            if r not in self.finished and (other is None or other[0] != self.epoch or other[1] < 3):
+                return st[1]
+        raise self.deadlock()
 
     def deadlock(self) -> T.MPIDeadlockError:
         """The deadlock error naming what each rank waits on."""
@@ -331,6 +360,9 @@ class Rank:
         self.program = program
         self.spe = int(program.spe)  # type: ignore[arg-type]
         self.ls = program.ls
+        self.ls_u32 = np.frombuffer(self.ls, dtype=">u4")
+        self._call = program.call
+        self._engine = program.engine
         self.machine = world.machine
         self.costs = world.costs
         self.pending_cycles = 0
@@ -346,6 +378,10 @@ class Rank:
         self.argv: list[str] = []
         self.exit_code: int | None = None
         self.output: Any = None
+        self.attached: Any = None
+        """The buffer of ``MPI.Attach_buffer``."""
+        self.placed: dict[tuple[int, int], Placement] = {}
+        """The host buffers placed in the heap now, by (address, bytes)."""
         self.world_comm: Any = None
         self.self_comm: Any = None
 
@@ -359,7 +395,31 @@ class Rank:
         """Spends the charged cycles now."""
         if self.pending_cycles > 0:
             c, self.pending_cycles = self.pending_cycles, 0
-            spu.compute(c)
+            self._call(self._engine.compute, c)
+
+    # -- the SPU's channels and MFC commands --------------------------------------------------
+    # The library makes millions of these calls: it makes them as cellsim.spu does
+    # (the same engine calls), without looking up the calling program each time.
+
+    def mfc(self, opcode: int, lsa: int, ea: int, size: int, tag: int) -> None:
+        """Issues one MFC command (``spu.MFC_*_CMD``)."""
+        self._call(self._engine.mfc, opcode, lsa, ea, size, tag)
+
+    def tag_status(self, mask: int, update: int) -> int:
+        """Writes the tag mask and reads the tag status (``spu.MFC_TAG_UPDATE_*``),
+        as ``spu.library_wait_tags``: the program's own mask is restored before
+        it next depends on it."""
+        self.program.library_mask = True
+        self._call(self._engine.write_tag_mask, mask & 0xFFFFFFFF)
+        return self._call(self._engine.read_tag_status, update)
+
+    def signal1_count(self) -> int:
+        """``spu_stat_signal1``."""
+        return self._call(self._engine.channel_count, spu.SPU_RD_SIG_NOTIFY_1)
+
+    def read_signal1(self) -> int:
+        """``spu_read_signal1``: waits for a signal and clears the register."""
+        return self._call(self._engine.read_channel, spu.SPU_RD_SIG_NOTIFY_1)
 
     # -- DMA --------------------------------------------------------------------------
 
@@ -367,24 +427,28 @@ class Rank:
         """Issues a get (``put=False``) or put of ``size`` bytes as legal DMAs;
         with ``fence`` every piece waits for the earlier commands of ``tag``."""
         self.flush()
+        if put:
+            op = spu.MFC_PUTF_CMD if fence else spu.MFC_PUT_CMD
+        else:
+            op = spu.MFC_GETF_CMD if fence else spu.MFC_GET_CMD
+        if 0 < size <= MAX_DMA and not (lsa | ea | size) & 15:
+            self.mfc(op, lsa, ea, size, tag)  # one legal DMA as it is
+            return
         for ls, e, n in dma_pieces(lsa, ea, size):
-            if put:
-                (spu.mfc_putf if fence else spu.mfc_put)(ls, e, n, tag)
-            else:
-                (spu.mfc_getf if fence else spu.mfc_get)(ls, e, n, tag)
+            self.mfc(op, ls, e, n, tag)
 
     def wait_tags(self, mask: int) -> None:
         """Waits until every tag group of ``mask`` is complete."""
         self.flush()
-        spu.library_wait_tags(mask, spu.MFC_TAG_UPDATE_ALL)
+        self.tag_status(mask, spu.MFC_TAG_UPDATE_ALL)
 
     def tags_done(self, mask: int) -> bool:
         """Whether every tag group of ``mask`` is complete (does not wait)."""
         self.flush()
-        return spu.library_wait_tags(mask, spu.MFC_TAG_UPDATE_IMMEDIATE) == mask
+        return self.tag_status(mask, spu.MFC_TAG_UPDATE_IMMEDIATE) == mask
 
     def get_blocking(self, lsa: int, ea: int, size: int) -> None:
-        """A blocking get (seed 003's copies)."""
+        """A blocking get (Kumar et al.'s copies)."""
         self.dma(False, lsa, ea, size, TAG_SYNC)
         self.wait_tags(1 << TAG_SYNC)
 
@@ -396,6 +460,14 @@ class Rank:
     def ls_words(self, lsa: int, n: int, dtype: str = ">u4") -> np.ndarray:
         """A view of ``n`` values of ``dtype`` in this rank's local store."""
         return np.frombuffer(self.ls, dtype=dtype, count=n, offset=lsa)
+
+    def word(self, lsa: int) -> int:
+        """The big-endian 32-bit word at ``lsa`` (a multiple of 4) of this rank's local store."""
+        return int(self.ls_u32[lsa >> 2])
+
+    def set_word(self, lsa: int, value: int) -> None:
+        """Stores a big-endian 32-bit word at ``lsa`` (a multiple of 4)."""
+        self.ls_u32[lsa >> 2] = value
 
     def ls_copy(self, dst: int, src: int, n: int) -> None:
         """An SPU copy inside the local store (charged per quadword)."""
@@ -438,20 +510,27 @@ class Rank:
         ea = self.locate(raw) if raw.size else None
         if ea is not None:
             return BufRef(ea, nbytes, datatype, count)
-        assert self.heap is not None
-        shadow_ea = self.heap.alloc(max(nbytes, 16))
-        shadow = self.machine.memory(shadow_ea, max(nbytes, 16))
-        ref = BufRef(
-            shadow_ea,
+        key = (int(raw.ctypes.data) if raw.size else 0, nbytes)
+        place = self.placed.get(key)
+        if place is None:
+            assert self.heap is not None
+            shadow_ea = self.heap.alloc(max(nbytes, 16))
+            place = self.placed[key] = Placement(
+                self, key, shadow_ea, self.machine.memory(shadow_ea, max(nbytes, 16))
+            )
+        else:
+            place.users += 1
+        readonly = writable and not raw.flags.writeable
+        return BufRef(
+            place.ea,
             nbytes,
             datatype,
             count,
             host=raw,
-            shadow=shadow,
-            heap=self.heap,
-            readonly=writable and not raw.flags.writeable,
+            shadow=place.shadow,
+            readonly=readonly,
+            placement=place,
         )
-        return ref
 
     def temp(self, nbytes: int) -> BufRef:
         """A heap block of ``nbytes`` (for pickles and unexpected messages)."""
@@ -474,7 +553,7 @@ class Rank:
         """Copies ``n`` bytes from EA ``src`` to EA ``dst`` through this
         SPE: straight into or out of the local store when one end is in it,
         else through the ``staging`` buffers (``chunk`` bytes each, plus 32):
-        blocking get then blocking put per chunk (seed 003), or with
+        blocking get then blocking put per chunk (Kumar et al.), or with
         ``pipelined`` a get and a fenced put per buffer in flight, one tag
         group per buffer (pieces of ``n / len(staging)``, at least 512 bytes,
         for short copies)."""

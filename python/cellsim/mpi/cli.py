@@ -1,8 +1,13 @@
-"""``cellsim mpirun``: run an MPI program on the SPEs of a simulated Cell."""
+"""``cellsim mpirun``: run an MPI program on the SPEs of a simulated Cell.
+
+The program is given as to ``python``: ``PROGRAM.py ARGS``, ``-m MODULE
+ARGS`` or ``-c CODE ARGS`` (or ``module:function``); everything after it is
+the program's own arguments, options included."""
 
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
@@ -14,20 +19,42 @@ from ._run import PROTOCOLS, mpirun, report_failure
 __all__ = ["mpirun_cmd"]
 
 
-@click.command(
-    "mpirun",
-    context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
-)
+class _PythonLike(click.Command):
+    """Parses mpirun's options up to the program (a file, ``-m MODULE`` or
+    ``-c CODE``), as ``python`` does; what follows is the program's."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        options = [p for p in self.params if isinstance(p, click.Option)]
+        takes_value = {o for p in options if not p.is_flag for o in p.opts}
+        i = 0
+        while i < len(args):
+            a = args[i]
+            if a in ("-m", "-c"):
+                i += 2
+                break
+            if a.startswith(("-m", "-c")) and not a.startswith("--"):
+                i += 1
+                break
+            if not a.startswith("-") or a == "--":
+                break
+            i += 2 if a in takes_value else 1
+        ctx.meta["program_args"] = args[i:]
+        return super().parse_args(ctx, args[:i])
+
+
+@click.command("mpirun", cls=_PythonLike)
 @click.option(
     "-n", "--np", "n", type=int, required=True, help="MPI ranks, one per SPE (at most the machine's SPEs)"
 )
-@click.option("--machine", "-m", default="qs20", show_default=True, help="machine name or TOML file")
+@click.option("-m", "module", metavar="MODULE", help="run MODULE as a script, as python -m does")
+@click.option("-c", "command", metavar="CODE", help="run CODE, as python -c does")
+@click.option("--machine", default="qs20", show_default=True, help="machine name or TOML file")
 @click.option(
     "--protocol",
     type=click.Choice(list(PROTOCOLS)),
     default="direct",
     show_default=True,
-    help="direct (LS to LS, signals) or kumar (Kumar et al.'s design)",
+    help="direct (LS to LS, signals) or kumar (Kumar et al.'s buffered-mode design)",
 )
 @click.option(
     "--compute",
@@ -44,10 +71,12 @@ __all__ = ["mpirun_cmd"]
 @limit_options
 @click.option("--no-prefix", is_flag=True, help="do not prefix each output line with [rank]")
 @click.option("--quiet", "-q", is_flag=True, help="no summary line on stderr")
-@click.argument("program")
-@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+@click.pass_context
 def mpirun_cmd(
+    ctx: click.Context,
     n: int,
+    module: str | None,
+    command: str | None,
     machine: str,
     protocol: str,
     compute: str,
@@ -57,22 +86,34 @@ def mpirun_cmd(
     wall_limit: float | None,
     no_prefix: bool,
     quiet: bool,
-    program: str,
-    args: tuple[str, ...],
 ) -> int:
-    """Run PROGRAM as N MPI ranks on the SPEs of a simulated Cell.
+    """Run a program as N MPI ranks on the SPEs of a simulated Cell.
 
-    PROGRAM is a Python file, an unmodified mpi4py script (``from mpi4py
-    import MPI`` gets cellsim's MPI) or a program using cellsim.mpi and the
-    SPU API, or module:function. Its output lines are prefixed with their
-    rank; the exit status is the worst rank's. Times are simulated (MPI.Wtime
-    reads the SPU decrementer).
+    \b
+    cellsim mpirun -n 4 PROGRAM.py [ARGS]     a script (an unmodified mpi4py script, or a
+                                             program using cellsim.mpi and the SPU API)
+    cellsim mpirun -n 4 -m MODULE [ARGS]      a module, as python -m runs it
+    cellsim mpirun -n 4 -c CODE [ARGS]        code, as python -c runs it
+    cellsim mpirun -n 4 module:function       a function, called in each rank
+
+    The program starts as under python (sys.argv, sys.path[0], __file__,
+    __name__ == "__main__"); `from mpi4py import MPI` gets cellsim's MPI.
+    Output lines are prefixed with their rank; the exit status is the worst
+    rank's. Times are simulated (MPI.Wtime reads the SPU decrementer).
     """
     check_output(trace_path, "--trace")
+    rest: list[str] = ctx.meta.get("program_args", [])
+    program: Any = None
+    if module is None and command is None:
+        if not rest or rest[0] == "--":
+            raise click.UsageError("give the program: PROGRAM.py, -m MODULE, -c CODE or module:function")
+        program, rest = rest[0], rest[1:]
     result = mpirun(
         program,
         n,
-        args=args,
+        module=module,
+        command=command,
+        args=rest,
         machine=machine,
         protocol=protocol,
         compute=compute,

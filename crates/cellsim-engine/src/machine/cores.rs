@@ -14,7 +14,7 @@
 
 use super::threads::{ThreadId, ThreadState, Wait};
 use super::{Event, Machine};
-use crate::bus::{BusOp, OpKind, Owner, Space};
+use crate::bus::{BusOp, Leg, OpKind, Owner, Space};
 use crate::error::SimError;
 use crate::ls_loop::{LsLoop, LsProgress};
 use crate::memory_map::Target;
@@ -352,7 +352,7 @@ impl Machine {
             respond_at: Cycle::MAX,
             atomic: None,
             failed: false,
-            leg: 0,
+            leg: Leg::Within,
         };
         let id = self.new_op(op);
         self.chips[0].bius[ppe.local().idx()].queue.push_back(id);

@@ -31,7 +31,7 @@
 use super::threads::ThreadState;
 use super::{ChipBus, DmaLatency, Event, Machine, SpeUnit};
 use crate::atomic::Holder;
-use crate::bus::{BusOp, OpId, OpKind, Owner, Space};
+use crate::bus::{BusOp, Leg, OpId, OpKind, Owner, Space};
 use crate::error::{MfcError, MfcErrorKind, SimError};
 use crate::mailbox::Outbound;
 use crate::memory_map::ps;
@@ -131,7 +131,8 @@ impl Machine {
             return;
         }
         let ramp = unit.ramp;
-        if !self.chips[ramp.chip()].bius[ramp.local().idx()].has_room() {
+        let (chip, port) = (ramp.chip(), ramp.local().idx());
+        if !self.chips[chip].bius[port].has_room() {
             unit.dmac_blocked = true;
             return;
         }
@@ -247,7 +248,7 @@ impl Machine {
             respond_at: Cycle::MAX,
             atomic: e.cmd.op.atomic(),
             failed: false,
-            leg: 0,
+            leg: Leg::Within,
         };
         if e.seg.exhausted() {
             if let Some(l) = e.list.as_mut() {
@@ -262,10 +263,10 @@ impl Machine {
         let unroll = self.timing.unroll;
         unit.mfc.dmac_free = now + unroll;
         let id = self.new_op(op);
-        let biu = &mut self.chips[ramp.chip()].bius[ramp.local().idx()];
+        let biu = &mut self.chips[chip].bius[port];
         biu.queue.push_back(id);
         let biu_full = !biu.has_room();
-        self.wake_command_bus(ramp.chip(), now);
+        self.wake_command_bus(chip, now);
         if biu_full {
             // The command bus will restart the DMAC when it takes a request.
             self.spes[p as usize].dmac_blocked = true;
@@ -404,8 +405,7 @@ impl Machine {
             log.commands.push((now, self.ops[id].size));
         }
         let t = self.timing;
-        let op = self.ops[id];
-        self.ops[id].respond_at = now + t.command_phase + self.other_chips_snoop(&op);
+        self.ops[id].respond_at = now + t.command_phase + self.other_chips_snoop(id);
         self.coherence_point(id);
         let op = self.ops[id];
         // The memory's MIC sees the command when it is reflected on its chip.
@@ -454,15 +454,15 @@ impl Machine {
     /// two-chip machine: it snoops every coherent command (main memory), and
     /// a command for one of its elements is forwarded to it and answered back.
     #[inline]
-    fn other_chips_snoop(&self, op: &BusOp) -> Cycle {
-        match &self.bif {
-            Some(b)
-                if matches!(op.remote, Space::Memory(_))
-                    || op.target.chip() != op.requester.chip() =>
-            {
-                b.snoop
-            }
-            _ => 0,
+    fn other_chips_snoop(&self, id: OpId) -> Cycle {
+        let Some(b) = &self.bif else {
+            return 0;
+        };
+        let op = &self.ops[id];
+        if matches!(op.remote, Space::Memory(_)) || op.leg != Leg::Within {
+            b.snoop
+        } else {
+            0
         }
     }
 
@@ -609,13 +609,13 @@ impl Machine {
         let ChipBus { arbiter, eib, .. } = &mut chips[chip];
         let rings = eib.ring_count() as u8;
         let retry = arbiter.arbitrate(now, |id| {
-            let op = ops[id];
-            let (src, dst) = leg_ends(topo, &op);
+            let op = &ops[id];
+            let (src, dst) = leg_ends(topo, op);
             let node = match op.remote {
                 Space::Memory(a) => Some(numa.node_of(a)),
                 _ => None,
             };
-            let last_leg = dst == op.data_dst();
+            let last_leg = op.leg != Leg::ToBif;
             let to_memory = op.kind == OpKind::Write && node.is_some();
             if to_memory && last_leg {
                 mics[chip].write_buffer(now)?;
@@ -653,7 +653,6 @@ impl Machine {
                 // data cross the BIF, and ask the other chip for a ring.
                 let bif = bif.as_mut().expect("two chips have a BIF");
                 let there = bif.link(chip).carry(g.arrive, op.size);
-                ops[id].leg = 1;
                 calendar.schedule(there, Event::DataReady(id));
             }
             if let (OpKind::Read, Some(n)) = (op.kind, node) {
@@ -688,6 +687,9 @@ impl Machine {
                     args.extend(command_of(spes, op.owner).into_iter().flatten());
                     (name, args)
                 });
+            }
+            if !last_leg {
+                ops[id].leg = Leg::FromBif;
             }
             Ok(g.start + g.beats_time)
         });
@@ -951,12 +953,10 @@ impl Machine {
 #[inline]
 fn leg_ends(topo: &crate::topology::Topology, op: &BusOp) -> (Ramp, Ramp) {
     let (src, dst) = (op.data_src(), op.data_dst());
-    if src.chip() == dst.chip() {
-        (src, dst)
-    } else if op.leg == 0 {
-        (src, topo.ioif0(src.chip()))
-    } else {
-        (topo.ioif0(dst.chip()), dst)
+    match op.leg {
+        Leg::Within => (src, dst),
+        Leg::ToBif => (src, topo.ioif0(src.chip())),
+        Leg::FromBif => (topo.ioif0(dst.chip()), dst),
     }
 }
 

@@ -14,7 +14,7 @@
 use super::cores::POSTED_STORE;
 use super::threads::{count_issue, outbound_reg, Pending, ThreadId, ThreadState, Wait};
 use super::{Event, Machine};
-use crate::bus::{BusOp, OpKind, Owner, Space};
+use crate::bus::{BusOp, Leg, OpKind, Owner, Space};
 use crate::error::{MfcErrorKind, SimError};
 use crate::memory_map::{ps, Target};
 use crate::ppu::Single;
@@ -267,7 +267,7 @@ impl Machine {
             respond_at: Cycle::MAX,
             atomic: None,
             failed: false,
-            leg: 0,
+            leg: Leg::Within,
         };
         let id = self.new_op(op);
         if kind == OpKind::Write {

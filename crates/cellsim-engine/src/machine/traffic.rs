@@ -6,7 +6,7 @@
 //! the data arbiter like any other bus request but move no bytes.
 
 use super::{Event, Machine};
-use crate::bus::{BusOp, OpKind, Owner, Space};
+use crate::bus::{BusOp, Leg, OpKind, Owner, Space};
 use crate::error::SimError;
 use crate::time::Cycle;
 use crate::topology::{Ramp, RAMPS};
@@ -45,7 +45,7 @@ impl Machine {
             respond_at: Cycle::MAX,
             atomic: None,
             failed: false,
-            leg: 0,
+            leg: Leg::Within,
         };
         let id = self.new_op(op);
         // The source queue is unbounded, as in BookSim: a busy ramp queues.
