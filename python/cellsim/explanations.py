@@ -27,6 +27,7 @@ SECTIONS: dict[str, tuple[str, str]] = {
     "ring": ("messaging.md", "The ring benchmark"),
     "mapping": ("messaging.md", "The explorer"),
     **dict.fromkeys(("mpi-pingpong", "mpi-matvec", "mpi-collectives"), ("mpi.md", "Results")),
+    "cross-chip": ("model.md", "Two chips"),
 }
 """Experiment -> (file in docs/, start of the section's heading)."""
 

@@ -328,6 +328,18 @@ def capture(path: str | Path, limit: int = DEFAULT_LIMIT) -> Iterator[dict[str, 
             state["stats"] = state["writer"].close()
 
 
+@contextmanager
+def not_captured() -> Iterator[None]:
+    """Machines built inside the block are never the captured one (a trial
+    run that checks settings before a sweep is not the run to trace)."""
+    global _capture
+    saved, _capture = _capture, None
+    try:
+        yield
+    finally:
+        _capture = saved
+
+
 def _register(m: Machine) -> tuple[int, TraceWriter] | None:
     """Called by each new Machine: the record limit and the writer to stream
     to if it is the one to trace (capture is on and no machine was taken yet).

@@ -22,6 +22,7 @@ from os import PathLike
 from typing import Any
 
 from ..exceptions import UsageError
+from ..trace import not_captured
 from .library import MAX_TASKS
 from .patterns import Pattern, builtin, format_mapping, parse_mapping, ring_pattern
 from .simulate import DEFAULTS, MODES, Variation, machine_spes, point_seed, simulate
@@ -212,7 +213,8 @@ def explore(
     )
     # A trial run of the first point catches bad settings before the sweep starts.
     if points:
-        run_point({**points[0], "count": 2})
+        with not_captured():
+            run_point({**points[0], "count": 2})
     results = run_sweep(
         run_point,
         points,

@@ -55,6 +55,7 @@ import numpy as np
 from ..exceptions import UsageError
 from ..kernels import Kernel
 from ..machine import Machine
+from ..trace import not_captured
 from .library import (
     Setup,
     TaskSpec,
@@ -125,7 +126,8 @@ class Params:
 @lru_cache(maxsize=16)
 def machine_spes(machine: str) -> tuple[int, ...]:
     """The physical SPEs Linux sees on ``machine`` (its ``spes`` list, sorted)."""
-    return tuple(sorted(Machine(machine).placement))
+    with not_captured():  # a look at the machine file, not a run to trace
+        return tuple(sorted(Machine(machine).placement))
 
 
 def point_seed(seed: int, *parts: Any) -> int:

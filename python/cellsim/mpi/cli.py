@@ -13,10 +13,21 @@ import click
 
 from .._checks import positive
 from .._outputs import check_output
+from ..exceptions import CellsimError
 from ..limits import SEED, limit_options
 from ._run import PROTOCOLS, mpirun, report_failure
+from ._runtime import ComputeRule
 
 __all__ = ["mpirun_cmd"]
+
+
+def _compute_rule(text: str) -> str:
+    """``--compute`` checked before anything runs: a bad rule is a usage error."""
+    try:
+        ComputeRule.parse(text)
+    except CellsimError as e:
+        raise click.BadParameter(getattr(e, "detail", "") or str(e)) from None
+    return text
 
 
 class _PythonLike(click.Command):
@@ -60,6 +71,7 @@ class _PythonLike(click.Command):
     "--compute",
     default="model",
     show_default=True,
+    callback=lambda _ctx, _param, value: _compute_rule(value),
     metavar="zero|model|host-scaled:F",
     help="simulated time of the program's work between MPI calls: none; what it states with "
     "cellsim.mpi.compute/flops; or F times the host time its Python code took",
