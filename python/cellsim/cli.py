@@ -516,13 +516,31 @@ def reproduce(out: str, machine: str | None, seed: int, python_programs: bool, o
 def machines() -> None:
     """List the machines shipped with cellsim."""
     t = Table(title="machines")
-    for col in ("name", "description", "SPEs", "core clock"):
+    for col in ("name", "description", "chips", "SPEs", "core clock", "memory", "pages", "SPE TLB"):
         t.add_column(col)
     for name in cellsim.machines():
         info = cellsim.Machine(name).info
         description = plain(str(info.get("description", "")))
-        t.add_row(name, description, str(info["spes"]), f"{info['core_hz'] / 1e9:g} GHz")
+        tlb = info.get("tlb_entries", 0)
+        t.add_row(
+            name,
+            description,
+            str(info.get("chips", 1)),
+            str(info["spes"]),
+            f"{info['core_hz'] / 1e9:g} GHz",
+            _size(int(info["memory_bytes"])),
+            f"{_size(int(info['page_bytes']))}, {info['numa_policy']}",
+            f"{tlb} entries" if tlb else "off",
+        )
     _console().print(t)
+
+
+def _size(n: int) -> str:
+    """Bytes as people write memory sizes (512 MB, 1 GB, 64 KB)."""
+    for unit, b in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if n >= b and n % b == 0:
+            return f"{n // b} {unit}"
+    return f"{n} B"
 
 
 @cli.group()
