@@ -24,7 +24,9 @@ lint:
 	cargo clippy -q -p cellsim-engine -p cellsim-py --all-targets -- -D warnings
 	$(PY) -m ruff check python tests examples benches
 	$(PY) -m mypy examples python/cellsim/trace.py python/cellsim/report.py python/cellsim/explanations.py \
-		python/cellsim/style.py python/cellsim/_outputs.py python/cellsim/problem_state.py python/cellsim/sweep.py
+		python/cellsim/style.py python/cellsim/_outputs.py python/cellsim/problem_state.py python/cellsim/sweep.py \
+		python/cellsim/machine.py
+	$(PY) -m mypy.stubtest cellsim._engine --allowlist python/cellsim/_engine.stubtest-allowlist
 
 fuzz:
 	CELLSIM_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) CELLSIM_FUZZ_REPORT=fuzz-report.json \

@@ -334,13 +334,13 @@ class Machine:
     def memory(self, ea: int, size: int) -> np.ndarray:
         """A writable ``uint8`` view of main memory ``[ea, ea + size)``."""
         view = self._engine.memory(integer(ea, "memory: ea"), integer(size, "memory: size"))
-        return np.frombuffer(view, dtype=np.uint8)
+        return np.frombuffer(memoryview(view), dtype=np.uint8)
 
     def local_store(self, spe: int) -> np.ndarray:
         """A writable ``uint8`` view of logical SPE ``spe``'s local store."""
         spe = _spe(spe)
         if spe not in self._ls_views:
-            self._ls_views[spe] = np.frombuffer(self._engine.local_store(spe), dtype=np.uint8)
+            self._ls_views[spe] = np.frombuffer(memoryview(self._engine.local_store(spe)), dtype=np.uint8)
         return self._ls_views[spe]
 
     def is_mapped(self, ea: int) -> bool:
