@@ -93,7 +93,7 @@ def _window(
     total = mb * MB
     programs = []
     for _ in range(spes):
-        params: dict[str, int] = {"op": _OPCODE[spe_op], "span": total, "total": total, "size": 16384}
+        params: dict[str, Any] = {"op": _OPCODE[spe_op], "span": total, "total": total, "size": 16384}
         if spe_op in ("get", "copy"):
             params["get_ea"] = int(m.alloc(total, _PAGE))
         if spe_op in ("put", "copy"):

@@ -51,7 +51,9 @@ def _point(machine: str, seed: int, native: bool, op: str, element: int, dma: st
             m, 1, put=True, ea=Machine.ls_ea(0) + _DMA_LSA, size=16384, batch=0, count=160, native=native
         )
     result = m.run()
-    cycles = int(next(p.exit_code for p in result.programs if p.spe == 0))
+    code = next(p.exit_code for p in result.programs if p.spe == 0)
+    assert code is not None  # the program returned its cycle count
+    cycles = int(code)
     moved = BYTES * (2 if op == "copy" else 1)
     return {
         "machine": m.name,
