@@ -69,9 +69,8 @@ def speed(machine: str = "qs20", pairs: int = 400, seed: int = 1, python: bool =
 def uniform(rate: float, machine: str = "qs20", bus_cycles: int = 1_500_000, seed: int = 1) -> dict[str, Any]:
     """Synthetic uniform random traffic at ``rate`` transfers per ramp per bus cycle."""
     m = Machine(machine, seed=seed)
-    m._engine.start_synthetic(rate)
     t0 = time.perf_counter()
-    m._engine.run_for(2 * bus_cycles)
+    m.run_synthetic(rate, 2 * bus_cycles)
     wall = time.perf_counter() - t0
     st = m.stats()
     return {

@@ -391,6 +391,46 @@ class Machine:
         self._programs[tid] = Program(self, tid, None, fn, args, kwargs)
         return tid
 
+    def thread_result(self, tid: int) -> Any:
+        """What program thread ``tid`` (a PPE thread or an SPE program) returned, once it ended."""
+        return self._results.get(tid)
+
+    def new_context(self, signal_or: tuple[bool, bool] = (False, False)) -> int:
+        """The next free logical SPE for an SPE context (libspe's
+        ``spe_context_create``), its signal-notification registers in OR mode
+        where ``signal_or`` says so; ``UsageError`` when every SPE has one."""
+        spe = self._next_context
+        if spe >= self.spe_count:
+            raise UsageError(f"no SPE left: this {self.name} has {self.spe_count} SPEs and all have contexts")
+        self._next_context += 1
+        for which, on in ((1, signal_or[0]), (2, signal_or[1])):
+            if on:
+                self._engine.set_signal_mode(spe, which, True)
+        return spe
+
+    def place_on_affinity_chain(self) -> None:
+        """Places logical SPEs along the chain nearest the memory controller
+        (libspe's ``SPE_AFFINITY_MEMORY``); before any SPE runs."""
+        self._engine.set_placement(list(self._engine.affinity_chain()))
+
+    def run_synthetic(self, rate: float, cycles: int) -> None:
+        """Runs ``cycles`` of synthetic uniform traffic, ``rate`` transfers per
+        ramp per bus cycle (the engine's speed benchmark), with no programs."""
+        self._engine.start_synthetic(rate)
+        self._engine.run_for(cycles)
+
+    def take_trace(self, n: int) -> tuple[list[tuple[Any, ...]], int]:
+        """Up to ``n`` trace records taken out of the machine (oldest first),
+        and how many were dropped past the trace limit so far."""
+        rows, dropped = self._engine.take_trace(n)
+        return list(rows), int(dropped)
+
+    def memory_address(self) -> int:
+        """The host address of simulated main memory's first byte (for
+        programs that copy to and from it in bulk, as the MPI runtime does)."""
+        view = self._engine.memory(0, int(self.info["memory_bytes"]))
+        return int(np.frombuffer(memoryview(view), dtype=np.uint8).ctypes.data)
+
     def load_kernel(self, spe: int, name: str, **params: float) -> int:
         """Loads native (Rust) kernel ``name`` on logical SPE ``spe``; see
         :mod:`cellsim.kernels`. Returns its thread id."""

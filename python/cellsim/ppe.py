@@ -182,23 +182,16 @@ def spe_gang_context_create(flags: int = 0) -> SpeGang:
     controller (the affinity chain), which must happen before any SPE runs."""
     p = _ppe("spe_gang_context_create")
     if flags & SPE_AFFINITY_MEMORY:
-        m = p.machine
-        m._engine.set_placement(list(m._engine.affinity_chain()))
+        p.machine.place_on_affinity_chain()
     return SpeGang(flags)
 
 
 def spe_context_create(flags: int = 0, gang: SpeGang | None = None) -> SpeContext:
     """Creates a context on the next free logical SPE."""
     p = _ppe("spe_context_create")
-    m = p.machine
-    spe = m._next_context
-    if spe >= m.spe_count:
-        raise UsageError(f"no SPE left: this {m.name} has {m.spe_count} SPEs and all have contexts")
-    m._next_context += 1
-    if flags & SPE_CFG_SIGNOTIFY1_OR:
-        m._engine.set_signal_mode(spe, 1, True)
-    if flags & SPE_CFG_SIGNOTIFY2_OR:
-        m._engine.set_signal_mode(spe, 2, True)
+    spe = p.machine.new_context(
+        signal_or=(bool(flags & SPE_CFG_SIGNOTIFY1_OR), bool(flags & SPE_CFG_SIGNOTIFY2_OR))
+    )
     return SpeContext(spe, flags, gang)
 
 
@@ -495,4 +488,4 @@ def pthread_join(thread: PpeThread) -> Any:
     """Waits for a PPE thread to end; returns what its function returned."""
     p = _ppe("pthread_join")
     p.call(p.engine.join, thread.tid)
-    return p.machine._results.get(thread.tid)
+    return p.machine.thread_result(thread.tid)

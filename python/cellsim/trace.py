@@ -219,7 +219,7 @@ class TraceWriter:
     def pump(self) -> None:
         """Writes the records the engine has made so far."""
         while True:
-            rows, self.dropped = self.m._engine.take_trace(CHUNK)
+            rows, self.dropped = self.m.take_trace(CHUNK)
             for row in rows:
                 self._record(*row)
             self.records += len(rows)

@@ -291,9 +291,8 @@ class World:
         self.idle: dict[int, list[int]] = {}
         self.argv: list[str] = []
         self.failures: list[tuple[int, BaseException | None, str]] = []
-        mem = machine.info["memory_bytes"]
-        self.mem_bytes = int(mem)
-        self.mem_ptr = int(np.frombuffer(memoryview(machine._engine.memory(0, mem)), dtype=np.uint8).ctypes.data)
+        self.mem_bytes = int(machine.info["memory_bytes"])
+        self.mem_ptr = machine.memory_address()
         self.ls_ptr = [int(machine.local_store(s).ctypes.data) for s in range(machine.spe_count)]
         self.ls_ea0 = Machine.ls_ea(0)
         self.ls_stride = Machine.ls_ea(1) - self.ls_ea0
