@@ -21,7 +21,9 @@ test-python:
 	$(PY) -m pytest
 
 lint:
+	cargo fmt --check
 	cargo clippy -q -p cellsim-engine -p cellsim-py --all-targets -- -D warnings
+	$(PY) -m ruff format --check -q python tests examples benches
 	$(PY) -m ruff check python tests examples benches
 	$(PY) -m mypy examples python/cellsim/trace.py python/cellsim/report.py python/cellsim/explanations.py \
 		python/cellsim/style.py python/cellsim/_outputs.py python/cellsim/problem_state.py python/cellsim/sweep.py \
