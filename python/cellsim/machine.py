@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 import numpy as np
 from greenlet import GreenletExit, greenlet
@@ -50,7 +50,29 @@ _PUMP_EVERY = 4096
 """Program switches between two writes of a streamed trace."""
 
 
-class EaBuffer(int):
+class _SizedAddress(int):
+    """An address that knows its size and views its bytes: what
+    :class:`EaBuffer` and :class:`LsBuffer` share (they differ in the address
+    space the ``int`` belongs to, which the type keeps apart)."""
+
+    size: int
+    _view: np.ndarray
+
+    def __new__(cls, address: int, size: int, view: np.ndarray) -> Self:
+        obj = super().__new__(cls, address)
+        obj.size = size
+        obj._view = view
+        return obj
+
+    def array(self, dtype: Any = np.uint8) -> np.ndarray:
+        """A writable numpy view of the buffer as ``dtype``."""
+        return self._view.view(dtype)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(0x{int(self):x}, size={self.size})"
+
+
+class EaBuffer(_SizedAddress):
     """An effective address in main memory that knows its size.
 
     It is an ``int`` (pass it as ``ea`` or ``argp``); ``array(dtype)`` gives a
@@ -58,41 +80,9 @@ class EaBuffer(int):
     use dtypes such as ``">u4"`` or ``">f8"`` for values the SPEs read.
     """
 
-    size: int
-    _view: np.ndarray
 
-    def __new__(cls, ea: int, size: int, view: np.ndarray) -> EaBuffer:
-        obj = super().__new__(cls, ea)
-        obj.size = size
-        obj._view = view
-        return obj
-
-    def array(self, dtype: Any = np.uint8) -> np.ndarray:
-        """A writable numpy view of the buffer as ``dtype``."""
-        return self._view.view(dtype)
-
-    def __repr__(self) -> str:
-        return f"EaBuffer(0x{int(self):x}, size={self.size})"
-
-
-class LsBuffer(int):
+class LsBuffer(_SizedAddress):
     """A local-store address that knows its size; ``array(dtype)`` views the bytes."""
-
-    size: int
-    _view: np.ndarray
-
-    def __new__(cls, lsa: int, size: int, view: np.ndarray) -> LsBuffer:
-        obj = super().__new__(cls, lsa)
-        obj.size = size
-        obj._view = view
-        return obj
-
-    def array(self, dtype: Any = np.uint8) -> np.ndarray:
-        """A writable numpy view of the buffer as ``dtype``."""
-        return self._view.view(dtype)
-
-    def __repr__(self) -> str:
-        return f"LsBuffer(0x{int(self):x}, size={self.size})"
 
 
 @dataclass(frozen=True)
