@@ -15,14 +15,14 @@ install:
 test: install lint test-rust test-python
 
 test-rust:
-	cargo test -p cellsim-engine
+	cargo test -p cellsim-engine -p cellsim-programs
 
 test-python:
 	$(PY) -m pytest
 
 lint:
 	cargo fmt --check
-	cargo clippy -q -p cellsim-engine -p cellsim-py --all-targets -- -D warnings
+	cargo clippy -q -p cellsim-engine -p cellsim-programs -p cellsim-py --all-targets -- -D warnings
 	$(PY) -m ruff format --check -q python tests examples benches
 	$(PY) -m ruff check python tests examples benches
 	$(PY) -m mypy examples python/cellsim/trace.py python/cellsim/report.py python/cellsim/explanations.py \

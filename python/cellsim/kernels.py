@@ -1,7 +1,7 @@
 """Benchmark programs, in Python and as native (Rust) kernels.
 
 Each Python program here is the line-by-line twin of a Rust kernel in
-``crates/cellsim-engine/src/kernels.rs``: the same SPU calls in the same
+``crates/cellsim-programs/src/kernels.rs``: the same SPU calls in the same
 order, hence the same simulated timing (the tests check it cycle for cycle).
 Experiments run the native kernels by default because they are faster; pass
 ``native=False`` (``--python`` on the CLI) to run these instead.

@@ -21,8 +21,9 @@
 //! - [`mailbox`], [`signal`], [`atomic`]: mailboxes, signal notification, lock-line reservations;
 //! - [`topology`], [`memory_map`], [`storage`]: where things are and the real bytes;
 //! - [`config`]: machine files; [`calendar`], [`time`], [`rng`]: the engine's clockwork;
-//! - [`kernels`], [`bandwidth`]: native benchmark programs used by the experiments;
-//! - [`messaging`]: seed 001's SPE message-passing library and the programs built on it;
+//!
+//! Programs (the papers' benchmark kernels, the ring messaging library) live
+//! in the `cellsim-programs` crate and use only this crate's public API.
 //! - [`trace`]: records for Chrome/Perfetto traces;
 //! - [`error`]: what a run can end with.
 //!
@@ -50,19 +51,16 @@
 #![warn(missing_docs)]
 
 pub mod atomic;
-pub mod bandwidth;
 pub mod bif;
 pub mod bus;
 pub mod calendar;
 pub mod config;
 pub mod eib;
 pub mod error;
-pub mod kernels;
 pub mod ls_loop;
 pub mod machine;
 pub mod mailbox;
 pub mod memory_map;
-pub mod messaging;
 pub mod mfc;
 pub mod mic;
 pub mod numa;

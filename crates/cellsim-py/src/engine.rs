@@ -16,9 +16,9 @@ use cellsim_engine::mailbox::Outbound;
 use cellsim_engine::memory_map::MemoryMap;
 use cellsim_engine::program::{Channel, LoopOp, LsAccessLoop, PpeLoop};
 use cellsim_engine::{
-    kernels, Machine, MachineConfig, MfcCommand, MfcErrorKind, Opcode, Request, SimError, Step,
-    TagUpdate,
+    Machine, MachineConfig, MfcCommand, MfcErrorKind, Opcode, Request, SimError, Step, TagUpdate,
 };
+use cellsim_programs::kernels;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -499,10 +499,10 @@ impl PyEngine {
         params: Vec<(String, f64)>,
         delay: u64,
     ) -> PyResult<usize> {
-        let r = if cellsim_engine::bandwidth::NAMES.contains(&name) {
-            cellsim_engine::bandwidth::spawn_after(&mut self.m, spe, name, &params, delay)
-        } else if cellsim_engine::messaging::NAMES.contains(&name) {
-            cellsim_engine::messaging::spawn_after(&mut self.m, spe, name, &params, delay)
+        let r = if cellsim_programs::bandwidth::NAMES.contains(&name) {
+            cellsim_programs::bandwidth::spawn_after(&mut self.m, spe, name, &params, delay)
+        } else if cellsim_programs::messaging::NAMES.contains(&name) {
+            cellsim_programs::messaging::spawn_after(&mut self.m, spe, name, &params, delay)
         } else {
             kernels::spawn_after(&mut self.m, spe, name, &params, delay)
         };

@@ -23,9 +23,9 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(engine::ls_ea, m)?)?;
     m.add_function(wrap_pyfunction!(engine::ps_ea, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    let mut kernels = cellsim_engine::kernels::NAMES.to_vec();
-    kernels.extend_from_slice(cellsim_engine::bandwidth::NAMES);
-    kernels.extend_from_slice(cellsim_engine::messaging::NAMES);
+    let mut kernels = cellsim_programs::kernels::NAMES.to_vec();
+    kernels.extend_from_slice(cellsim_programs::bandwidth::NAMES);
+    kernels.extend_from_slice(cellsim_programs::messaging::NAMES);
     m.add("KERNELS", kernels)?;
     Ok(())
 }

@@ -5,9 +5,9 @@
 //!
 //! `cargo run --release --example digest > digest.txt`
 
-use cellsim_engine::kernels::{dma_bench, stream, Dir, DmaBench, Stream};
 use cellsim_engine::memory_map::MemoryMap;
 use cellsim_engine::{Machine, MachineConfig, Spu};
+use cellsim_programs::kernels::{dma_bench, stream, Dir, DmaBench, Stream};
 
 /// Main memory hashed by every scenario (everything the scenarios touch).
 const MEM_HASHED: usize = 0x60_0000;

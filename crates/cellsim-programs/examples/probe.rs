@@ -1,7 +1,7 @@
 //! Probe: blocking and nonblocking DMA latency/bandwidth on qs20 (development aid).
-use cellsim_engine::kernels::{dma_bench, Dir, DmaBench};
 use cellsim_engine::memory_map::MemoryMap;
 use cellsim_engine::{Machine, MachineConfig};
+use cellsim_programs::kernels::{dma_bench, Dir, DmaBench};
 
 fn point(dir: Dir, ls: bool, size: u32, batch: u32, count: u32) -> (f64, f64) {
     let cfg = MachineConfig::load("qs20-1chip", &[]).unwrap();

@@ -1,6 +1,6 @@
-use cellsim_engine::kernels::{stream, Stream};
 use cellsim_engine::memory_map::MemoryMap;
 use cellsim_engine::{Machine, MachineConfig};
+use cellsim_programs::kernels::{stream, Stream};
 use std::time::Instant;
 fn main() {
     let mut m = Machine::new(MachineConfig::load("qs20-1chip", &[]).unwrap(), 1);

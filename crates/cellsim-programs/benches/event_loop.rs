@@ -6,9 +6,9 @@
 //! (transfers per second) are printed by `cellsim bench speed`.
 
 use cellsim_engine::calendar::Calendar;
-use cellsim_engine::kernels::{stream, Stream};
 use cellsim_engine::memory_map::MemoryMap;
 use cellsim_engine::{Machine, MachineConfig};
+use cellsim_programs::kernels::{stream, Stream};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
 fn saturation(c: &mut Criterion) {

@@ -32,11 +32,11 @@
 //! - [`os_noise`]: a PPE thread standing for the operating system: memory-mapped
 //!   reads of the SPEs' status registers at random intervals.
 
-use crate::error::SimError;
-use crate::machine::{Machine, ThreadId};
-use crate::memory_map::{ps, MemoryMap};
-use crate::program::{Ppe, Spu};
-use crate::time::Cycle;
+use cellsim_engine::error::SimError;
+use cellsim_engine::machine::{Machine, ThreadId};
+use cellsim_engine::memory_map::{ps, MemoryMap};
+use cellsim_engine::program::{Ppe, Spu};
+use cellsim_engine::time::Cycle;
 
 /// Most tasks (one per SPE).
 pub const MAX_TASKS: usize = 8;
@@ -801,7 +801,7 @@ pub fn spawn_after(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{MachineConfig, ThreadState};
+    use cellsim_engine::{MachineConfig, ThreadState};
 
     #[test]
     fn packet_sizes_and_copy_cost() {

@@ -6,9 +6,9 @@
 //! like the papers' benchmarks did: elapsed decrementer ticks as the exit
 //! value.
 
-use crate::error::SimError;
-use crate::machine::{Machine, ThreadId};
-use crate::program::Spu;
+use cellsim_engine::error::SimError;
+use cellsim_engine::machine::{Machine, ThreadId};
+use cellsim_engine::program::Spu;
 
 /// Direction of a DMA benchmark.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -272,7 +272,7 @@ pub fn spawn_after(
     spe: u32,
     name: &str,
     params: &[(String, f64)],
-    delay: crate::time::Cycle,
+    delay: cellsim_engine::time::Cycle,
 ) -> Result<ThreadId, SimError> {
     let get = |k: &str| -> Result<f64, SimError> {
         params
@@ -380,7 +380,7 @@ fn k_buffered_loop_params(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::MachineConfig;
+    use cellsim_engine::MachineConfig;
 
     fn params(
         n: u32,

@@ -4,11 +4,11 @@
 //! Like [`crate::kernels`], each reports elapsed decrementer ticks as its exit
 //! value and reads like the C benchmark it stands for.
 
-use crate::error::SimError;
-use crate::machine::{Machine, ThreadId};
-use crate::mfc::list::ListElement;
-use crate::program::Spu;
-use crate::time::Cycle;
+use cellsim_engine::error::SimError;
+use cellsim_engine::machine::{Machine, ThreadId};
+use cellsim_engine::mfc::list::ListElement;
+use cellsim_engine::program::Spu;
+use cellsim_engine::time::Cycle;
 
 /// Most remote targets of [`traffic`].
 pub const MAX_TARGETS: usize = 8;

@@ -1,0 +1,14 @@
+//! Programs that run on the simulated Cell, written against
+//! `cellsim-engine`'s public API only (the chip does not know them):
+//!
+//! - [`kernels`], [`bandwidth`]: native benchmark programs of the experiments
+//!   (Kistler et al.'s DMA benchmarks, Jiménez-González et al.'s region and
+//!   link streams), twins of `python/cellsim/kernels.py`;
+//! - [`messaging`]: Keller and Varbanescu's SPE message-passing library and
+//!   the programs built on it (the ring, PS3 hypervisor and OS noise).
+//!
+//! The binding (`cellsim-py`) starts them by name.
+
+pub mod bandwidth;
+pub mod kernels;
+pub mod messaging;
