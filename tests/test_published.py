@@ -236,3 +236,33 @@ def test_compare_row_held_out() -> None:
     row = compare_row(_entry("value", None, held_out=True), "p", 12.0)
     assert row["published"] is None and row["error_pct"] is None and row["within"] is None
     assert row["simulated"] == 12.0 and row["published_text"] == "reference value withheld"
+
+
+def test_the_data_file_is_checked_against_its_schema() -> None:
+    """A result with a bad kind, an unknown key or a missing quote is refused by name."""
+    import pytest
+
+    from cellsim.published import PAPERS, DataError, _result
+
+    good = {
+        "id": "x-1",
+        "paper": "000",
+        "figure": "Fig 1",
+        "description": "d",
+        "experiment": "dma-latency",
+        "quantity": "latency_ns",
+        "value": 1.0,
+        "unit": "ns",
+        "kind": "value",
+        "where": {"size": [8, 16]},
+    }
+    assert _result(good, {}, PAPERS).where == {"size": (8, 16)}
+    for bad, words in (
+        ({**good, "kind": "about"}, "kind 'about'"),
+        ({**good, "colour": "red"}, "unknown ['colour']"),
+        ({**good, "quote": "nope"}, "no quote 'nope'"),
+        ({**good, "paper": "999"}, "no paper '999'"),
+        ({**good, "value": "91"}, "value = '91' has the wrong type"),
+    ):
+        with pytest.raises(DataError, match=words.replace("[", r"\[").replace("]", r"\]")):
+            _result(bad, {}, PAPERS)
