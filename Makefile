@@ -10,6 +10,8 @@ FUZZ_EXAMPLES ?= 20000
 .PHONY: install test test-rust test-python lint reproduce bench fmt fuzz wheel docs
 
 install:
+	@# a build from before the abi3 wheels left a version-tagged module that Python would load first
+	rm -f python/cellsim/_engine.cpython-*.so
 	$(PY) -m pip install -q -e '.[test,dask]'
 
 test: install lint test-rust test-python
