@@ -60,6 +60,35 @@ pub enum Channel {
 }
 
 impl Channel {
+    /// Every channel the model implements, with its CBEA channel number.
+    pub const NUMBERS: [(u32, Channel); 8] = [
+        (3, Channel::Signal1),
+        (4, Channel::Signal2),
+        (25, Channel::ListStallStatus),
+        (26, Channel::ListStallAck),
+        (27, Channel::AtomicStatus),
+        (28, Channel::OutMbox),
+        (29, Channel::InMbox),
+        (30, Channel::OutIntrMbox),
+    ];
+
+    /// The channel with CBEA channel number `number`, if the model implements it.
+    pub fn from_number(number: u32) -> Option<Channel> {
+        Self::NUMBERS
+            .iter()
+            .find(|(n, _)| *n == number)
+            .map(|(_, c)| *c)
+    }
+
+    /// This channel's CBEA channel number.
+    pub fn number(self) -> u32 {
+        Self::NUMBERS
+            .iter()
+            .find(|(_, c)| *c == self)
+            .map(|(n, _)| *n)
+            .expect("every channel has a number")
+    }
+
     /// The SDK call that uses this channel.
     pub fn sdk_name(self) -> &'static str {
         match self {
@@ -741,6 +770,22 @@ impl Future for Call<'_> {
                 Poll::Pending
             }
             None => Poll::Ready(self.port.reply.get()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Channel;
+
+    #[test]
+    fn channel_numbers_are_the_cbea_table_both_ways() {
+        assert_eq!(Channel::from_number(29), Some(Channel::InMbox));
+        assert_eq!(Channel::from_number(3), Some(Channel::Signal1));
+        assert_eq!(Channel::from_number(0), None); // SPU_RdEventStat: not modelled
+        for (n, c) in Channel::NUMBERS {
+            assert_eq!(c.number(), n);
+            assert_eq!(Channel::from_number(n), Some(c));
         }
     }
 }

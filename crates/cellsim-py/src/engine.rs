@@ -202,20 +202,8 @@ fn loop_op(op: &str) -> PyResult<LoopOp> {
 
 /// SPU channel numbers (CBEA) to channels.
 fn channel(number: u32) -> PyResult<Channel> {
-    Ok(match number {
-        3 => Channel::Signal1,
-        4 => Channel::Signal2,
-        25 => Channel::ListStallStatus,
-        26 => Channel::ListStallAck,
-        27 => Channel::AtomicStatus,
-        28 => Channel::OutMbox,
-        29 => Channel::InMbox,
-        30 => Channel::OutIntrMbox,
-        _ => {
-            return Err(PyValueError::new_err(format!(
-                "channel {number} is not one this model implements"
-            )))
-        }
+    Channel::from_number(number).ok_or_else(|| {
+        PyValueError::new_err(format!("channel {number} is not one this model implements"))
     })
 }
 
