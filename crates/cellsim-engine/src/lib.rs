@@ -68,6 +68,7 @@ pub mod ppu;
 pub mod program;
 pub mod rng;
 pub mod signal;
+pub mod stats;
 pub mod storage;
 pub mod time;
 pub mod topology;
@@ -79,6 +80,7 @@ pub use machine::{DmaLatency, Machine, RunSummary, Step, ThreadId, ThreadInfo, T
 pub use mfc::command::{MfcCommand, Opcode};
 pub use mfc::tags::TagUpdate;
 pub use program::{Request, Spu};
+pub use stats::Stats;
 pub use time::Cycle;
 
 impl RunSummary {

@@ -16,7 +16,8 @@ use cellsim_engine::mailbox::Outbound;
 use cellsim_engine::memory_map::MemoryMap;
 use cellsim_engine::program::{Channel, LoopOp, LsAccessLoop, PpeLoop};
 use cellsim_engine::{
-    Machine, MachineConfig, MfcCommand, MfcErrorKind, Opcode, Request, SimError, Step, TagUpdate,
+    Machine, MachineConfig, MfcCommand, MfcErrorKind, Opcode, Request, SimError, Stats, Step,
+    TagUpdate,
 };
 use cellsim_programs::kernels;
 use pyo3::exceptions::PyValueError;
@@ -789,58 +790,31 @@ impl PyEngine {
 
     /// Counters of the run so far.
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = Stats::of(&self.m);
         let d = PyDict::new(py);
-        let c = self.m.counters();
-        let eibs: Vec<_> = self.m.eibs().map(|e| &e.stats).collect();
-        let banks: Vec<_> = self.m.mics().iter().map(|m| m.stats.clone()).collect();
-        let (rounds, attempts) = self.m.arbiter_stats();
-        d.set_item("cycles", self.m.now())?;
-        d.set_item("ns", self.m.now_ns())?;
-        d.set_item("events", c.events)?;
-        d.set_item("dma_commands", c.dma_commands)?;
-        d.set_item("get_bytes", c.get_bytes)?;
-        d.set_item("put_bytes", c.put_bytes)?;
-        d.set_item("bus_requests", c.bus_requests)?;
-        d.set_item("bus_completed", c.bus_completed)?;
-        // Every chip's EIB: ramps and rings of chip 1 follow chip 0's.
-        d.set_item("transfers", eibs.iter().map(|e| e.transfers).sum::<u64>())?;
-        d.set_item("transfer_bytes", eibs.iter().map(|e| e.bytes).sum::<u64>())?;
-        d.set_item(
-            "ramp_sent",
-            eibs.iter().flat_map(|e| e.sent).collect::<Vec<_>>(),
-        )?;
-        d.set_item(
-            "ramp_received",
-            eibs.iter().flat_map(|e| e.received).collect::<Vec<_>>(),
-        )?;
-        d.set_item(
-            "segment_busy",
-            eibs.iter()
-                .flat_map(|e| e.segment_busy.iter().map(|r| r.to_vec()))
-                .collect::<Vec<_>>(),
-        )?;
-        if let Some(b) = self.m.bif() {
-            d.set_item(
-                "bif_bytes",
-                b.links.iter().map(|l| l.bytes).collect::<Vec<_>>(),
-            )?;
-            d.set_item(
-                "bif_busy_cycles",
-                b.links.iter().map(|l| l.busy).collect::<Vec<_>>(),
-            )?;
+        d.set_item("cycles", s.cycles)?;
+        d.set_item("ns", s.ns)?;
+        d.set_item("events", s.events)?;
+        d.set_item("dma_commands", s.dma_commands)?;
+        d.set_item("get_bytes", s.get_bytes)?;
+        d.set_item("put_bytes", s.put_bytes)?;
+        d.set_item("bus_requests", s.bus_requests)?;
+        d.set_item("bus_completed", s.bus_completed)?;
+        d.set_item("transfers", s.transfers)?;
+        d.set_item("transfer_bytes", s.transfer_bytes)?;
+        d.set_item("ramp_sent", s.ramp_sent)?;
+        d.set_item("ramp_received", s.ramp_received)?;
+        d.set_item("segment_busy", s.segment_busy)?;
+        if let (Some(bytes), Some(busy)) = (s.bif_bytes, s.bif_busy_cycles) {
+            d.set_item("bif_bytes", bytes)?;
+            d.set_item("bif_busy_cycles", busy)?;
         }
-        d.set_item("mic_reads", banks.iter().map(|b| b.reads).sum::<u64>())?;
-        d.set_item("mic_writes", banks.iter().map(|b| b.writes).sum::<u64>())?;
-        d.set_item(
-            "bank_read_bytes",
-            banks.iter().map(|b| b.read_bytes).collect::<Vec<_>>(),
-        )?;
-        d.set_item(
-            "bank_write_bytes",
-            banks.iter().map(|b| b.write_bytes).collect::<Vec<_>>(),
-        )?;
-        d.set_item("arbiter_rounds", rounds)?;
-        d.set_item("arbiter_attempts", attempts)?;
+        d.set_item("mic_reads", s.mic_reads)?;
+        d.set_item("mic_writes", s.mic_writes)?;
+        d.set_item("bank_read_bytes", s.bank_read_bytes)?;
+        d.set_item("bank_write_bytes", s.bank_write_bytes)?;
+        d.set_item("arbiter_rounds", s.arbiter_rounds)?;
+        d.set_item("arbiter_attempts", s.arbiter_attempts)?;
         Ok(d)
     }
 
