@@ -209,6 +209,10 @@ pub enum SimError {
     /// A program misused the API in a way that is not an MFC rule.
     #[error("{0}")]
     Usage(String),
+    /// An invariant of the model does not hold (a link or port overbooked):
+    /// a bug in cellsim, found by `Machine::verify`.
+    #[error("{0}")]
+    Invariant(String),
 }
 
 fn describe_activity(a: &[Activity]) -> String {

@@ -619,23 +619,23 @@ impl Machine {
     /// Checks the EIBs' invariants over everything recorded since
     /// [`Machine::enable_checks`], and that no direction of the BIF carried
     /// more than its bandwidth.
-    pub fn verify(&self) -> Result<(), String> {
+    pub fn verify(&self) -> Result<(), SimError> {
         for (i, c) in self.chips.iter().enumerate() {
             match &c.eib.log {
                 Some(l) => l
                     .verify(self.cfg.eib.max_transfers_per_ring as usize)
-                    .map_err(|e| format!("chip {i}: {e}"))?,
+                    .map_err(|e| SimError::Invariant(format!("chip {i}: {e}")))?,
                 None => {
-                    return Err(
+                    return Err(SimError::Usage(
                         "checks were not enabled (call enable_checks before running)".into(),
-                    )
+                    ))
                 }
             }
         }
         if let Some(b) = &self.bif {
             for (from, l) in b.links.iter().enumerate() {
                 l.verify()
-                    .map_err(|e| format!("the BIF from chip {from}: {e}"))?;
+                    .map_err(|e| SimError::Invariant(format!("the BIF from chip {from}: {e}")))?;
             }
         }
         Ok(())

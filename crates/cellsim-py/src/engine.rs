@@ -9,7 +9,7 @@
 //! at once, in the calling program.
 
 use crate::buffer::StorageView;
-use crate::errors::{config_to_py, internal_error, invariant_error, to_py};
+use crate::errors::{config_to_py, internal_error, to_py};
 use cellsim_engine::config::NumaPolicy;
 use cellsim_engine::machine::ThreadState;
 use cellsim_engine::mailbox::Outbound;
@@ -875,7 +875,7 @@ impl PyEngine {
 
     /// Checks the EIB invariants over the run; raises `InvariantError` on a violation.
     fn verify(&self, py: Python<'_>) -> PyResult<()> {
-        self.m.verify().map_err(|msg| invariant_error(py, msg))
+        self.m.verify().map_err(|e| to_py(py, e))
     }
 }
 

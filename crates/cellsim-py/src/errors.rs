@@ -64,6 +64,7 @@ fn build(py: Python<'_>, e: &SimError) -> PyResult<PyErr> {
             "ConfigError"
         }
         SimError::Usage(_) => "UsageError",
+        SimError::Invariant(_) => "InvariantError",
         _ => "CellsimError",
     };
     let obj = exc.getattr(class)?.call((e.to_string(),), Some(&kw))?;
@@ -85,7 +86,7 @@ pub fn internal_error(py: Python<'_>, panic: &str) -> PyErr {
 }
 
 /// A `cellsim.exceptions.InvariantError` with `msg`.
-pub fn invariant_error(py: Python<'_>, msg: String) -> PyErr {
+fn invariant_error(py: Python<'_>, msg: String) -> PyErr {
     let r = py
         .import("cellsim.exceptions")
         .and_then(|m| m.getattr("InvariantError"))

@@ -71,7 +71,7 @@ fn check_run(m: &Machine, s: &RunSummary, mix: &Mix, tids: &[usize]) -> Result<(
         }
     }
     // (b) No link, port, ring or command-bus slot overbooked.
-    m.verify()?;
+    m.verify().map_err(|e| e.to_string())?;
     // (c) Peaks: 128 B per bus cycle for the whole EIB (8 x 16 B), 16 B per
     // bus cycle in and out of each ramp.
     let bus_cycles = s.cycles.div_ceil(2).max(1);

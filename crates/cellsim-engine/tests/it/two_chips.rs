@@ -42,7 +42,7 @@ fn run_blade_mix(
             return Err(format!("thread {t}: {:?}", s.threads[t].state));
         }
     }
-    m.verify()
+    m.verify().map_err(|e| e.to_string())
 }
 
 proptest! {
