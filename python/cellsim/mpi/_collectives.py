@@ -500,4 +500,3 @@ class Collectives(CommBase):
     def exscan(self, sendobj: Any, op: T.Op = T.SUM) -> Any:
         """Rank ``r`` gets the fold of ranks 0..r-1's objects (None at rank 0)."""
         return self._obj_scan("exscan", sendobj, op, exclusive=True)
-

@@ -376,4 +376,3 @@ def create_dist_graph(
     sw = [x for _, x in ins] if w is not None else None
     dw = [x for _, x in outs] if w is not None else None
     return _dist(comm, "Create_dist_graph", [s for s, _ in ins], [d for d, _ in outs], sw, dw)
-

@@ -13,8 +13,11 @@ import click
 
 from .._checks import positive
 from .._outputs import check_output
+from ..exceptions import UsageError
 from ..limits import SEED, limit_options
+from ._errors import Exception as MPIException
 from ._run import PROTOCOLS, mpirun, report_failure
+from ._runtime import ComputeRule
 
 __all__ = ["mpirun_cmd"]
 
@@ -102,6 +105,10 @@ def mpirun_cmd(
     rank's. Times are simulated (MPI.Wtime reads the SPU decrementer).
     """
     check_output(trace_path, "--trace")
+    try:
+        ComputeRule.parse(compute)  # a bad rule is a usage error of the command (exit status 2)
+    except MPIException as e:
+        raise UsageError(str(e)) from None
     rest: list[str] = ctx.meta.get("program_args", [])
     program: Any = None
     if module is None and command is None:
