@@ -23,6 +23,7 @@ SECTIONS: dict[str, tuple[str, str]] = {
     ),
     **dict.fromkeys(("ppe-cache", "ppe-mem", "spu-ls"), ("model.md", "Calibration against Jim")),
     "ppe-spe-mem": ("model.md", "The PPE and the SPEs streaming to memory together"),
+    "cross-chip": ("model.md", "Two chips"),
     "buffering": ("buffering.md", "Figures 10-12"),
     "ring": ("messaging.md", "The ring benchmark"),
     "mapping": ("messaging.md", "The explorer"),
