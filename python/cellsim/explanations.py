@@ -23,11 +23,11 @@ SECTIONS: dict[str, tuple[str, str]] = {
     ),
     **dict.fromkeys(("ppe-cache", "ppe-mem", "spu-ls"), ("model.md", "Calibration against Jim")),
     "ppe-spe-mem": ("model.md", "The PPE and the SPEs streaming to memory together"),
+    "cross-chip": ("model.md", "Two chips"),
     "buffering": ("buffering.md", "Figures 10-12"),
     "ring": ("messaging.md", "The ring benchmark"),
     "mapping": ("messaging.md", "The explorer"),
     **dict.fromkeys(("mpi-pingpong", "mpi-matvec", "mpi-collectives"), ("mpi.md", "Results")),
-    "cross-chip": ("model.md", "Two chips"),
 }
 """Experiment -> (file in docs/, start of the section's heading)."""
 

@@ -67,3 +67,13 @@ def test_given_constants_replace_the_fitted_ones() -> None:
     assert "S given" in half.source
     with pytest.raises(UsageError, match="S must be a positive number of ns, not -1"):
         constants_for("qs20", -1.0, 0.0877)
+
+
+def test_which_board_parameter_sets_s_and_which_sets_d1() -> None:
+    """S moves with the BIF's latency (a coherent command waits for the other
+    chip's snoop), D1 with the MIC's per-requester window; not the other way."""
+    base = fit("qs20")
+    near = fit("qs20", overrides={"bif.link_latency_ns": 0})
+    wide = fit("qs20", overrides={"mic.reads_per_requester": 5})
+    assert near.S_ns < base.S_ns - 15 and near.D1_ns_per_byte == pytest.approx(base.D1_ns_per_byte, rel=0.01)
+    assert wide.D1_ns_per_byte < 0.7 * base.D1_ns_per_byte

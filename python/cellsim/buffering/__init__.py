@@ -9,6 +9,7 @@ module                    what
 :mod:`.choice`            the scheme and the smallest block factor within a budget (Section 3)
 :mod:`.loop`              the k-buffered SPE program (Figure 2), run and checked on the chip
 :mod:`.fitting`           ``S`` and ``D1`` by linear regression over DMA-only runs (Section 4)
+:mod:`.profile`           ``C`` profiled in single-buffered code (Section 4); per-block SPU costs
 :mod:`.refine`            the model's plan refined by simulating a short list on the chip
 ========================  ==============================================================
 

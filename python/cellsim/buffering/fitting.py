@@ -25,6 +25,7 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -102,12 +103,14 @@ def steady_block_ns(
     native: bool = True,
     blocks: tuple[int, int] = (32, 96),
     c_cycles: tuple[float, float] | None = None,
+    overrides: dict[str, Any] | None = None,
 ) -> float:
     """Steady-state time of one block (ns) of ``loop`` blocked by ``bf`` with
     ``k`` buffers: ``(T(blocks[1]) - T(blocks[0])) / (blocks[1] - blocks[0])``.
 
     ``c_cycles`` overrides the loop's ``(C_inner, C_outer)`` in cycles (``(0, 0)``:
     DMA only). The data is not checked here (see :func:`~cellsim.buffering.loop.run_loop`).
+    ``overrides`` change the machine's parameters (``{"mic.reads_per_requester": 5}``).
     """
     lo, hi = blocks
     if not (0 < lo < hi):
@@ -115,7 +118,7 @@ def steady_block_ns(
     times = []
     for nb in (lo, hi):
         lp = loop.with_n(nb * bf)
-        m = Machine(machine, seed=seed)
+        m = Machine(machine, seed=seed, overrides=overrides or {})
         prog = generate(lp, k, bf, m)
         if c_cycles is not None:
             prog = dataclasses.replace(prog, c_inner_cycles=c_cycles[0], c_outer_cycles=c_cycles[1])
@@ -138,12 +141,14 @@ def fit(
     block_factors: Sequence[int] = FIT_BLOCK_FACTORS,
     seed: int = 0,
     native: bool = True,
+    overrides: dict[str, Any] | None = None,
 ) -> Fit:
     """Fits ``S`` and ``D1`` on ``machine`` for a loop with these streams
     (element sizes; default seed 004's two 8-byte reads and one 8-byte write).
 
     Block factors that are not multiples of the streams' granularity are
     rounded up to one; those that do not fit in the local store are skipped.
+    ``overrides`` change the machine's parameters, to see which one sets ``S`` or ``D1``.
     """
     probe = Loop(n=4096, c_inner=1.0, c_outer=0.0, inputs=tuple(inputs), outputs=tuple(outputs))
     g = probe.granularity
@@ -157,7 +162,16 @@ def fit(
     for bf in bfs:
         x.append(bf * probe.bytes_per_iter)
         y.append(
-            steady_block_ns(probe, 1, bf, machine=machine, seed=seed, native=native, c_cycles=(0.0, 0.0))
+            steady_block_ns(
+                probe,
+                1,
+                bf,
+                machine=machine,
+                seed=seed,
+                native=native,
+                c_cycles=(0.0, 0.0),
+                overrides=overrides,
+            )
         )
     S, D1, r2 = linear_fit(x, y)
     if S <= 0 or D1 <= 0:

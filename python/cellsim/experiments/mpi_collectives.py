@@ -1,11 +1,13 @@
-"""``mpi-collectives``: latency of MPI collectives on 2 to 8 SPEs, both protocols.
+"""``mpi-collectives``: latency of MPI collectives on 2 to 16 SPEs, both protocols.
 
 Barrier, Bcast, Allreduce (sum of doubles), Allgather and Alltoall, the
 buffers in main memory; ``size`` is the bytes each rank contributes
 (Bcast: the message; Allreduce: the vector; Allgather: each rank's block;
 Alltoall: each block sent to each rank). The latency is the slowest rank's
 mean time per call over ``reps`` calls between two barriers (``MPI.Wtime``,
-decrementer at 14.318 MHz). Seed 003 built its collectives on
+decrementer at 14.318 MHz). On a two-chip blade the default adds 16 ranks
+(Kumar et al.: "sixteen for a blade"), with messages up to 4 KB and half the
+calls, which keeps the experiment's host time modest. Seed 003 built its collectives on
 point-to-point; ``kumar`` here does the same with the algorithms of
 MPICH-1 (see :mod:`cellsim.mpi._coll`), ``direct`` uses its own
 point-to-point and algorithms that post every transfer at once.
@@ -26,6 +28,7 @@ import numpy as np
 
 from .. import mpi
 from ..exceptions import UsageError
+from ..machine import Machine
 from . import Experiment, Option, Table
 from ._common import ProgressFn, check_choices
 from ._mpi import PROTOCOL_OPTION, STYLE, check_protocols, protocols_in, run_ranks
@@ -34,13 +37,18 @@ __all__ = ["EXPERIMENT", "OPS", "compare", "plot", "run", "tables"]
 
 NAME = "mpi-collectives"
 OPS: tuple[str, ...] = ("Barrier", "Bcast", "Allreduce", "Allgather", "Alltoall")
-SPES: tuple[int, ...] = (2, 3, 4, 5, 6, 7, 8)
+SPES: tuple[int, ...] = (2, 4, 8)
+"""Default rank counts on one chip; a two-chip blade adds :data:`BLADE_SPES`."""
+BLADE_SPES = 16
 SIZES: tuple[int, ...] = (8, 512, 4096, 32768)
+BLADE_SIZE_LIMIT = 4096
+"""By default, the 16-rank runs stop at this size (their 32 KB points take most of a minute)."""
 
 
-def default_reps(size: int) -> int:
-    """Calls per point: 10 up to 4 KB, fewer above."""
-    return 10 if size <= 4096 else 4
+def default_reps(size: int, spes: int = 8) -> int:
+    """Calls per point: 10 up to 4 KB, fewer above; half as many at 16 ranks."""
+    reps = 10 if size <= 4096 else 4
+    return max(2, reps // 2) if spes >= BLADE_SPES else reps
 
 
 def _bench(ops: Sequence[str], sizes: Sequence[int], reps: dict[int, int]) -> dict[tuple[str, int], float]:
@@ -99,25 +107,35 @@ def run(
         progress: ``progress(done, total)`` after each (protocol, ranks) run.
         protocols: ``kumar`` and/or ``direct`` (default both).
         ops: collectives (default all five).
-        spes: rank counts (default 2 to 8).
-        sizes: bytes per rank (default 8, 512, 4096, 32768; multiples of 8).
+        spes: rank counts (default 2, 4, 8, and 16 on a two-chip blade).
+        sizes: bytes per rank (default 8, 512, 4096, 32768, at 16 ranks up to
+            4096; multiples of 8).
         reps: calls per point (default :func:`default_reps`).
     """
     protos = check_protocols(protocols)
     ops_ = check_choices("op", ops, OPS)
     ops_ = tuple(o for o in OPS if o in ops_)
+    defaults = not tuple(spes)
     spes_ = tuple(int(s) for s in spes) or SPES
+    if defaults and Machine(machine).spe_count >= BLADE_SPES:
+        spes_ = (*spes_, BLADE_SPES)
     sizes_ = tuple(int(s) for s in sizes) or SIZES
+    given_sizes, given_reps = bool(tuple(sizes)), reps
     for s in sizes_:
         if s < 8 or s % 8 or s > 1 << 20:
             raise UsageError(f"size {s}: a multiple of 8 bytes from 8 B to 1 MB")
     if reps is not None and reps < 1:
         raise UsageError(f"reps must be positive, not {reps}")
-    nreps = {s: reps or default_reps(s) for s in (0, *sizes_)}
     points = [(proto, n) for proto in protos for n in spes_]
     records = []
     for i, (proto, n) in enumerate(points):
-        res = run_ranks(lambda: _bench(ops_, sizes_, nreps), n, protocol=proto, machine=machine, seed=seed)
+        sz = sizes_
+        if n >= BLADE_SPES and not given_sizes:
+            sz = tuple(s for s in sizes_ if s <= BLADE_SIZE_LIMIT)
+        nreps = {s: given_reps or default_reps(s, n) for s in (0, *sz)}
+        res = run_ranks(
+            lambda sz=sz, nreps=nreps: _bench(ops_, sz, nreps), n, protocol=proto, machine=machine, seed=seed
+        )
         for (op, size), _ in res.values[0].items():
             t = max(v[(op, size)] for v in res.values)
             records.append(
@@ -221,7 +239,7 @@ EXPERIMENT = Experiment(
     paper="003",
     figure="Section 3.2 (collectives on point-to-point)",
     description=(
-        "Barrier, Bcast, Allreduce, Allgather and Alltoall on 2 to 8 SPEs against the bytes per rank, "
+        "Barrier, Bcast, Allreduce, Allgather and Alltoall on 2 to 16 SPEs against the bytes per rank, "
         "buffers in main memory, Kumar et al.'s protocol (kumar) and cellsim's (direct) side by side."
     ),
     run=run,
@@ -230,7 +248,7 @@ EXPERIMENT = Experiment(
     options=(
         PROTOCOL_OPTION,
         Option("ops", "choice", "collective (repeat for several; default all)", OPS, "--op"),
-        Option("spes", "ints", "rank counts (default 2,3,...,8)"),
+        Option("spes", "ints", "rank counts (default 2,4,8, and 16 on a two-chip blade)"),
         Option("sizes", "ints", "bytes per rank (default 8,512,4096,32768)"),
         Option("reps", "int", "calls per point (default 10, 4 above 4 KB)"),
     ),
