@@ -4,7 +4,8 @@ import re
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent / "src"
-src = (HERE / "engine.rs").read_text()
+FILES = ["machine.rs", "spu.rs", "ppe.rs", "programs.rs", "stats.rs", "trace.rs"]
+src = "\n".join((HERE / f).read_text() for f in FILES)
 
 
 def split_top(s, sep=","):
@@ -148,8 +149,12 @@ lines = [
     "class Engine:",
     '    """A simulated machine: the engine behind cellsim.Machine."""',
 ]
-block = impl_block(src, "#[pymethods]\nimpl PyEngine")
-for attrs, name, raw, ret, doc in fns(block):
+blocks = []
+rest = src
+while "#[pymethods]\nimpl PyEngine" in rest:
+    blocks.append(impl_block(rest, "#[pymethods]\nimpl PyEngine"))
+    rest = rest[rest.index("#[pymethods]\nimpl PyEngine") + 10 :]
+for attrs, name, raw, ret, doc in fns("\n".join(blocks)):
     sigm = re.search(r"signature\s*=\s*\((.*?)\)\)\]", attrs, re.S)
     sig = sigm.group(1) if sigm else ""
     ps = params(raw, sig)

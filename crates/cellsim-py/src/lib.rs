@@ -1,13 +1,18 @@
 //! `cellsim._engine`: the Python face of `cellsim-engine`.
 //!
-//! Only conversions live here: [`engine::PyEngine`] wraps a `Machine`,
+//! Only conversions live here: [`machine::PyEngine`] wraps a `Machine`,
 //! [`buffer::StorageView`] exposes simulated memory as a writable buffer
 //! (numpy views without copies), and [`errors`] turns engine errors into the
 //! exception classes of `cellsim.exceptions`. No timing logic.
 
 mod buffer;
-mod engine;
 mod errors;
+mod machine;
+mod ppe;
+mod programs;
+mod spu;
+mod stats;
+mod trace;
 
 use pyo3::prelude::*;
 
@@ -15,13 +20,13 @@ use pyo3::prelude::*;
 // The engine relies on the GIL to serialise every call (see `PyEngine`).
 #[pymodule(gil_used = true)]
 fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<engine::PyEngine>()?;
+    m.add_class::<machine::PyEngine>()?;
     m.add_class::<buffer::StorageView>()?;
-    m.add_function(wrap_pyfunction!(engine::machine_names, m)?)?;
-    m.add_function(wrap_pyfunction!(engine::machine_toml, m)?)?;
-    m.add_function(wrap_pyfunction!(engine::error_catalogue, m)?)?;
-    m.add_function(wrap_pyfunction!(engine::ls_ea, m)?)?;
-    m.add_function(wrap_pyfunction!(engine::ps_ea, m)?)?;
+    m.add_function(wrap_pyfunction!(machine::machine_names, m)?)?;
+    m.add_function(wrap_pyfunction!(machine::machine_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(machine::error_catalogue, m)?)?;
+    m.add_function(wrap_pyfunction!(machine::ls_ea, m)?)?;
+    m.add_function(wrap_pyfunction!(machine::ps_ea, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     let mut kernels = cellsim_programs::kernels::NAMES.to_vec();
     kernels.extend_from_slice(cellsim_programs::bandwidth::NAMES);
