@@ -87,7 +87,7 @@ pub enum Step {
 }
 
 /// Counters of a run.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Counters {
     /// Calendar events handled.
     pub events: u64,

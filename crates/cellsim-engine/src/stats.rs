@@ -3,7 +3,7 @@
 //! counters. Per-chip values are listed chip 0 first (ramps and rings of chip 1
 //! follow chip 0's).
 
-use crate::machine::Machine;
+use crate::machine::{Counters, Machine};
 
 /// Counters of a machine, from its start to now.
 #[derive(Debug, Clone, PartialEq)]
@@ -12,18 +12,9 @@ pub struct Stats {
     pub cycles: u64,
     /// Simulated nanoseconds.
     pub ns: f64,
-    /// Calendar events handled.
-    pub events: u64,
-    /// MFC commands issued.
-    pub dma_commands: u64,
-    /// Bytes moved by gets.
-    pub get_bytes: u64,
-    /// Bytes moved by puts.
-    pub put_bytes: u64,
-    /// Bus requests made.
-    pub bus_requests: u64,
-    /// Bus requests completed.
-    pub bus_completed: u64,
+    /// The machine's own counters: events, MFC commands, bytes of gets and
+    /// puts, bus requests.
+    pub counters: Counters,
     /// EIB data transfers over every chip.
     pub transfers: u64,
     /// Their bytes.
@@ -55,19 +46,13 @@ pub struct Stats {
 impl Stats {
     /// The counters of `m` now.
     pub fn of(m: &Machine) -> Stats {
-        let c = m.counters();
         let eibs: Vec<_> = m.eibs().map(|e| &e.stats).collect();
         let banks: Vec<_> = m.mics().iter().map(|b| &b.stats).collect();
         let (arbiter_rounds, arbiter_attempts) = m.arbiter_stats();
         Stats {
             cycles: m.now(),
             ns: m.now_ns(),
-            events: c.events,
-            dma_commands: c.dma_commands,
-            get_bytes: c.get_bytes,
-            put_bytes: c.put_bytes,
-            bus_requests: c.bus_requests,
-            bus_completed: c.bus_completed,
+            counters: m.counters().clone(),
             transfers: eibs.iter().map(|e| e.transfers).sum(),
             transfer_bytes: eibs.iter().map(|e| e.bytes).sum(),
             ramp_sent: eibs.iter().flat_map(|e| e.sent).collect(),

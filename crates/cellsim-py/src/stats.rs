@@ -25,12 +25,12 @@ impl PyEngine {
         let d = PyDict::new(py);
         d.set_item("cycles", s.cycles)?;
         d.set_item("ns", s.ns)?;
-        d.set_item("events", s.events)?;
-        d.set_item("dma_commands", s.dma_commands)?;
-        d.set_item("get_bytes", s.get_bytes)?;
-        d.set_item("put_bytes", s.put_bytes)?;
-        d.set_item("bus_requests", s.bus_requests)?;
-        d.set_item("bus_completed", s.bus_completed)?;
+        d.set_item("events", s.counters.events)?;
+        d.set_item("dma_commands", s.counters.dma_commands)?;
+        d.set_item("get_bytes", s.counters.get_bytes)?;
+        d.set_item("put_bytes", s.counters.put_bytes)?;
+        d.set_item("bus_requests", s.counters.bus_requests)?;
+        d.set_item("bus_completed", s.counters.bus_completed)?;
         d.set_item("transfers", s.transfers)?;
         d.set_item("transfer_bytes", s.transfer_bytes)?;
         d.set_item("ramp_sent", s.ramp_sent)?;
