@@ -19,9 +19,10 @@ fn main() {
     let wall = t0.elapsed().as_secs_f64();
     let tr = m.eib().stats.transfers as f64;
     eprintln!(
-        "rounds {} attempts {}",
+        "rounds {} attempts {} fast-forward {:?}",
         m.arbiter_stats().0,
-        m.arbiter_stats().1
+        m.arbiter_stats().1,
+        m.fast_forward_stats()
     );
     println!("cycles {} wall {:.3}s transfers {} -> {:.2} M transfers/s, {:.2} M bus cycles/s, agg {:.1} GB/s, events {}",
         s.cycles, wall, tr, tr / wall / 1e6, s.cycles as f64 / 2.0 / wall / 1e6, m.eib().stats.bytes as f64 / s.ns, m.counters().events);

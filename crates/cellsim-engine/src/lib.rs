@@ -70,6 +70,7 @@ pub mod ppu;
 pub mod program;
 pub mod rng;
 pub mod signal;
+pub(crate) mod steady;
 pub mod storage;
 pub mod time;
 pub mod topology;

@@ -77,7 +77,15 @@ fn trace_row(r: &cellsim_engine::trace::TraceRecord) -> TraceRow {
         Track::Ppe(t) => ("ppe", t as u64, 0),
         Track::Ring(ring, lane) => ("ring", ring as u64, lane as u32),
     };
-    (kind, id, lane, r.name.clone(), r.start, r.end, r.args.clone())
+    (
+        kind,
+        id,
+        lane,
+        r.name.clone(),
+        r.start,
+        r.end,
+        r.args.clone(),
+    )
 }
 
 const FINISHED: i64 = -1;
