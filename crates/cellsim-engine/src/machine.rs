@@ -546,7 +546,7 @@ impl Machine {
 
     /// Starts recording the latencies of every DMA command ([`DmaLatency`]).
     pub fn record_dma_latencies(&mut self) {
-        self.dma_latencies = Some(vec![Vec::new(); 8]);
+        self.dma_latencies = Some(vec![Vec::new(); self.spes.len()]);
     }
 
     /// The recorded DMA latencies of logical SPE `spe`, in retirement order.

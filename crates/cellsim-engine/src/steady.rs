@@ -15,10 +15,6 @@
 use crate::bus::OpId;
 use crate::time::Cycle;
 
-/// A margin in cycles around a steady state's recorded period within which
-/// a refresh of the DRAM could still have touched it.
-pub(crate) const LOOKBACK: Cycle = 1024;
-
 /// A shape being written (see the module docs).
 pub(crate) struct Shape {
     /// The values, in a fixed order.

@@ -29,19 +29,18 @@
 
 use super::{Counters, Event, Machine};
 use crate::bus::{BusOp, OpId, OpKind, Owner, Space};
-use crate::calendar::WHEEL;
 use crate::eib::EibStats;
 use crate::mic::MicStats;
-use crate::steady::{shift, Shape, LOOKBACK};
+use crate::steady::{shift, Shape};
 use crate::storage::Storage;
 use crate::time::Cycle;
 
 /// Commands between two looks at the state, at first.
-const FIRST_SPACING: u64 = 64;
+const FIRST_SPACING: u64 = 16;
 /// Looks get rarer while nothing repeats, down to one per this many commands.
 const MAX_SPACING: u64 = 1024;
 /// Looks without a repeat before looks get rarer.
-const MISSES: u32 = 4;
+const MISSES: u32 = 2;
 
 /// The fast-forward's state (see the module docs).
 pub(crate) struct FastForward {
@@ -49,7 +48,13 @@ pub(crate) struct FastForward {
     pub(crate) enabled: bool,
     next_look: u64,
     spacing: u64,
+    /// The spacing a new state starts with: it grows while states end
+    /// before a jump (looks that cannot pay), shrinks after each jump.
+    floor: u64,
     misses: u32,
+    /// Since the last new state: shapes were taken, a jump was made.
+    looked: bool,
+    jumped: bool,
     armed: Option<Armed>,
     /// The byte moves of the period being recorded are logged.
     pub(super) recording: bool,
@@ -101,8 +106,16 @@ pub(super) enum DataMove {
 #[derive(Clone)]
 struct Totals {
     counters: Counters,
-    eib: EibStats,
+    chips: Vec<ChipTotals>,
     mics: Vec<MicStats>,
+    /// Per BIF direction: bytes carried and busy cycles.
+    links: Vec<(u64, Cycle)>,
+}
+
+/// A chip's bus counters.
+#[derive(Clone)]
+struct ChipTotals {
+    eib: EibStats,
     rounds: u64,
     attempts: u64,
     accepted: u64,
@@ -114,7 +127,10 @@ impl FastForward {
             enabled: true,
             next_look: FIRST_SPACING,
             spacing: FIRST_SPACING,
+            floor: FIRST_SPACING,
             misses: 0,
+            looked: false,
+            jumped: false,
             armed: None,
             recording: false,
             tainted: false,
@@ -173,7 +189,6 @@ fn plain(op: &BusOp) -> bool {
     matches!(op.owner, Owner::Mfc { .. })
         && op.atomic.is_none()
         && !op.failed
-        && op.leg == crate::bus::Leg::Within
         && matches!(op.remote, Space::Memory(_) | Space::Ls { .. })
 }
 
@@ -234,18 +249,31 @@ impl Machine {
     /// and jumps over whole periods of a steady state, ending before `limit`.
     #[inline]
     pub(super) fn maybe_fast_forward(&mut self, limit: Cycle) {
-        if self.ff.enabled && self.chips[0].command_bus.accepted >= self.ff.next_look {
+        if self.ff.enabled && self.commands() >= self.ff.next_look {
             self.look(limit);
         }
     }
 
+    /// Commands accepted on every chip's command bus.
+    #[inline]
+    fn commands(&self) -> u64 {
+        self.chips.iter().map(|c| c.command_bus.accepted).sum()
+    }
+
     fn look(&mut self, limit: Cycle) {
+        let commands = self.commands();
         let ff = &mut self.ff;
-        ff.next_look = self.chips[0].command_bus.accepted + ff.spacing;
+        ff.next_look = commands + ff.spacing;
         if std::mem::take(&mut ff.disturbed) {
             // A new state: whatever steady state follows starts from here.
+            if ff.jumped {
+                ff.floor = (ff.floor / 2).max(FIRST_SPACING);
+            } else if ff.looked {
+                ff.floor = (ff.floor * 2).min(MAX_SPACING);
+            }
+            (ff.looked, ff.jumped) = (false, false);
             ff.disarm();
-            ff.spacing = FIRST_SPACING;
+            ff.spacing = ff.floor;
             ff.misses = 0;
             return;
         }
@@ -254,14 +282,17 @@ impl Machine {
             return;
         };
         shape.finish();
+        self.ff.looked = true;
         if let Some(armed) = self.ff.armed.take() {
             if !self.ff.tainted && shape.words == armed.words {
                 let jumped = self.jump(&armed, &shape, boundary, limit);
                 self.ff.disarm();
                 if jumped {
                     // The next look starts a new recording at the new time.
-                    self.ff.spacing = FIRST_SPACING;
-                    self.ff.misses = 0;
+                    let ff = &mut self.ff;
+                    ff.jumped = true;
+                    ff.spacing = ff.floor;
+                    ff.misses = 0;
                     return;
                 }
             } else {
@@ -280,10 +311,12 @@ impl Machine {
     /// The state's shape and the first event outside it, if the state is one
     /// a shape covers whole.
     fn steady_shape(&self) -> Option<(Shape, Cycle)> {
-        let whole = self.chips.len() == 1
-            && self.bif.is_none()
-            && self.trace.is_none()
-            && self.chips[0].eib.log.is_none()
+        let whole = self.trace.is_none()
+            && self.chips.iter().all(|c| c.eib.log.is_none())
+            && self
+                .bif
+                .as_ref()
+                .is_none_or(|b| b.links.iter().all(|l| l.log.is_none()))
             && self.ls_loops.is_empty()
             && self.core_wake.is_none()
             && self.synthetic_rate == 0.0
@@ -292,11 +325,10 @@ impl Machine {
             && !self.mbox_changed
             && self.reservations.is_empty()
             && self.spes.iter().all(|u| {
-                u.mfc.tlb.is_none()
-                    && [&u.mfc.queue, &u.mfc.proxy].iter().all(|q| {
-                        q.entries()
-                            .all(|(_, e)| e.list.is_none() && e.cmd.op.atomic().is_none())
-                    })
+                [&u.mfc.queue, &u.mfc.proxy].iter().all(|q| {
+                    q.entries()
+                        .all(|(_, e)| e.list.is_none() && e.cmd.op.atomic().is_none())
+                })
             });
         if !whole {
             return None;
@@ -304,13 +336,11 @@ impl Machine {
         let now = self.now;
         let mut s = Shape::new(now, Vec::new());
         let mut boundary = Cycle::MAX;
-        let mut far = false;
         self.calendar.for_each_in_order(|t, e| {
             if outside(e) {
                 boundary = boundary.min(t);
                 return;
             }
-            far |= t - now >= WHEEL as Cycle;
             s.time(t);
             match *e {
                 Event::Dmac(p) => s.raw(p as u64),
@@ -329,20 +359,24 @@ impl Machine {
                 _ => unreachable!("events outside shapes are skipped"),
             }
         });
-        let c = &self.chips[0];
-        c.eib.shape(&mut s);
-        c.arbiter.shape(&mut s);
-        s.maybe_time(c.arb_wake);
-        c.command_bus.shape(&mut s);
-        c.bius.iter().for_each(|b| b.shape(&mut s));
-        s.maybe_time(c.cb_wake);
+        for c in &self.chips {
+            c.eib.shape(&mut s);
+            c.arbiter.shape(&mut s);
+            s.maybe_time(c.arb_wake);
+            c.command_bus.shape(&mut s);
+            c.bius.iter().for_each(|b| b.shape(&mut s));
+            s.maybe_time(c.cb_wake);
+        }
+        if let Some(b) = &self.bif {
+            b.links.iter().for_each(|l| s.time(l.free()));
+        }
         self.mics.iter().for_each(|m| m.shape(&mut s));
         for u in &self.spes {
             u.mfc.shape(&mut s);
             s.raw(u.dmac_blocked as u64);
         }
         // The requests, in the order met, without their addresses.
-        let mut whole = !far && s.ops.len() == self.ops.live();
+        let mut whole = s.ops.len() == self.ops.live();
         for i in 0..s.ops.len() {
             let op = self.ops[s.ops[i]];
             whole &= plain(&op);
@@ -357,21 +391,47 @@ impl Machine {
             }
             s.raw(op.size as u64);
             crate::steady::space(&mut s, op.remote, false);
+            s.raw(op.leg as u64);
             // (`queued_at` is history: nothing reads it.)
             s.time(op.respond_at);
         }
         whole.then_some((s, boundary))
     }
 
+    /// The end of the run of memory from `from` (before `to`) on the node of `from`.
+    fn same_node_until(&self, from: u64, to: u64) -> u64 {
+        if self.chips.len() == 1 {
+            return to;
+        }
+        let node = self.numa.node_of(from);
+        let mut a = from;
+        while a < to {
+            if self.numa.node_of(a) != node {
+                return a;
+            }
+            let shift = self.numa.page_shift_of(a);
+            a = ((a >> shift) + 1) << shift;
+        }
+        to
+    }
+
     fn totals(&self) -> Totals {
-        let c = &self.chips[0];
         Totals {
             counters: self.counters.clone(),
-            eib: c.eib.stats.clone(),
+            chips: self
+                .chips
+                .iter()
+                .map(|c| ChipTotals {
+                    eib: c.eib.stats.clone(),
+                    rounds: c.arbiter.rounds,
+                    attempts: c.arbiter.attempts,
+                    accepted: c.command_bus.accepted,
+                })
+                .collect(),
             mics: self.mics.iter().map(|m| m.stats.clone()).collect(),
-            rounds: c.arbiter.rounds,
-            attempts: c.arbiter.attempts,
-            accepted: c.command_bus.accepted,
+            links: self.bif.as_ref().map_or_else(Vec::new, |b| {
+                b.links.iter().map(|l| (l.bytes, l.busy)).collect()
+            }),
         }
     }
 
@@ -448,7 +508,23 @@ impl Machine {
                 } else {
                     q.queue.get(slot)
                 };
-                let left = (e.seg.size - done_b) as u64;
+                // Stop a line short of the end of the segment, or of the
+                // first page of its memory on another node.
+                let mut end = match e.seg.remote {
+                    Space::Memory(base) => {
+                        self.same_node_until(base + done_a as u64, base + e.seg.size as u64) - base
+                    }
+                    _ => e.seg.size as u64,
+                };
+                if q.tlb.is_some() {
+                    // Nor may it reach a page the DMAC would translate.
+                    let shift = match e.seg.remote {
+                        Space::Memory(base) => self.numa.page_shift_of(base + done_b as u64),
+                        _ => self.numa.page_shift(),
+                    };
+                    end = end.min((e.page << shift).saturating_sub(e.seg.ea));
+                }
+                let left = end.saturating_sub(done_b as u64);
                 if left < 128 + d {
                     return false;
                 }
@@ -488,8 +564,10 @@ impl Machine {
                 .iter()
                 .any(|&id| matches!(self.ops[id].remote, Space::Memory(_)));
         if memory {
-            // No refresh may fall from before the recorded period to after the jump.
-            let from = armed.at.saturating_sub(LOOKBACK + ahead);
+            // No DRAM access from the recorded period to the end of the jump
+            // may meet a refresh: they all fall after the recording's start
+            // and before the latest time in the state, `ahead` of the end.
+            let from = armed.at;
             let meets = |k: u64| {
                 self.mics
                     .iter()
@@ -533,12 +611,16 @@ impl Machine {
             shift(&mut op.queued_at, dt);
             shift(&mut op.respond_at, dt);
         }
-        let c = &mut self.chips[0];
-        c.eib.shift(dt);
-        c.arbiter.shift(dt);
-        c.command_bus.shift(dt);
-        for w in [&mut c.arb_wake, &mut c.cb_wake].into_iter().flatten() {
-            shift(w, dt);
+        for c in &mut self.chips {
+            c.eib.shift(dt);
+            c.arbiter.shift(dt);
+            c.command_bus.shift(dt);
+            for w in [&mut c.arb_wake, &mut c.cb_wake].into_iter().flatten() {
+                shift(w, dt);
+            }
+        }
+        if let Some(b) = self.bif.as_mut() {
+            b.links.iter_mut().for_each(|l| l.shift(dt));
         }
         self.mics.iter_mut().for_each(|m| m.shift(dt));
         let events = self.calendar.drain_in_order();
@@ -551,7 +633,12 @@ impl Machine {
         let s = &mut self.ff.stats;
         s.jumps += 1;
         s.cycles += dt;
-        s.transfers += k * (t0.eib.transfers - armed.totals.eib.transfers);
+        s.transfers += k * t0
+            .chips
+            .iter()
+            .zip(&armed.totals.chips)
+            .map(|(a, b)| a.eib.transfers - b.eib.transfers)
+            .sum::<u64>();
         true
     }
 
@@ -668,23 +755,30 @@ impl Machine {
         c.put_bytes += more(a.put_bytes, b.put_bytes);
         c.bus_requests += more(a.bus_requests, b.bus_requests);
         c.bus_completed += more(a.bus_completed, b.bus_completed);
-        let chip = &mut self.chips[0];
-        let (a, b) = (&then.eib, &now.eib);
-        let s = &mut chip.eib.stats;
-        s.transfers += more(a.transfers, b.transfers);
-        s.bytes += more(a.bytes, b.bytes);
-        for (r, seg) in s.segment_busy.iter_mut().enumerate() {
-            for (i, x) in seg.iter_mut().enumerate() {
-                *x += more(a.segment_busy[r][i], b.segment_busy[r][i]);
+        for (chip, (then, now)) in self.chips.iter_mut().zip(then.chips.iter().zip(&now.chips)) {
+            let (a, b) = (&then.eib, &now.eib);
+            let s = &mut chip.eib.stats;
+            s.transfers += more(a.transfers, b.transfers);
+            s.bytes += more(a.bytes, b.bytes);
+            for (r, seg) in s.segment_busy.iter_mut().enumerate() {
+                for (i, x) in seg.iter_mut().enumerate() {
+                    *x += more(a.segment_busy[r][i], b.segment_busy[r][i]);
+                }
+            }
+            for i in 0..s.sent.len() {
+                s.sent[i] += more(a.sent[i], b.sent[i]);
+                s.received[i] += more(a.received[i], b.received[i]);
+            }
+            chip.arbiter.rounds += more(then.rounds, now.rounds);
+            chip.arbiter.attempts += more(then.attempts, now.attempts);
+            chip.command_bus.accepted += more(then.accepted, now.accepted);
+        }
+        if let Some(bif) = self.bif.as_mut() {
+            for (l, (a, b)) in bif.links.iter_mut().zip(then.links.iter().zip(&now.links)) {
+                l.bytes += more(a.0, b.0);
+                l.busy += more(a.1, b.1);
             }
         }
-        for i in 0..s.sent.len() {
-            s.sent[i] += more(a.sent[i], b.sent[i]);
-            s.received[i] += more(a.received[i], b.received[i]);
-        }
-        chip.arbiter.rounds += more(then.rounds, now.rounds);
-        chip.arbiter.attempts += more(then.attempts, now.attempts);
-        chip.command_bus.accepted += more(then.accepted, now.accepted);
         for (m, (a, b)) in self.mics.iter_mut().zip(then.mics.iter().zip(&now.mics)) {
             let s = &mut m.stats;
             s.reads += more(a.reads, b.reads);
