@@ -251,7 +251,7 @@ fn regular_streams(preset: &str, seed: u64, long: bool) -> (String, String, u64)
         let size = match below(4) {
             _ if long => 8192 << below(2),
             0 | 1 => 16384,
-            1 => 128 * (8 + below(121) as u32),
+            2 => 128 * (8 + below(121) as u32),
             _ => 16 * (64 + below(961) as u32),
         };
         let active = if long {
