@@ -4,6 +4,8 @@ use cellsim_engine::{Machine, MachineConfig};
 use std::time::Instant;
 fn main() {
     let mut m = Machine::new(MachineConfig::load("qs20-1chip", &[]).unwrap(), 1);
+    // `speed PAIRS x ref`: the reference path (no fast-forward).
+    m.set_exact_reference(std::env::args().nth(3).is_some_and(|a| a == "ref"));
     for s in 0..8u32 {
         let partner = s ^ 1;
         let p = Stream {
