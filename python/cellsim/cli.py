@@ -45,6 +45,7 @@ from .limits import COUNT, SEED, command_limits, limit_params
 from .messaging.cli import map_cmd
 from .mpi.cli import mpirun_cmd
 from .published import TOLERANCE_PCT, cite, plain
+from .reference import exact_reference_default
 from .report import format_error, format_published, format_simulated, verdict
 from .style import figure_style
 from .sweep import SweepInterrupted
@@ -339,6 +340,12 @@ def _common_params() -> list[click.Parameter]:
             is_flag=True,
             help="run the Python benchmark programs instead of the native kernels (slower, same timing)",
         ),
+        click.Option(
+            ["--exact-reference", "exact_reference"],
+            is_flag=True,
+            help="simulate every bus transfer event by event, without the engine's fast-forward of "
+            "steady states (identical results, slower: the reference it is tested against)",
+        ),
     ]
 
 
@@ -368,6 +375,7 @@ def _make_run_command(exp: Experiment) -> click.Command:
         csv_path: str | None,
         trace_path: str | None,
         python_programs: bool,
+        exact_reference: bool,
         time_limit: float | None,
         wall_limit: float | None,
         **options: Any,
@@ -380,6 +388,7 @@ def _make_run_command(exp: Experiment) -> click.Command:
         opts = {k: v for k, v in options.items() if v not in (None, ())}
         with contextlib.ExitStack() as stack:
             stack.enter_context(command_limits(time_limit, wall_limit))
+            stack.enter_context(exact_reference_default(exact_reference))
             traced: dict[str, Any] = {}
             if trace_path:
                 traced = stack.enter_context(capture_trace(trace_path))

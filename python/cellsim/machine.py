@@ -38,6 +38,7 @@ from . import _engine
 from ._checks import integer, positive
 from .exceptions import UsageError
 from .limits import default_time_limit_ns
+from .reference import default_exact_reference
 
 if TYPE_CHECKING:
     from .trace import TraceStats
@@ -210,6 +211,10 @@ class Machine:
             (default 10 simulated seconds).
         trace: record a Chrome/Perfetto trace (see :meth:`write_trace`).
         trace_limit: records the trace keeps (the rest are counted as dropped).
+        exact_reference: simulate every bus transfer event by event, without
+            the engine's fast-forward of steady states (the reference it is
+            tested against; results are identical, only slower). ``None``:
+            the command's ``--exact-reference`` setting (off by default).
     """
 
     def __init__(
@@ -222,6 +227,7 @@ class Machine:
         time_limit_ns: float | None = None,
         trace: bool = False,
         trace_limit: int = 1_000_000,
+        exact_reference: bool | None = None,
     ) -> None:
         if isinstance(overrides, Mapping):
             ov = [f"{k}={_toml_value(v)}" for k, v in overrides.items()]
@@ -255,9 +261,19 @@ class Machine:
             trace_limit, self._trace_writer = captured
         if trace or captured is not None:
             self._engine.enable_trace(integer(trace_limit, "trace_limit", 1, 1 << 62))
+        if exact_reference is None:
+            exact_reference = default_exact_reference()
+        self._engine.set_exact_reference(bool(exact_reference))
         self._ran = False
 
     # -- the chip -------------------------------------------------------------------
+
+    @property
+    def fast_forward_stats(self) -> dict[str, int]:
+        """What the engine's fast-forward of steady states did so far: jumps,
+        and the simulated cycles and bus transfers they covered."""
+        jumps, cycles, transfers = self._engine.fast_forward_stats()
+        return {"jumps": jumps, "cycles": cycles, "transfers": transfers}
 
     @property
     def spe_count(self) -> int:

@@ -28,6 +28,11 @@ pub struct Reservations {
 }
 
 impl Reservations {
+    /// No reservation is held.
+    pub fn is_empty(&self) -> bool {
+        self.held.is_empty()
+    }
+
     /// `who` reserves the line containing `addr` (dropping its previous one).
     pub fn reserve(&mut self, who: Holder, addr: u64) {
         let line = addr / LINE;

@@ -92,6 +92,16 @@ impl Link {
         Ok(())
     }
 
+    /// When the link is free again.
+    pub(crate) fn free(&self) -> Cycle {
+        self.free
+    }
+
+    /// Moves the link's time `dt` later (see [`crate::steady`]).
+    pub(crate) fn shift(&mut self, dt: Cycle) {
+        crate::steady::shift(&mut self.free, dt);
+    }
+
     /// The one-way latency.
     #[inline]
     pub fn latency(&self) -> Cycle {

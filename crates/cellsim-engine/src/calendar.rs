@@ -179,6 +179,57 @@ impl<E> Calendar<E> {
         self.len -= out.len();
     }
 
+    /// Every scheduled event in the order the calendar will hand them out
+    /// (time, then scheduling order): the wheel from `now`, then the far
+    /// events (all later than the wheel's, since `advance_to` pulls the near
+    /// ones in). For the steady-state fast-forward, which compares and moves
+    /// whole calendars.
+    pub fn for_each_in_order(&self, mut f: impl FnMut(Cycle, &E)) {
+        let start = (self.now & MASK) as usize;
+        // Occupied slots from `start` on, then those before it (wrapped).
+        for (from, to) in [(start, WHEEL), (0, start)] {
+            for w in from / 64..to.div_ceil(64) {
+                let mut bits = self.occupied[w];
+                while bits != 0 {
+                    let i = w * 64 + bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    if i < from || i >= to {
+                        continue;
+                    }
+                    let ahead = (i + WHEEL - start) % WHEEL;
+                    for e in &self.slots[i] {
+                        f(self.now + ahead as Cycle, e);
+                    }
+                }
+            }
+        }
+        let mut far: Vec<&Far<E>> = self.far.iter().collect();
+        far.sort_by_key(|x| (x.time, x.seq));
+        for x in far {
+            f(x.time, &x.event);
+        }
+    }
+
+    /// Empties the calendar, returning its events in order (see
+    /// [`Calendar::for_each_in_order`]).
+    pub fn drain_in_order(&mut self) -> Vec<(Cycle, E)> {
+        let mut out = Vec::with_capacity(self.len);
+        let start = (self.now & MASK) as usize;
+        for ahead in 0..WHEEL {
+            let i = (start + ahead) & MASK as usize;
+            if self.occupied[i / 64] & (1 << (i % 64)) != 0 {
+                let t = self.now + ahead as Cycle;
+                out.extend(self.slots[i].drain(..).map(|e| (t, e)));
+            }
+        }
+        self.occupied = [0; WORDS];
+        let mut far = std::mem::take(&mut self.far).into_vec();
+        far.sort_by_key(|x| (x.time, x.seq));
+        out.extend(far.into_iter().map(|x| (x.time, x.event)));
+        self.len = 0;
+        out
+    }
+
     /// The current time of the calendar.
     pub fn now(&self) -> Cycle {
         self.now

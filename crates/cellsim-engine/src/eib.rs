@@ -19,6 +19,7 @@ pub mod command_bus;
 pub mod ring;
 
 use crate::config::MachineConfig;
+use crate::steady::{shift, Shape};
 use crate::time::Cycle;
 use crate::topology::{Direction, Ramp, Topology, RAMPS};
 use check::OccupancyLog;
@@ -240,6 +241,24 @@ impl Eib {
         if let Some(log) = self.log.as_mut() {
             log.record(&self.rings[g.ring as usize], g, src, dst, self.hop, end);
         }
+    }
+
+    /// Writes the rings' and ports' timing state (see [`crate::steady`]).
+    pub(crate) fn shape(&self, s: &mut Shape) {
+        // A segment's or a receiving port's free time is compared with the
+        // present less a transfer's hops (and plus a switch gap).
+        let back = RAMPS as Cycle * self.hop + self.recv_switch;
+        self.rings.iter().for_each(|r| r.shape(s, back));
+        self.send_free.iter().for_each(|&t| s.time(t));
+        self.recv_free.iter().for_each(|&t| s.time_back(t, back));
+        self.recv_from.iter().for_each(|&r| s.raw(r as u64));
+    }
+
+    /// Moves every time of the rings and ports `dt` later.
+    pub(crate) fn shift(&mut self, dt: Cycle) {
+        self.rings.iter_mut().for_each(|r| r.shift(dt));
+        self.send_free.iter_mut().for_each(|t| shift(t, dt));
+        self.recv_free.iter_mut().for_each(|t| shift(t, dt));
     }
 
     /// Turns on the reservation log used by [`check::OccupancyLog::verify`].

@@ -69,6 +69,7 @@ pub mod program;
 pub mod rng;
 pub mod signal;
 pub mod stats;
+pub(crate) mod steady;
 pub mod storage;
 pub mod time;
 pub mod topology;

@@ -15,10 +15,12 @@
 mod cores;
 mod dma;
 mod ppe;
+mod steady;
 mod threads;
 mod traffic;
 mod watch;
 
+pub use steady::FastForwardStats;
 pub use threads::{SpeSlot, ThreadId, ThreadInfo, ThreadState};
 pub use watch::{Watchdog, WATCH_EVERY};
 
@@ -218,6 +220,8 @@ pub struct Machine {
     pub(crate) ls_params: LsParams,
     /// When the cores' phase must run next.
     pub(crate) core_wake: Option<Cycle>,
+    /// The steady-state fast-forward.
+    pub(crate) ff: steady::FastForward,
     /// An error found inside the event loop (a DMA-list element rewritten
     /// into a bad one): the run stops with it.
     pub(crate) fault: Option<SimError>,
@@ -336,6 +340,7 @@ impl Machine {
                 dma_cycles: cfg.spu.dma_ls_cycles,
             },
             core_wake: None,
+            ff: steady::FastForward::new(),
             fault: None,
             watchdog: None,
             watch_countdown: WATCH_EVERY,
@@ -541,7 +546,7 @@ impl Machine {
 
     /// Starts recording the latencies of every DMA command ([`DmaLatency`]).
     pub fn record_dma_latencies(&mut self) {
-        self.dma_latencies = Some(vec![Vec::new(); 8]);
+        self.dma_latencies = Some(vec![Vec::new(); self.spes.len()]);
     }
 
     /// The recorded DMA latencies of logical SPE `spe`, in retirement order.
@@ -836,6 +841,7 @@ impl Machine {
     pub fn advance(&mut self) -> Result<Step, SimError> {
         loop {
             while let Some(tid) = self.ready.pop_front() {
+                self.ff.disturbed = true;
                 if self.threads[tid].is_native() {
                     self.poll_native(tid)?;
                 } else {
@@ -858,6 +864,7 @@ impl Machine {
             }
             self.step_to(t);
             self.stop_if_faulted_or_watched()?;
+            self.maybe_fast_forward(self.time_limit);
         }
     }
 
@@ -977,6 +984,9 @@ impl Machine {
     }
 
     fn handle(&mut self, e: Event) {
+        if self.ff.enabled {
+            self.ff.event(&e);
+        }
         match e {
             Event::Wake(tid) => self.ready.push_back(tid),
             Event::Enqueue(tid) => self.enqueue(tid),
@@ -996,6 +1006,9 @@ impl Machine {
             op.leg = crate::bus::Leg::ToBif;
         }
         let id = self.ops.insert(op);
+        if self.ff.recording {
+            self.ff.created(id);
+        }
         if self.staging.len() <= id as usize {
             self.staging.resize(id as usize + 1, [0; 128]);
         }

@@ -16,6 +16,7 @@ pub mod queue;
 pub mod tags;
 pub mod tlb;
 
+use crate::steady::{shift, Shape};
 use crate::time::Cycle;
 use queue::CommandQueue;
 use tags::TagGroups;
@@ -70,5 +71,33 @@ impl Mfc {
             next_command: 0,
             tlb,
         }
+    }
+}
+
+impl Mfc {
+    /// Writes the MFC's state (see [`crate::steady`]); the tag groups and
+    /// the reservation only change when a command retires or a program
+    /// runs, which ends a steady state anyway.
+    pub(crate) fn shape(&self, s: &mut Shape) {
+        self.queue.shape(s);
+        self.proxy.shape(s);
+        s.raw(self.atomic_pending as u64);
+        s.raw(self.list_stall as u64);
+        s.time(self.dmac_free);
+        s.maybe_time(self.dmac_wake);
+        s.raw(self.last_was_get as u64);
+        s.time(self.next_command);
+        s.raw(self.tlb.is_some() as u64);
+    }
+
+    /// Moves every time of the MFC `dt` later.
+    pub(crate) fn shift(&mut self, dt: Cycle) {
+        self.queue.shift(dt);
+        self.proxy.shift(dt);
+        shift(&mut self.dmac_free, dt);
+        if let Some(w) = self.dmac_wake.as_mut() {
+            shift(w, dt);
+        }
+        shift(&mut self.next_command, dt);
     }
 }

@@ -35,6 +35,7 @@
 
 use crate::bus::OpId;
 use crate::config::MachineConfig;
+use crate::steady::{shift, Shape};
 use crate::time::Cycle;
 use crate::topology::RAMP_INDICES;
 
@@ -165,6 +166,39 @@ impl Mic {
         let start = self.past_refresh(t.max(self.dram_free), burst);
         self.dram_free = start + burst;
         start
+    }
+
+    /// Writes the controller's timing state (see [`crate::steady`]); the
+    /// refresh is not in it: its phase moves on (see
+    /// [`Mic::refresh_meets`]).
+    pub(crate) fn shape(&self, s: &mut Shape) {
+        self.reads_active.iter().for_each(|&n| s.raw(n as u64));
+        for q in &self.reads_waiting {
+            s.raw(q.len() as u64);
+            q.iter().for_each(|&op| s.op(op));
+        }
+        s.time(self.dram_free);
+        s.raw(self.write_buffers_free as u64);
+        s.raw(self.drains.len() as u64);
+        self.drains.iter().for_each(|&t| s.time(t));
+    }
+
+    /// Moves every time of the controller `dt` later.
+    pub(crate) fn shift(&mut self, dt: Cycle) {
+        shift(&mut self.dram_free, dt);
+        self.drains.iter_mut().for_each(|t| shift(t, dt));
+    }
+
+    /// Whether a refresh of the DRAM overlaps cycles `from..to`.
+    pub(crate) fn refresh_meets(&self, from: Cycle, to: Cycle) -> bool {
+        if self.refresh_busy == 0 || to <= self.refresh_phase {
+            return false;
+        }
+        let from = from.max(self.refresh_phase);
+        // The refresh in progress or the last one before `from`, then the next.
+        let k = (from - self.refresh_phase) / self.refresh_interval;
+        let start = self.refresh_phase + k * self.refresh_interval;
+        start + self.refresh_busy > from || start + self.refresh_interval < to
     }
 
     /// Whether writes take slots of the requester's window.

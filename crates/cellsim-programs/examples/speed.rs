@@ -4,6 +4,8 @@ use cellsim_programs::kernels::{stream, Stream};
 use std::time::Instant;
 fn main() {
     let mut m = Machine::new(MachineConfig::load("qs20-1chip", &[]).unwrap(), 1);
+    // `speed PAIRS x ref`: the reference path (no fast-forward).
+    m.set_exact_reference(std::env::args().nth(3).is_some_and(|a| a == "ref"));
     for s in 0..8u32 {
         let partner = s ^ 1;
         let p = Stream {
@@ -19,9 +21,10 @@ fn main() {
     let wall = t0.elapsed().as_secs_f64();
     let tr = m.eib().stats.transfers as f64;
     eprintln!(
-        "rounds {} attempts {}",
+        "rounds {} attempts {} fast-forward {:?}",
         m.arbiter_stats().0,
-        m.arbiter_stats().1
+        m.arbiter_stats().1,
+        m.fast_forward_stats()
     );
     println!("cycles {} wall {:.3}s transfers {} -> {:.2} M transfers/s, {:.2} M bus cycles/s, agg {:.1} GB/s, events {}",
         s.cycles, wall, tr, tr / wall / 1e6, s.cycles as f64 / 2.0 / wall / 1e6, m.eib().stats.bytes as f64 / s.ns, m.counters().events);

@@ -217,6 +217,12 @@ impl PyEngine {
         self.m.set_placement(&physical).map_err(|e| to_py(py, e))
     }
 
+    /// Turns the steady-state fast-forward off (`True`: every transfer event
+    /// by event, the reference) or on; results are identical either way.
+    fn set_exact_reference(&mut self, on: bool) {
+        self.m.set_exact_reference(on);
+    }
+
     /// Stops runs after `cycles` simulated cycles.
     fn set_time_limit(&mut self, cycles: u64) {
         self.m.set_time_limit(cycles);

@@ -79,4 +79,10 @@ impl PyEngine {
             })
             .collect()
     }
+
+    /// What the fast-forward did: (jumps, cycles, bus transfers) jumped over.
+    fn fast_forward_stats(&self) -> (u64, u64, u64) {
+        let s = self.m.fast_forward_stats();
+        (s.jumps, s.cycles, s.transfers)
+    }
 }

@@ -19,6 +19,7 @@
 //! arbiter sleeps until then instead of retrying every cycle.
 
 use crate::bus::{Fifo, OpId};
+use crate::steady::{shift, Shape};
 use crate::time::Cycle;
 use crate::topology::{Ramp, RAMPS};
 
@@ -87,6 +88,29 @@ impl DataArbiter {
         self.waiting |= 1 << src.idx();
         self.not_before[src.idx()] = port_free;
         self.pending += 1;
+    }
+
+    /// Writes the arbiter's state (see [`crate::steady`]).
+    pub(crate) fn shape(&self, s: &mut Shape) {
+        for q in &self.queues {
+            s.raw(q.len() as u64);
+            for i in 0..q.len() {
+                let (op, d) = q.get(i);
+                s.op(op);
+                s.raw(d as u64);
+            }
+        }
+        self.not_before.iter().for_each(|&t| s.time(t));
+        self.turn.iter().for_each(|&r| s.raw(r as u64));
+        self.wants.iter().for_each(|&w| s.raw(w as u64));
+        for v in [self.waiting as usize, self.rr, self.n_granted, self.pending] {
+            s.raw(v as u64);
+        }
+    }
+
+    /// Moves every time of the arbiter `dt` later.
+    pub(crate) fn shift(&mut self, dt: Cycle) {
+        self.not_before.iter_mut().for_each(|t| shift(t, dt));
     }
 
     /// Transfers waiting for a ring.

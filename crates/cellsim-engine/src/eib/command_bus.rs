@@ -9,6 +9,7 @@
 //! requests and limits how many it has in flight.
 
 use crate::bus::{Fifo, OpId};
+use crate::steady::{shift, Shape};
 use crate::time::Cycle;
 use crate::topology::{Ramp, RAMPS};
 
@@ -39,6 +40,13 @@ impl Biu {
     #[inline]
     pub fn has_room(&self) -> bool {
         (self.queue.len() as u32) < self.depth
+    }
+
+    /// Writes the BIU's state (see [`crate::steady`]).
+    pub(crate) fn shape(&self, s: &mut Shape) {
+        s.raw(self.queue.len() as u64);
+        (0..self.queue.len()).for_each(|i| s.op(self.queue.get(i)));
+        s.raw(self.outstanding as u64);
     }
 
     /// A request is waiting and the in-flight limit allows sending it.
@@ -76,6 +84,17 @@ impl CommandBus {
             }
         }
         None
+    }
+
+    /// Writes the address concentrator's state (see [`crate::steady`]).
+    pub(crate) fn shape(&self, s: &mut Shape) {
+        s.raw(self.rr as u64);
+        s.time(self.next_free);
+    }
+
+    /// Moves its time `dt` later.
+    pub(crate) fn shift(&mut self, dt: Cycle) {
+        shift(&mut self.next_free, dt);
     }
 
     /// When the command bus can accept its next command.

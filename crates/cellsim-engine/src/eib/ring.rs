@@ -8,6 +8,7 @@
 //! three transfers at once) and respects its start interval (architecture
 //! notes: a new operation every 3 bus cycles).
 
+use crate::steady::{shift, Shape};
 use crate::time::Cycle;
 use crate::topology::{Direction, Ramp, RAMPS};
 
@@ -116,6 +117,31 @@ impl Ring {
         self.slots[lane] = end;
         self.next_start = now + self.start_interval;
         (end, lane as u8)
+    }
+}
+
+impl Ring {
+    /// Writes the ring's timing state (see [`crate::steady`]).
+    /// `back`: how far a transfer's hops reach back (see [`Shape::time_back`]).
+    pub(crate) fn shape(&self, s: &mut Shape, back: Cycle) {
+        self.seg_free.iter().for_each(|&t| s.time_back(t, back));
+        // Which lane holds which transfer shows only in traces and the
+        // reservation log (neither is on while fast-forwarding): the
+        // timing depends on the lanes' end times, in any order.
+        let mut ends = [0; 8];
+        let n = self.slots.len().min(ends.len());
+        ends[..n].copy_from_slice(&self.slots[..n]);
+        ends[..n].sort_unstable();
+        self.slots[n..].iter().for_each(|&t| s.time(t));
+        ends[..n].iter().for_each(|&t| s.time(t));
+        s.time(self.next_start);
+    }
+
+    /// Moves every time of the ring `dt` later.
+    pub(crate) fn shift(&mut self, dt: Cycle) {
+        self.seg_free.iter_mut().for_each(|t| shift(t, dt));
+        self.slots.iter_mut().for_each(|t| shift(t, dt));
+        shift(&mut self.next_start, dt);
     }
 }
 

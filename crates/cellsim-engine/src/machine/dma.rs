@@ -28,6 +28,7 @@
 //!    group (or the atomic status) is updated `completion` cycles later and
 //!    the queue entry frees.
 
+use super::steady::DataMove;
 use super::threads::ThreadState;
 use super::{ChipBus, DmaLatency, Event, Machine, SpeUnit};
 use crate::atomic::Holder;
@@ -470,6 +471,10 @@ impl Machine {
     /// bus orders request `id`.
     fn coherence_point(&mut self, id: OpId) {
         let op = self.ops[id];
+        if self.ff.recording {
+            let s = self.ff.serial[id as usize];
+            self.ff.moved(DataMove::Coherence(s, op));
+        }
         let n = op.size as usize;
         let mfc_spe = match op.owner {
             Owner::Mfc { spe, .. } => Some(spe),
@@ -796,6 +801,10 @@ impl Machine {
 
     /// Bytes bound for a local store or a problem-state register land.
     fn land(&mut self, id: OpId, op: &BusOp) {
+        if self.ff.recording {
+            let s = self.ff.serial[id as usize];
+            self.ff.moved(DataMove::Land(s, *op));
+        }
         let n = op.size as usize;
         let line = &self.staging[id as usize];
         let bytes = &line[..n];
@@ -980,7 +989,7 @@ fn window_slot_taken(
 /// Reads `n` bytes into a staging line; a full line is a fixed-size copy the
 /// compiler inlines.
 #[inline(always)]
-fn read_into(src: &Storage, off: usize, line: &mut [u8; 128], n: usize) {
+pub(super) fn read_into(src: &Storage, off: usize, line: &mut [u8; 128], n: usize) {
     if n == line.len() {
         src.read_array(off, line);
     } else {
@@ -990,7 +999,7 @@ fn read_into(src: &Storage, off: usize, line: &mut [u8; 128], n: usize) {
 
 /// Writes `n` bytes of a staging line.
 #[inline(always)]
-fn write_from(dst: &Storage, off: usize, line: &[u8; 128], n: usize) {
+pub(super) fn write_from(dst: &Storage, off: usize, line: &[u8; 128], n: usize) {
     if n == line.len() {
         dst.write_array(off, line);
     } else {

@@ -15,6 +15,7 @@
 use super::command::Opcode;
 use super::command::{MfcCommand, Ordering};
 use crate::bus::Space;
+use crate::steady::{shift, Shape};
 use crate::time::Cycle;
 use crate::topology::Ramp;
 
@@ -315,6 +316,64 @@ impl CommandQueue {
             .take_while(|_| self.ordered > 0)
             .filter(|(_, e)| e.cmd.op.is_sync() && self.may_start(e))
             .map(|(i, _)| i)
+    }
+}
+
+impl Entry {
+    /// Writes the entry (see [`crate::steady`]). Its issue number names the
+    /// command (the queue never reuses one), which stands for everything
+    /// fixed at issue; what its segment has unrolled is progress, left out.
+    /// Shapes compare states of one run, and DMA lists (whose segment
+    /// changes) end steady states.
+    pub(crate) fn shape(&self, s: &mut Shape) {
+        s.raw(self.seq);
+        s.time(self.ready_at);
+        s.raw(self.in_flight as u64);
+        s.raw(self.started_at);
+        s.raw(self.page);
+        let flags = [
+            self.started,
+            self.retiring,
+            self.failed,
+            self.list.is_some(),
+        ];
+        s.raw(flags.iter().fold(0, |m, &f| m << 1 | f as u64));
+    }
+}
+
+impl CommandQueue {
+    /// Writes the queue (see [`crate::steady`]).
+    pub(crate) fn shape(&self, s: &mut Shape) {
+        for e in &self.slots {
+            match e {
+                Some(e) => e.shape(s),
+                None => s.raw(u64::MAX),
+            }
+        }
+        s.raw(self.to_unroll.len() as u64);
+        self.to_unroll.iter().for_each(|&x| s.raw(x as u64));
+        for v in [self.reserved, self.used, self.ordered] {
+            s.raw(v as u64);
+        }
+        s.raw(self.next_seq);
+    }
+
+    /// Moves the times of the entries `dt` later.
+    pub(crate) fn shift(&mut self, dt: Cycle) {
+        for e in self.slots.iter_mut().flatten() {
+            shift(&mut e.ready_at, dt);
+            if let Some(l) = e.list.as_mut() {
+                shift(&mut l.prefetched_at, dt);
+            }
+        }
+    }
+
+    /// Live entries with their slots, mutably.
+    pub(crate) fn entries_mut(&mut self) -> impl Iterator<Item = (u8, &mut Entry)> {
+        self.slots
+            .iter_mut()
+            .enumerate()
+            .filter_map(|(i, e)| e.as_mut().map(|e| (i as u8, e)))
     }
 }
 

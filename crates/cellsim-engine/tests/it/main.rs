@@ -6,6 +6,7 @@
 //! - `deadlock`, `runaway`: runs that cannot end;
 //! - `hostile`: lists rewritten after issue, time overflow, polling forever, fuzzed commands;
 //! - `determinism`: same seed, same run;
+//! - `fast_forward`: the steady-state fast-forward against the reference path;
 //! - `ordering`: barrier and fence semantics seen in the data;
 //! - `invariants`: property tests over random DMA mixes;
 //! - `ppe_cache`: the PPE's caches and SPU local-store loops (issue 7);
@@ -17,6 +18,7 @@
 mod deadlock;
 mod determinism;
 mod errors;
+mod fast_forward;
 mod hostile;
 mod invariants;
 mod mix;

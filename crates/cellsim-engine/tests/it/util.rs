@@ -1,6 +1,6 @@
 //! Helpers shared by the test modules: machines, exit codes, a tiny seeded RNG.
 
-use cellsim_engine::{Cycle, Machine, MachineConfig, RunSummary, ThreadState};
+use cellsim_engine::{Cycle, Machine, MachineConfig, RunSummary, Spu, ThreadState};
 
 /// Timebase override that makes one decrementer tick one SPU cycle (3.2 GHz core).
 pub const TB_CYCLES: &str = "timebase_mhz=3200";
@@ -68,4 +68,32 @@ impl SplitMix {
         self.fill(&mut v);
         v
     }
+}
+
+/// A streaming workload (the benchmark kernel's shape, kept here so the
+/// engine's tests need no programs crate): `pairs` gets of `size` bytes from
+/// `get_ea` and puts to `put_ea`, tag groups 0 and 1, one wait at the end.
+#[derive(Debug, Clone, Copy)]
+pub struct Stream {
+    pub get_ea: u64,
+    pub put_ea: u64,
+    pub size: u32,
+    pub pairs: u32,
+}
+
+/// Runs [`Stream`] on `spu`; returns 0 (or `u32::MAX` if the local store is full).
+pub async fn stream(spu: Spu, p: Stream) -> u32 {
+    let Ok(a) = spu.ls_alloc(p.size, 128) else {
+        return u32::MAX;
+    };
+    let Ok(b) = spu.ls_alloc(p.size, 128) else {
+        return u32::MAX;
+    };
+    spu.mfc_write_tag_mask(0b11).await;
+    for _ in 0..p.pairs {
+        spu.mfc_get(a, p.get_ea, p.size, 0).await;
+        spu.mfc_put(b, p.put_ea, p.size, 1).await;
+    }
+    spu.mfc_read_tag_status_all().await;
+    0
 }

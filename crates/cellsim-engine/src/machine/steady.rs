@@ -1,0 +1,790 @@
+//! Exact fast-forward of steady states.
+//!
+//! Under a steady load (eight SPEs streaming 16 KB DMAs, one SPE reading a
+//! long buffer from memory) the chip soon repeats itself: the same requests
+//! in the same places of the same queues, the same ring reservations and
+//! arbiter pointers, only later in time and further along each command's
+//! bytes. The engine looks for that every so many commands: it writes the
+//! state's [`Shape`] (times relative to now, requests renamed, progress left
+//! out) and compares it with the last few. When one repeats, it records the
+//! next repetition — the bytes its requests move, in order — and checks that
+//! it repeats again with every command having advanced by whole lines. The
+//! state then is periodic with period `P` cycles, and it stays so as long as
+//! nothing outside the shape steps in, so the engine jumps `K` periods at
+//! once: every time moves `K·P` later, every command `K` times its
+//! advance, every counter `K` times its increase, and the recorded byte moves
+//! are replayed `K` times at their advancing addresses (in their order, so
+//! even overlapping buffers end as they would).
+//!
+//! `K` stops short of anything that would break the period: an event not in
+//! the shape (a program waking, a command entering a queue or retiring), a
+//! command's last line (its segment must keep at least a line beyond the
+//! jump), a refresh of the DRAM when memory is in use, the time limit. The
+//! state must also be one the shape covers whole: one chip, no trace or
+//! reservation log, no address translation, no DMA lists or atomics, no
+//! PPE or local-store loop activity, no synthetic traffic, only MFC requests
+//! between local stores and memory. Anything else just runs event by event,
+//! as it does with the fast-forward off (`Machine::set_exact_reference`),
+//! which tests compare it with.
+
+use super::{Counters, Event, Machine};
+use crate::bus::{BusOp, OpId, OpKind, Owner, Space};
+use crate::eib::EibStats;
+use crate::mic::MicStats;
+use crate::steady::{shift, Shape};
+use crate::storage::Storage;
+use crate::time::Cycle;
+
+/// Commands between two looks at the state, at first.
+const FIRST_SPACING: u64 = 16;
+/// Looks get rarer while nothing repeats, down to one per this many commands.
+const MAX_SPACING: u64 = 1024;
+/// Looks without a repeat before looks get rarer.
+const MISSES: u32 = 2;
+
+/// The fast-forward's state (see the module docs).
+pub(crate) struct FastForward {
+    /// Off: the reference path, one event at a time.
+    pub(crate) enabled: bool,
+    next_look: u64,
+    spacing: u64,
+    /// The spacing a new state starts with: it grows while states end
+    /// before a jump (looks that cannot pay), shrinks after each jump.
+    floor: u64,
+    misses: u32,
+    /// Since the last new state: shapes were taken, a jump was made.
+    looked: bool,
+    jumped: bool,
+    armed: Option<Armed>,
+    /// The byte moves of the period being recorded are logged.
+    pub(super) recording: bool,
+    /// Something the recording cannot replay happened.
+    pub(super) tainted: bool,
+    /// An event outside shapes was handled, or a program ran, since the last look.
+    pub(super) disturbed: bool,
+    pub(super) log: Vec<DataMove>,
+    /// Per request (slab index): its serial number in the recording.
+    pub(super) serial: Vec<u32>,
+    pub(super) next_serial: u32,
+    lines: Vec<[u8; 128]>,
+    /// Jumps made, cycles and bus transfers jumped over.
+    pub(crate) stats: FastForwardStats,
+}
+
+/// What the fast-forward has done in a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FastForwardStats {
+    /// Jumps.
+    pub jumps: u64,
+    /// Cycles jumped over.
+    pub cycles: Cycle,
+    /// Bus transfers granted within them.
+    pub transfers: u64,
+}
+
+/// A recording under way: the shape it started from, when, and what it
+/// needs to check and scale a repeat.
+struct Armed {
+    words: Vec<u64>,
+    at: Cycle,
+    /// Requests alive at arming, by name, with their addresses.
+    ops: Vec<(OpId, u32, Space)>,
+    /// Every queue entry's progress: SPE, proxy queue, slot, bytes unrolled.
+    dones: Vec<(u8, bool, u8, u32)>,
+    totals: Totals,
+}
+
+/// A byte move of the recorded period: at the coherence point or on landing,
+/// with the request (its serial number) as it was.
+#[derive(Clone, Copy)]
+pub(super) enum DataMove {
+    Coherence(u32, BusOp),
+    Land(u32, BusOp),
+}
+
+/// Every counter a period advances.
+#[derive(Clone)]
+struct Totals {
+    counters: Counters,
+    chips: Vec<ChipTotals>,
+    mics: Vec<MicStats>,
+    /// Per BIF direction: bytes carried and busy cycles.
+    links: Vec<(u64, Cycle)>,
+}
+
+/// A chip's bus counters.
+#[derive(Clone)]
+struct ChipTotals {
+    eib: EibStats,
+    rounds: u64,
+    attempts: u64,
+    accepted: u64,
+}
+
+impl FastForward {
+    pub(crate) fn new() -> FastForward {
+        FastForward {
+            enabled: true,
+            next_look: FIRST_SPACING,
+            spacing: FIRST_SPACING,
+            floor: FIRST_SPACING,
+            misses: 0,
+            looked: false,
+            jumped: false,
+            armed: None,
+            recording: false,
+            tainted: false,
+            disturbed: false,
+            log: Vec::new(),
+            serial: Vec::new(),
+            next_serial: 0,
+            lines: Vec::new(),
+            stats: FastForwardStats::default(),
+        }
+    }
+
+    fn disarm(&mut self) {
+        self.armed = None;
+        self.recording = false;
+        self.log.clear();
+    }
+
+    /// A request was created while recording: it gets the next serial number.
+    #[inline]
+    pub(super) fn created(&mut self, id: OpId) {
+        let i = id as usize;
+        if self.serial.len() <= i {
+            self.serial.resize(i + 1, 0);
+        }
+        self.serial[i] = self.next_serial;
+        self.next_serial += 1;
+    }
+
+    /// An event is handled: one outside shapes (a program waking, a command
+    /// entering or leaving a queue) changes the state in a way no recording
+    /// can replay.
+    #[inline]
+    pub(super) fn event(&mut self, e: &Event) {
+        if outside(e) {
+            self.disturbed = true;
+        }
+    }
+
+    /// A byte move while recording.
+    #[inline]
+    pub(super) fn moved(&mut self, m: DataMove) {
+        let op = match m {
+            DataMove::Coherence(_, op) | DataMove::Land(_, op) => op,
+        };
+        if !plain(&op) {
+            self.tainted = true;
+        }
+        self.log.push(m);
+    }
+}
+
+/// A request the recording can replay: an MFC's, no atomic, between a local
+/// store and a local store or memory, on one chip.
+fn plain(op: &BusOp) -> bool {
+    matches!(op.owner, Owner::Mfc { .. })
+        && op.atomic.is_none()
+        && !op.failed
+        && matches!(op.remote, Space::Memory(_) | Space::Ls { .. })
+}
+
+/// Events that are not part of a shape: they end a steady state when due.
+fn outside(e: &Event) -> bool {
+    matches!(
+        e,
+        Event::Wake(_) | Event::Enqueue(_) | Event::Retire(..) | Event::Inject(_)
+    )
+}
+
+fn moved_by(s: Space, d: u64) -> Space {
+    match s {
+        Space::Memory(a) => Space::Memory(a + d),
+        Space::Ls { spe, offset } => Space::Ls {
+            spe,
+            offset: offset + d as u32,
+        },
+        other => other,
+    }
+}
+
+/// A request `d` bytes further along its command.
+fn advanced(mut op: BusOp, d: u64) -> BusOp {
+    op.lsa += d as u32;
+    op.remote = moved_by(op.remote, d);
+    op
+}
+
+fn address(s: Space) -> u64 {
+    match s {
+        Space::Memory(a) => a,
+        Space::Ls { offset, .. } => offset as u64,
+        _ => 0,
+    }
+}
+
+impl Machine {
+    /// Turns the steady-state fast-forward off (`true`: every transfer is
+    /// simulated event by event, the reference the fast path is tested
+    /// against) or on (the default). Results are identical either way.
+    pub fn set_exact_reference(&mut self, on: bool) {
+        self.ff.enabled = !on;
+        self.ff.disarm();
+    }
+
+    /// Whether the fast-forward is off.
+    pub fn exact_reference(&self) -> bool {
+        !self.ff.enabled
+    }
+
+    /// What the fast-forward has done so far.
+    pub fn fast_forward_stats(&self) -> FastForwardStats {
+        self.ff.stats
+    }
+
+    /// Called after each step: every so many commands, looks at the state,
+    /// and jumps over whole periods of a steady state, ending before `limit`.
+    #[inline]
+    pub(super) fn maybe_fast_forward(&mut self, limit: Cycle) {
+        if self.ff.enabled && self.commands() >= self.ff.next_look {
+            self.look(limit);
+        }
+    }
+
+    /// Commands accepted on every chip's command bus.
+    #[inline]
+    fn commands(&self) -> u64 {
+        self.chips.iter().map(|c| c.command_bus.accepted).sum()
+    }
+
+    fn look(&mut self, limit: Cycle) {
+        let commands = self.commands();
+        let ff = &mut self.ff;
+        ff.next_look = commands + ff.spacing;
+        if std::mem::take(&mut ff.disturbed) {
+            // A new state: whatever steady state follows starts from here.
+            if ff.jumped {
+                ff.floor = (ff.floor / 2).max(FIRST_SPACING);
+            } else if ff.looked {
+                ff.floor = (ff.floor * 2).min(MAX_SPACING);
+            }
+            (ff.looked, ff.jumped) = (false, false);
+            ff.disarm();
+            ff.spacing = ff.floor;
+            ff.misses = 0;
+            return;
+        }
+        let Some((mut shape, boundary)) = self.steady_shape() else {
+            self.ff.disarm();
+            return;
+        };
+        shape.finish();
+        self.ff.looked = true;
+        if let Some(armed) = self.ff.armed.take() {
+            if !self.ff.tainted && shape.words == armed.words {
+                let jumped = self.jump(&armed, &shape, boundary, limit);
+                self.ff.disarm();
+                if jumped {
+                    // The next look starts a new recording at the new time.
+                    let ff = &mut self.ff;
+                    ff.jumped = true;
+                    ff.spacing = ff.floor;
+                    ff.misses = 0;
+                    return;
+                }
+            } else {
+                // No period of this length: after a few misses, try longer ones.
+                let ff = &mut self.ff;
+                ff.misses += 1;
+                if ff.misses >= MISSES {
+                    ff.spacing = (ff.spacing * 2).min(MAX_SPACING);
+                    ff.misses = 0;
+                }
+            }
+        }
+        self.arm(shape);
+    }
+
+    /// The state's shape and the first event outside it, if the state is one
+    /// a shape covers whole.
+    fn steady_shape(&self) -> Option<(Shape, Cycle)> {
+        let whole = self.trace.is_none()
+            && self.chips.iter().all(|c| c.eib.log.is_none())
+            && self
+                .bif
+                .as_ref()
+                .is_none_or(|b| b.links.iter().all(|l| l.log.is_none()))
+            && self.ls_loops.is_empty()
+            && self.core_wake.is_none()
+            && self.synthetic_rate == 0.0
+            && self.ready.is_empty()
+            && self.fault.is_none()
+            && !self.mbox_changed
+            && self.reservations.is_empty()
+            && self.spes.iter().all(|u| {
+                [&u.mfc.queue, &u.mfc.proxy].iter().all(|q| {
+                    q.entries()
+                        .all(|(_, e)| e.list.is_none() && e.cmd.op.atomic().is_none())
+                })
+            });
+        if !whole {
+            return None;
+        }
+        let now = self.now;
+        let mut s = Shape::new(now, Vec::new());
+        let mut boundary = Cycle::MAX;
+        self.calendar.for_each_in_order(|t, e| {
+            if outside(e) {
+                boundary = boundary.min(t);
+                return;
+            }
+            s.time(t);
+            match *e {
+                Event::Dmac(p) => s.raw(p as u64),
+                Event::Snoop(op) => {
+                    s.raw(1 << 8);
+                    s.op(op)
+                }
+                Event::DataReady(op) => {
+                    s.raw(2 << 8);
+                    s.op(op)
+                }
+                Event::Complete(op) => {
+                    s.raw(3 << 8);
+                    s.op(op)
+                }
+                _ => unreachable!("events outside shapes are skipped"),
+            }
+        });
+        for c in &self.chips {
+            c.eib.shape(&mut s);
+            c.arbiter.shape(&mut s);
+            s.maybe_time(c.arb_wake);
+            c.command_bus.shape(&mut s);
+            c.bius.iter().for_each(|b| b.shape(&mut s));
+            s.maybe_time(c.cb_wake);
+        }
+        if let Some(b) = &self.bif {
+            b.links.iter().for_each(|l| s.time(l.free()));
+        }
+        self.mics.iter().for_each(|m| m.shape(&mut s));
+        for u in &self.spes {
+            u.mfc.shape(&mut s);
+            s.raw(u.dmac_blocked as u64);
+        }
+        // The requests, in the order met, without their addresses.
+        let mut whole = s.ops.len() == self.ops.live();
+        for i in 0..s.ops.len() {
+            let op = self.ops[s.ops[i]];
+            whole &= plain(&op);
+            let Owner::Mfc { spe, slot, proxy } = op.owner else {
+                continue;
+            };
+            for v in [spe as u64, slot as u64, proxy as u64, op.kind as u64] {
+                s.raw(v);
+            }
+            for v in [op.requester.0, op.target.0] {
+                s.raw(v as u64);
+            }
+            s.raw(op.size as u64);
+            crate::steady::space(&mut s, op.remote, false);
+            s.raw(op.leg as u64);
+            // (`queued_at` is history: nothing reads it.)
+            s.time(op.respond_at);
+        }
+        whole.then_some((s, boundary))
+    }
+
+    /// The end of the run of memory from `from` (before `to`) on the node of `from`.
+    fn same_node_until(&self, from: u64, to: u64) -> u64 {
+        if self.chips.len() == 1 {
+            return to;
+        }
+        let node = self.numa.node_of(from);
+        let mut a = from;
+        while a < to {
+            if self.numa.node_of(a) != node {
+                return a;
+            }
+            let shift = self.numa.page_shift_of(a);
+            a = ((a >> shift) + 1) << shift;
+        }
+        to
+    }
+
+    fn totals(&self) -> Totals {
+        Totals {
+            counters: self.counters.clone(),
+            chips: self
+                .chips
+                .iter()
+                .map(|c| ChipTotals {
+                    eib: c.eib.stats.clone(),
+                    rounds: c.arbiter.rounds,
+                    attempts: c.arbiter.attempts,
+                    accepted: c.command_bus.accepted,
+                })
+                .collect(),
+            mics: self.mics.iter().map(|m| m.stats.clone()).collect(),
+            links: self.bif.as_ref().map_or_else(Vec::new, |b| {
+                b.links.iter().map(|l| (l.bytes, l.busy)).collect()
+            }),
+        }
+    }
+
+    fn arm(&mut self, shape: Shape) {
+        let ops = shape
+            .ops
+            .iter()
+            .map(|&id| {
+                let op = self.ops[id];
+                (id, op.lsa, op.remote)
+            })
+            .collect();
+        let ff = &mut self.ff;
+        for (c, &id) in shape.ops.iter().enumerate() {
+            let i = id as usize;
+            if ff.serial.len() <= i {
+                ff.serial.resize(i + 1, 0);
+            }
+            ff.serial[i] = c as u32;
+        }
+        ff.next_serial = shape.ops.len() as u32;
+        ff.log.clear();
+        ff.tainted = false;
+        ff.disturbed = false;
+        ff.recording = true;
+        let armed = Armed {
+            words: shape.words,
+            at: self.now,
+            ops,
+            dones: self.progress(),
+            totals: self.totals(),
+        };
+        self.ff.armed = Some(armed);
+    }
+
+    /// Every queue entry's bytes unrolled.
+    fn progress(&self) -> Vec<(u8, bool, u8, u32)> {
+        let mut v = Vec::new();
+        for (p, u) in self.spes.iter().enumerate() {
+            for (proxy, q) in [(false, &u.mfc.queue), (true, &u.mfc.proxy)] {
+                v.extend(q.entries().map(|(s, e)| (p as u8, proxy, s, e.seg.done)));
+            }
+        }
+        v
+    }
+
+    /// The state at `armed.at` came back at `now`: jumps whole periods.
+    fn jump(&mut self, armed: &Armed, shape: &Shape, boundary: Cycle, limit: Cycle) -> bool {
+        let now = self.now;
+        let period = now - armed.at;
+        if period == 0 {
+            return false;
+        }
+        // Each command's advance per period, in whole lines, with a line
+        // beyond the jump left to unroll.
+        let key =
+            |p: u8, proxy: bool, slot: u8| (p as usize * 2 + proxy as usize) * 256 + slot as usize;
+        let mut advance = vec![0u64; self.spes.len() * 2 * 256];
+        let mut k_max = u64::MAX;
+        for (&(p, proxy, slot, done_a), (p2, proxy2, slot2, done_b)) in
+            armed.dones.iter().zip(self.progress())
+        {
+            if (p, proxy, slot) != (p2, proxy2, slot2) || done_b < done_a {
+                return false;
+            }
+            let d = (done_b - done_a) as u64;
+            if !d.is_multiple_of(128) {
+                return false;
+            }
+            if d > 0 {
+                let q = &self.spes[p as usize].mfc;
+                let e = if proxy {
+                    q.proxy.get(slot)
+                } else {
+                    q.queue.get(slot)
+                };
+                // Stop a line short of the end of the segment, or of the
+                // first page of its memory on another node.
+                let mut end = match e.seg.remote {
+                    Space::Memory(base) => {
+                        self.same_node_until(base + done_a as u64, base + e.seg.size as u64) - base
+                    }
+                    _ => e.seg.size as u64,
+                };
+                if q.tlb.is_some() {
+                    // Nor may it reach a page the DMAC would translate.
+                    let shift = match e.seg.remote {
+                        Space::Memory(base) => self.numa.page_shift_of(base + done_b as u64),
+                        _ => self.numa.page_shift(),
+                    };
+                    end = end.min((e.page << shift).saturating_sub(e.seg.ea));
+                }
+                let left = end.saturating_sub(done_b as u64);
+                if left < 128 + d {
+                    return false;
+                }
+                k_max = k_max.min((left - 128) / d);
+            }
+            advance[key(p, proxy, slot)] = d;
+        }
+        let advance_of = |owner: Owner| -> u64 {
+            match owner {
+                Owner::Mfc { spe, slot, proxy } => advance[key(spe, proxy, slot)],
+                _ => 0,
+            }
+        };
+        // The requests alive now are those alive then, each a period further on.
+        if shape.ops.len() != armed.ops.len() {
+            return false;
+        }
+        for (&id, &(_, lsa, remote)) in shape.ops.iter().zip(&armed.ops) {
+            let op = self.ops[id];
+            let d = advance_of(op.owner);
+            if op.lsa as u64 != lsa as u64 + d || address(op.remote) != address(remote) + d {
+                return false;
+            }
+        }
+        // Nothing outside the shape may fall within the jump or the period after it.
+        let ahead = shape.horizon - now + period;
+        let room = boundary.min(limit).saturating_sub(now + ahead);
+        k_max = k_max.min(room / period);
+        let t0 = self.totals();
+        let memory = t0
+            .mics
+            .iter()
+            .zip(&armed.totals.mics)
+            .any(|(a, b)| a.reads != b.reads || a.writes != b.writes)
+            || shape
+                .ops
+                .iter()
+                .any(|&id| matches!(self.ops[id].remote, Space::Memory(_)));
+        if memory {
+            // No DRAM access from the recorded period to the end of the jump
+            // may meet a refresh: they all fall after the recording's start
+            // and before the latest time in the state, `ahead` of the end.
+            let from = armed.at;
+            let meets = |k: u64| {
+                self.mics
+                    .iter()
+                    .any(|m| m.refresh_meets(from, now + k * period + ahead))
+            };
+            if meets(0) {
+                return false;
+            }
+            // The largest k without a refresh (refresh_meets grows with k).
+            let (mut lo, mut hi) = (0, k_max);
+            while lo < hi {
+                let mid = lo + (hi - lo).div_ceil(2);
+                if meets(mid) {
+                    hi = mid - 1;
+                } else {
+                    lo = mid;
+                }
+            }
+            k_max = lo;
+        }
+        if k_max == 0 {
+            return false;
+        }
+        let k = k_max;
+        self.replay(k, &shape.ops, &advance_of);
+        self.add_totals(&armed.totals, &t0, k);
+        let dt = k * period;
+        for (p, u) in self.spes.iter_mut().enumerate() {
+            for (proxy, q) in [(false, &mut u.mfc.queue), (true, &mut u.mfc.proxy)] {
+                for (slot, e) in q.entries_mut() {
+                    e.seg.done += (k * advance[key(p as u8, proxy, slot)]) as u32;
+                }
+            }
+            u.mfc.shift(dt);
+        }
+        for &id in &shape.ops {
+            let d = k * advance_of(self.ops[id].owner);
+            let op = &mut self.ops[id];
+            op.lsa += d as u32;
+            op.remote = moved_by(op.remote, d);
+            shift(&mut op.queued_at, dt);
+            shift(&mut op.respond_at, dt);
+        }
+        for c in &mut self.chips {
+            c.eib.shift(dt);
+            c.arbiter.shift(dt);
+            c.command_bus.shift(dt);
+            for w in [&mut c.arb_wake, &mut c.cb_wake].into_iter().flatten() {
+                shift(w, dt);
+            }
+        }
+        if let Some(b) = self.bif.as_mut() {
+            b.links.iter_mut().for_each(|l| l.shift(dt));
+        }
+        self.mics.iter_mut().for_each(|m| m.shift(dt));
+        let events = self.calendar.drain_in_order();
+        self.now = now + dt;
+        self.calendar.advance_to(self.now);
+        for (t, e) in events {
+            let t = if outside(&e) { t } else { t + dt };
+            self.calendar.schedule(t, e);
+        }
+        let s = &mut self.ff.stats;
+        s.jumps += 1;
+        s.cycles += dt;
+        s.transfers += k * t0
+            .chips
+            .iter()
+            .zip(&armed.totals.chips)
+            .map(|(a, b)| a.eib.transfers - b.eib.transfers)
+            .sum::<u64>();
+        true
+    }
+
+    /// Replays the recorded byte moves `k` times, each time a period further
+    /// along every command; the requests alive now (`live`, by name) end
+    /// with the bytes they would have staged.
+    ///
+    /// Staged lines live in a pool indexed through `line_of` (per serial
+    /// number of the recording): a period's requests alive at its start use
+    /// the lines of the previous period's survivors, the others free lines,
+    /// so no line is copied between periods.
+    fn replay(&mut self, k: u64, live: &[OpId], advance_of: &impl Fn(Owner) -> u64) {
+        let ff = &mut self.ff;
+        let n = ff.next_serial as usize;
+        let m = live.len();
+        let mut pool = std::mem::take(&mut ff.lines);
+        pool.resize(n.max(m), [0; 128]);
+        // The survivors' serial numbers, by name.
+        let survivors: Vec<usize> = live
+            .iter()
+            .map(|&id| ff.serial[id as usize] as usize)
+            .collect();
+        let moves: Vec<(bool, usize, BusOp, u64)> = ff
+            .log
+            .iter()
+            .map(|mv| match *mv {
+                DataMove::Coherence(s, op) => (true, s as usize, op, advance_of(op.owner)),
+                DataMove::Land(s, op) => (false, s as usize, op, advance_of(op.owner)),
+            })
+            .collect();
+        let mut cur: Vec<usize> = (0..m).collect();
+        for (c, &id) in live.iter().enumerate() {
+            pool[c] = self.staging[id as usize];
+        }
+        let mut line_of = vec![0usize; n.max(m)];
+        let mut taken = vec![false; pool.len()];
+        for j in 1..=k {
+            taken.iter_mut().for_each(|t| *t = false);
+            for c in 0..m {
+                line_of[c] = cur[c];
+                taken[cur[c]] = true;
+            }
+            let mut free = (0..pool.len()).filter(|&i| !taken[i]);
+            for l in line_of.iter_mut().take(n).skip(m) {
+                *l = free.next().expect("a pool of one line per serial number");
+            }
+            for &(coherence, s, op, d) in &moves {
+                let op = advanced(op, j * d);
+                let line = &mut pool[line_of[s]];
+                if coherence {
+                    self.coherence_bytes(&op, line);
+                } else {
+                    self.land_bytes(&op, line);
+                }
+            }
+            for c in 0..m {
+                cur[c] = line_of[survivors[c]];
+            }
+        }
+        for (c, &id) in live.iter().enumerate() {
+            self.staging[id as usize] = pool[cur[c]];
+        }
+        self.ff.lines = pool;
+    }
+
+    /// The byte moves of [`Machine::coherence_point`] for a plain request.
+    fn coherence_bytes(&mut self, op: &BusOp, line: &mut [u8; 128]) {
+        let n = op.size as usize;
+        let Owner::Mfc { spe: p, .. } = op.owner else {
+            return;
+        };
+        match (op.kind, op.remote) {
+            (OpKind::Read, Space::Memory(a)) => {
+                super::dma::read_into(&self.memory, a as usize, line, n)
+            }
+            (OpKind::Read, Space::Ls { spe, offset }) => {
+                super::dma::read_into(&self.spes[spe as usize].ls, offset as usize, line, n)
+            }
+            (OpKind::Write, Space::Memory(a)) => {
+                let ls = &self.spes[p as usize].ls;
+                Storage::copy(ls, op.lsa as usize, &self.memory, a as usize, n);
+                self.reservations.written(a, n as u64);
+                self.ppu.snoop_write(a, n as u64);
+            }
+            (OpKind::Write, Space::Ls { .. }) => {
+                super::dma::read_into(&self.spes[p as usize].ls, op.lsa as usize, line, n)
+            }
+            _ => {}
+        }
+    }
+
+    /// The byte moves of [`Machine::land`] for a plain request.
+    fn land_bytes(&self, op: &BusOp, line: &[u8; 128]) {
+        let n = op.size as usize;
+        match (op.kind, op.remote, op.owner) {
+            (OpKind::Read, _, Owner::Mfc { spe, .. }) => {
+                super::dma::write_from(&self.spes[spe as usize].ls, op.lsa as usize, line, n)
+            }
+            (OpKind::Write, Space::Ls { spe, offset }, _) => {
+                super::dma::write_from(&self.spes[spe as usize].ls, offset as usize, line, n)
+            }
+            _ => {}
+        }
+    }
+
+    /// Adds `k` times the increase from `then` to `now` to every counter.
+    fn add_totals(&mut self, then: &Totals, now: &Totals, k: u64) {
+        let more = |a: u64, b: u64| k * (b - a);
+        let (a, b) = (&then.counters, &now.counters);
+        let c = &mut self.counters;
+        c.events += more(a.events, b.events);
+        c.dma_commands += more(a.dma_commands, b.dma_commands);
+        c.get_bytes += more(a.get_bytes, b.get_bytes);
+        c.put_bytes += more(a.put_bytes, b.put_bytes);
+        c.bus_requests += more(a.bus_requests, b.bus_requests);
+        c.bus_completed += more(a.bus_completed, b.bus_completed);
+        for (chip, (then, now)) in self.chips.iter_mut().zip(then.chips.iter().zip(&now.chips)) {
+            let (a, b) = (&then.eib, &now.eib);
+            let s = &mut chip.eib.stats;
+            s.transfers += more(a.transfers, b.transfers);
+            s.bytes += more(a.bytes, b.bytes);
+            for (r, seg) in s.segment_busy.iter_mut().enumerate() {
+                for (i, x) in seg.iter_mut().enumerate() {
+                    *x += more(a.segment_busy[r][i], b.segment_busy[r][i]);
+                }
+            }
+            for i in 0..s.sent.len() {
+                s.sent[i] += more(a.sent[i], b.sent[i]);
+                s.received[i] += more(a.received[i], b.received[i]);
+            }
+            chip.arbiter.rounds += more(then.rounds, now.rounds);
+            chip.arbiter.attempts += more(then.attempts, now.attempts);
+            chip.command_bus.accepted += more(then.accepted, now.accepted);
+        }
+        if let Some(bif) = self.bif.as_mut() {
+            for (l, (a, b)) in bif.links.iter_mut().zip(then.links.iter().zip(&now.links)) {
+                l.bytes += more(a.0, b.0);
+                l.busy += more(a.1, b.1);
+            }
+        }
+        for (m, (a, b)) in self.mics.iter_mut().zip(then.mics.iter().zip(&now.mics)) {
+            let s = &mut m.stats;
+            s.reads += more(a.reads, b.reads);
+            s.writes += more(a.writes, b.writes);
+            s.read_bytes += more(a.read_bytes, b.read_bytes);
+            s.write_bytes += more(a.write_bytes, b.write_bytes);
+        }
+    }
+}

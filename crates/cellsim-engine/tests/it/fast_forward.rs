@@ -1,0 +1,369 @@
+//! The steady-state fast-forward against the reference path: every run is
+//! made twice, with `set_exact_reference(true)` (one event per transfer)
+//! and with the fast-forward on, and everything observable must be equal:
+//! the end cycle, every thread's end and exit value, every counter of the
+//! buses, memory controllers and BIF, each DMA command's latencies and every
+//! byte of memory and of the local stores.
+
+use crate::util::{machine_of, stream, SplitMix, Stream};
+use cellsim_engine::memory_map::MemoryMap;
+use cellsim_engine::{Machine, Spu};
+use proptest::prelude::*;
+
+/// Main memory compared (everything the workloads touch).
+const MEM: usize = 0x40_0000;
+/// Local-store bytes used by the workloads (above the reserved area).
+const LS_LOW: u32 = 0x4000;
+const LS_HIGH: u32 = 0x4_0000;
+
+#[derive(Debug, Clone, Copy)]
+enum Step {
+    Dma {
+        get: bool,
+        barrier: bool,
+        lsa: u32,
+        ea: u64,
+        size: u32,
+        tag: u32,
+    },
+    Wait(u32),
+    Compute(u64),
+}
+
+/// Everything observable about a finished run.
+fn observe(m: &Machine, outcome: Result<(), String>) -> String {
+    let s = m.summary();
+    let mut out = format!("{outcome:?}\ncycles {}\n", s.cycles);
+    for t in &s.threads {
+        out += &format!("{t:?}\n");
+    }
+    out += &format!("{:?}\n", m.counters());
+    for e in m.eibs() {
+        let st = &e.stats;
+        out += &format!(
+            "eib {} {} {:?} {:?} {:?}\n",
+            st.transfers, st.bytes, st.segment_busy, st.sent, st.received
+        );
+    }
+    for mic in m.mics() {
+        out += &format!("{:?}\n", mic.stats);
+    }
+    out += &format!("arbiter {:?}\n", m.arbiter_stats());
+    if let Some(b) = m.bif() {
+        for l in &b.links {
+            out += &format!("bif {} {}\n", l.bytes, l.busy);
+        }
+    }
+    for spe in 0..m.spe_count() as u32 {
+        out += &format!("latencies {spe} {:?}\n", m.dma_latencies(spe).unwrap());
+    }
+    let mut h = SplitMix(0);
+    let mut fold = |bytes: &[u8]| {
+        for c in bytes.chunks(8) {
+            let mut w = [0u8; 8];
+            w[..c.len()].copy_from_slice(c);
+            h.0 ^= u64::from_le_bytes(w);
+            h.next_u64();
+        }
+    };
+    let mut buf = vec![0u8; LS_HIGH as usize];
+    for spe in 0..m.spe_count() as u32 {
+        m.local_store(spe).unwrap().read(0, &mut buf);
+        fold(&buf);
+    }
+    let mut mem = vec![0u8; MEM];
+    m.memory().read(0, &mut mem);
+    fold(&mem);
+    out += &format!("bytes {:016x}\n", h.0);
+    out
+}
+
+/// Runs `setup`'s machine both ways; returns what was seen and the jumps made.
+fn both_ways(setup: impl Fn(bool) -> Machine) -> (String, String, u64) {
+    let mut runs = Vec::new();
+    let mut jumps = 0;
+    for reference in [true, false] {
+        let mut m = setup(reference);
+        let outcome = m.run().map(|_| ()).map_err(|e| e.to_string());
+        jumps = m.fast_forward_stats().jumps;
+        if reference {
+            assert_eq!(jumps, 0, "the reference path never jumps");
+        }
+        runs.push(observe(&m, outcome));
+    }
+    let fast = runs.pop().unwrap();
+    (runs.pop().unwrap(), fast, jumps)
+}
+
+fn prepared(preset: &str, overrides: &[&str], seed: u64, reference: bool) -> Machine {
+    let mut m = machine_of(preset, overrides, seed);
+    m.set_exact_reference(reference);
+    assert_eq!(m.exact_reference(), reference);
+    m.record_dma_latencies();
+    let mut rng = SplitMix(seed ^ 0xF00D);
+    for spe in 0..m.spe_count() as u32 {
+        let img = rng.bytes((LS_HIGH - LS_LOW) as usize);
+        m.local_store(spe).unwrap().write(LS_LOW as usize, &img);
+    }
+    m.memory().write(0, &rng.bytes(MEM));
+    m
+}
+
+async fn program(spu: Spu, steps: Vec<Step>) -> u32 {
+    for st in steps {
+        match st {
+            Step::Dma {
+                get,
+                barrier,
+                lsa,
+                ea,
+                size,
+                tag,
+            } => match (get, barrier) {
+                (true, false) => spu.mfc_get(lsa, ea, size, tag).await,
+                (true, true) => spu.mfc_getb(lsa, ea, size, tag).await,
+                (false, false) => spu.mfc_put(lsa, ea, size, tag).await,
+                (false, true) => spu.mfc_putb(lsa, ea, size, tag).await,
+            },
+            Step::Wait(mask) => {
+                spu.mfc_write_tag_mask(mask).await;
+                spu.mfc_read_tag_status_all().await;
+            }
+            Step::Compute(c) => spu.compute(c).await,
+        }
+    }
+    spu.mfc_write_tag_mask(u32::MAX).await;
+    spu.mfc_read_tag_status_all().await;
+    spu.spu_read_decrementer().await
+}
+
+/// Random streaming programs: mostly long DMAs between local stores and
+/// memory (what makes steady states), some short ones, waits and compute.
+/// Buffers may overlap: the order of the byte moves then shows in the bytes.
+/// `streaming`: every SPE takes part and nearly all DMAs are 16 KB.
+fn random_programs(spes: usize, seed: u64, dmas: usize, streaming: bool) -> Vec<Vec<Step>> {
+    let mut rng = SplitMix(seed);
+    let mut below = |n: u64| rng.next_u64() % n;
+    let active = if streaming {
+        spes.min(8)
+    } else {
+        1 + below(spes as u64) as usize
+    };
+    let mut programs = vec![Vec::new(); spes];
+    for i in 0..dmas {
+        let spe = if streaming {
+            i % active
+        } else {
+            below(active as u64) as usize
+        };
+        let size = match below(if streaming { 5 } else { 10 }) {
+            0..=4 => 16384,
+            5 | 6 => 128 * (1 + below(64) as u32),
+            7 | 8 => 16 * (1 + below(1024) as u32),
+            _ => [1, 2, 4, 8][below(4) as usize],
+        };
+        let align = if size < 16 { size as u64 } else { 16 };
+        let lsa = (LS_LOW as u64 + below((LS_HIGH - LS_LOW - 16384) as u64) / align * align) as u32;
+        let ea = if below(if streaming { 5 } else { 2 }) == 0 {
+            0x1_0000 + below(MEM as u64 - 0x1_0000 - 16384) / align * align
+        } else {
+            let other = (spe + 1 + below(spes as u64 - 1) as usize) % spes;
+            MemoryMap::ls_ea(other as u32)
+                + LS_LOW as u64
+                + below((LS_HIGH - LS_LOW - 16384) as u64) / align * align
+        };
+        // Small transfers keep the low address bits of LS and EA equal.
+        let ea = if size < 16 {
+            ea & !15 | lsa as u64 & 15
+        } else {
+            ea
+        };
+        let tag = below(4) as u32;
+        programs[spe].push(Step::Dma {
+            get: below(2) == 0,
+            barrier: below(12) == 0,
+            lsa,
+            ea,
+            size,
+            tag,
+        });
+        match below(16) {
+            0 => programs[spe].push(Step::Wait(1 << tag)),
+            1 => programs[spe].push(Step::Compute(below(3000))),
+            _ => {}
+        }
+    }
+    programs
+}
+
+fn random_mix(preset: &str, seed: u64, dmas: usize, streaming: bool) -> (String, String, u64) {
+    both_ways(|reference| {
+        let mut m = prepared(preset, &[], seed, reference);
+        let spes = m.spe_count();
+        for (s, p) in random_programs(spes, seed, dmas, streaming)
+            .into_iter()
+            .enumerate()
+        {
+            if !p.is_empty() {
+                m.spawn_native(s as u32, 0, 0, move |spu| program(spu, p))
+                    .unwrap();
+            }
+        }
+        m
+    })
+}
+
+/// One SPE's regular stream: `pairs` times a get and a put of `size` bytes
+/// (either may be left out), buffers anywhere, even overlapping.
+#[derive(Debug, Clone, Copy)]
+struct Regular {
+    get: Option<(u32, u64)>,
+    put: Option<(u32, u64)>,
+    size: u32,
+    pairs: u32,
+}
+
+async fn regular(spu: Spu, r: Regular) -> u32 {
+    for _ in 0..r.pairs {
+        if let Some((lsa, ea)) = r.get {
+            spu.mfc_get(lsa, ea, r.size, 0).await;
+        }
+        if let Some((lsa, ea)) = r.put {
+            spu.mfc_put(lsa, ea, r.size, 1).await;
+        }
+    }
+    spu.mfc_write_tag_mask(3).await;
+    spu.mfc_read_tag_status_all().await;
+    spu.spu_read_decrementer().await
+}
+
+/// Regular streams on random SPEs: random sizes (whole lines or not),
+/// partners (local stores or memory) and buffers (overlapping at times).
+/// `long`: every stream moves whole 16 KB or 8 KB DMAs between local
+/// stores, many of them (the steady states worth jumping over).
+fn regular_streams(preset: &str, seed: u64, long: bool) -> (String, String, u64) {
+    both_ways(|reference| {
+        let mut m = prepared(preset, &[], seed, reference);
+        let spes = m.spe_count() as u64;
+        let mut rng = SplitMix(seed);
+        let mut below = |n: u64| rng.next_u64() % n;
+        let size = match below(4) {
+            _ if long => 8192 << below(2),
+            0 | 1 => 16384,
+            2 => 128 * (8 + below(121) as u32),
+            _ => 16 * (64 + below(961) as u32),
+        };
+        let active = if long {
+            2 * (1 + below(4))
+        } else {
+            1 + below(spes.min(8))
+        };
+        for s in 0..active {
+            let mut end = || {
+                let lsa = (LS_LOW as u64 + below(8) * 0x4000) as u32;
+                let ea = if long {
+                    // Partners in pairs, as in the speed benchmark.
+                    MemoryMap::ls_ea((s ^ 1) as u32) + LS_LOW as u64 + below(8) * 0x4000
+                } else if below(3) == 0 {
+                    0x1_0000 + below(0x30) * 0x1_0000
+                } else {
+                    MemoryMap::ls_ea(((s + 1 + below(spes - 1)) % spes) as u32)
+                        + LS_LOW as u64
+                        + below(8) * 0x4000
+                };
+                (lsa, ea)
+            };
+            let (g, p) = (end(), end());
+            let r = Regular {
+                get: (long || below(4) != 0).then_some(g),
+                put: (long || below(4) != 0).then_some(p),
+                size,
+                pairs: if long { 16 } else { 4 + below(12) as u32 },
+            };
+            m.spawn_native(s as u32, 0, 0, move |spu| regular(spu, r))
+                .unwrap();
+        }
+        m
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// Regular streams (what the fast-forward jumps over) on one- and
+    /// two-chip machines: identical with and without it.
+    #[test]
+    fn regular_streams_are_identical(seed in any::<u64>(), preset in 0..3usize) {
+        let preset = ["qs20-1chip", "qs20", "ps3"][preset];
+        let (reference, fast, _) = regular_streams(preset, seed, false);
+        prop_assert_eq!(reference, fast);
+    }
+
+    /// Random streaming DMA programs on random SPEs of one- and two-chip
+    /// machines: identical with and without the fast-forward.
+    #[test]
+    fn random_workloads_are_identical(seed in any::<u64>(), preset in 0..4usize, dmas in 8..48usize) {
+        let preset = ["qs20-1chip", "ps3", "qs20", "qs22"][preset];
+        let (reference, fast, _) = random_mix(preset, seed, dmas, false);
+        prop_assert_eq!(reference, fast);
+    }
+}
+
+/// Regular streams: identical, and the fast-forward did jump in most of
+/// them (else the comparison would prove little).
+#[test]
+fn regular_streams_jump_and_stay_identical() {
+    let mut jumped = 0;
+    for seed in 1..=8u64 {
+        let preset = ["qs20-1chip", "qs20"][seed as usize % 2];
+        let (reference, fast, jumps) = regular_streams(preset, seed * 7919, true);
+        assert_eq!(reference, fast, "seed {seed} on {preset}");
+        jumped += (jumps > 0) as u32;
+    }
+    assert!(jumped >= 2, "only {jumped} of 8 workloads jumped");
+}
+
+/// The speed benchmark's load (eight SPEs streaming 16 KB gets and puts
+/// between partners): almost all of it is jumped over, with the same result.
+#[test]
+fn saturation_jumps_and_stays_identical() {
+    for preset in ["qs20-1chip", "qs20"] {
+        let (reference, fast, jumps) = both_ways(|reference| {
+            let mut m = prepared(preset, &[], 1, reference);
+            for s in 0..8u32 {
+                let p = Stream {
+                    get_ea: MemoryMap::ls_ea(s ^ 1) + 0x20000,
+                    put_ea: MemoryMap::ls_ea(s ^ 1) + 0x30000,
+                    size: 16384,
+                    pairs: 12,
+                };
+                m.spawn_native(s, 0, 0, move |spu| stream(spu, p)).unwrap();
+            }
+            m
+        });
+        assert_eq!(reference, fast, "{preset}");
+        assert!(jumps > 0, "{preset}: no jump");
+    }
+}
+
+/// A stream to and from memory across DRAM refreshes: the jumps stop short
+/// of each refresh.
+#[test]
+fn memory_streams_across_refreshes_stay_identical() {
+    let overrides = [];
+    let (reference, fast, jumps) = both_ways(|reference| {
+        let mut m = prepared("qs20-1chip", &overrides, 1, reference);
+        for s in 0..1u32 {
+            let p = Stream {
+                get_ea: 0x10_0000 + s as u64 * 0x4_0000,
+                put_ea: 0x20_0000 + s as u64 * 0x4_0000,
+                size: 16384,
+                pairs: 16,
+            };
+            m.spawn_native(s, 0, 0, move |spu| stream(spu, p)).unwrap();
+        }
+        m
+    });
+    assert_eq!(reference, fast);
+    assert!(jumps > 0, "no jump");
+}
