@@ -195,6 +195,37 @@ def test_explorer_ranks_every_mapping(tmp_path) -> None:
     assert s["identity"] == "[0123]" and 1 <= s["identity_rank"] <= 6
 
 
+def _contexts_of(rec: dict, run: int) -> list[int]:
+    """The physical SPE of each context (logical SPE) in run ``run`` of a record."""
+    mp = parse_mapping(rec["mapping"])
+    out = [0] * len(mp)
+    for task, logical in enumerate(mp):
+        out[logical] = rec["placements"][run][task]
+    return out
+
+
+def test_the_mappings_of_a_run_share_its_placement(tmp_path) -> None:
+    """Keller and Varbanescu start the threads once per run and run every mapping on them."""
+    recs = explore("ps3", mode="default", tasks=4, transmissions=4, runs=3, workers=1, out=None)
+    per_run = [{tuple(_contexts_of(r, i)) for r in recs} for i in range(3)]
+    assert all(len(p) == 1 for p in per_run)  # one placement per run
+    assert len(set().union(*per_run)) > 1  # drawn anew for each run
+    old = explore(
+        "ps3", mode="default", tasks=4, transmissions=4, runs=3, workers=1, placement_per="mapping"
+    )
+    assert any(len({tuple(_contexts_of(r, i)) for r in old}) > 1 for i in range(3))
+    with pytest.raises(UsageError, match="placement per 'x'"):
+        explore("ps3", tasks=4, transmissions=4, runs=1, workers=1, placement_per="x")
+
+
+def test_ring_runs_are_the_explorer_runs() -> None:
+    """Run r of the ring experiment is run r of the explorer for that mapping."""
+    recs = explore("ps3", mode="default", tasks=6, transmissions=4, runs=2, workers=1, mappings=3)
+    r0 = recs[0]
+    ring = ring_exp.run("ps3", mode="default", transmissions=4, runs=2, mapping=r0["mapping"])
+    assert [r["runtime_ns"] for r in ring] == r0["runs_ns"]
+
+
 def test_same_seed_same_ranking_serial_or_parallel(tmp_path) -> None:
     a = explore("ps3", tasks=4, transmissions=6, runs=2, workers=1, seed=3)
     b = explore("ps3", tasks=4, transmissions=6, runs=2, workers=2, seed=3, out=tmp_path / "b.parquet")
@@ -235,7 +266,7 @@ def test_optimizer_finds_a_good_mapping() -> None:
     res = optimize("qs20", p, count=10, top=3, budget=8, sample=4, workers=1, variation=QUIET)
     assert res["simulated"] >= 3
     assert res["best_ns"] == min(res["evaluated"].values())
-    recs = explore("qs20", tasks=5, transmissions=10, runs=1, workers=1, variation=QUIET)
+    recs = explore("qs20", tasks=5, transmissions=10, runs=1, workers=1, variation=QUIET, contexts="physical")
     by = {r["mapping"]: r["mean_ns"] for r in recs}
     assert by[res["best"]] == res["best_ns"]  # the optimizer's runs are the explorer's
     agree = model_agreement(recs, "qs20", p)
@@ -317,7 +348,8 @@ def test_cli_ring_and_map(tmp_path) -> None:
 
 def test_cli_mapping_resume(tmp_path) -> None:
     out = tmp_path / "m.parquet"
-    args = ["run", "mapping", "--tasks", "4", "--transmissions", "4", "--runs", "1", "--workers", "1"]
+    args = ["run", "mapping", "--tasks", "4", "--transmissions", "4", "--runs", "2", "--workers", "1"]
+    args += ["--mode", "default"]
     r1 = _invoke(*args, "--out", str(out), "--json", "-")
     r2 = _invoke(*args, "--out", str(out), "--resume", "--json", "-")
     assert r1.exit_code == r2.exit_code == 0

@@ -23,12 +23,12 @@ from os import PathLike
 from typing import Any
 
 from ..exceptions import UsageError
-from ..messaging.library import MAX_TASKS
+from ..messaging.explorer import PAPER_TASKS
 from ..messaging.patterns import format_mapping, parse_mapping, ring_pattern
-from ..messaging.simulate import machine_spes, point_seed, simulate
+from ..messaging.simulate import default_contexts, machine_spes, point_seed, run_placement, simulate
 from . import Experiment, Option, Table
 from ._common import ProgressFn
-from ._messaging import LIBRARY_OPTIONS, VARIATION_OPTIONS, one_mode, variation_from
+from ._messaging import LIBRARY_OPTIONS, VARIATION_OPTIONS, one_contexts, one_mode, variation_from
 
 __all__ = ["DEFAULT_TRANSMISSIONS", "EXPERIMENT", "compare", "plot", "run", "tables"]
 
@@ -44,6 +44,7 @@ def run(
     *,
     mapping: str | Sequence[int] | None = None,
     mode: str | None = None,
+    contexts: str | None = None,
     packet: int | None = None,
     transmissions: int | None = None,
     runs: int | None = None,
@@ -61,14 +62,18 @@ def run(
     """Runs the ring ``runs`` times (default 1); one record per run.
 
     ``mapping`` defaults to the identity; the other arguments are those of
-    :func:`cellsim.messaging.simulate` (``buffers`` is ``nbuf``).
+    :func:`cellsim.messaging.simulate` (``buffers`` is ``nbuf``). Run ``r``
+    has the placement of run ``r`` of the ``mapping`` experiment with the
+    same seed (:func:`cellsim.messaging.simulate.run_placement`), so its
+    runtime is that experiment's for this mapping and run.
     """
     mode = one_mode(mode)
+    ctx = one_contexts(contexts) or default_contexts(machine, mode)
     var = variation_from(quiet, no_skew, no_phase, no_os_noise, no_hypervisor, visible, hypervisor_spe)
     vis = var.visible if var.visible is not None else machine_spes(machine)
-    # One task per SPE Linux sees, as many as the library takes: 6 on a PS3,
-    # 8 on a blade (seed 001: "8 on a blade", whose two chips have 16).
-    k = min(len(vis), MAX_TASKS)
+    # One task per SPE Linux sees, at most a chip's: 6 on a PS3, 8 on a blade
+    # (seed 001: "k = 8 threads on a Cell blade", whose two chips have 16).
+    k = min(len(vis), PAPER_TASKS)
     mp = parse_mapping(mapping, k) if mapping is not None else tuple(range(k))
     if len(mp) > len(vis):
         raise UsageError(f"mapping {format_mapping(list(mp))} has {len(mp)} tasks but {machine} has {k} SPEs")
@@ -94,6 +99,10 @@ def run(
             nbuf=2 if buffers is None else int(buffers),
             poll_cycles=200 if poll_cycles is None else int(poll_cycles),
             native=native,
+            contexts=ctx,
+            placement=run_placement(
+                machine, mode, ctx, seed=seed, pattern=pattern.name, run=r, visible=tuple(vis)
+            ),
         )
         rec.update({"run": r, "transmissions": n, "unidirectional": unidirectional})
         out.append(rec)
