@@ -74,8 +74,30 @@ def test_exchange_headers_and_partial_packets() -> None:
     assert r["bytes_ok"]
 
 
+def test_blade_contexts_land_on_both_chips_and_crossing_costs() -> None:
+    """On a two-chip blade a pinned run's contexts land by spufs on either chip; ring links
+    and polls that cross the BIF cost what the engine makes them cost."""
+    from cellsim.messaging.simulate import default_contexts, run_placement
+
+    assert default_contexts("ps3", "pinned") == "physical"
+    assert default_contexts("qs22", "pinned") == default_contexts("qs22", "default") == "spread"
+    runs = [run_placement("qs22", "pinned", "spread", seed=0, pattern="ring", run=r) for r in range(3)]
+    assert any(p >= 8 for pl in runs for p in pl[:8])
+    local = run_placement("qs22", "pinned", "local", seed=0, pattern="ring", run=0)
+    assert sorted(local[:8]) == list(range(8))
+    pat, mp = ring_pattern(8), tuple(range(8))
+    kw = {"count": 20, "variation": QUIET, "traffic": False}
+    one_chip = simulate("qs22", pat, mp, placement=list(range(16)), **kw)
+    halves = [0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15]
+    two_chips = simulate("qs22", pat, mp, placement=halves, **kw)
+    assert two_chips["placement"] == halves[:8]
+    assert two_chips["runtime_ns"] > 1.1 * one_chip["runtime_ns"]
+
+
 def test_pinned_writes_task_ids_into_the_local_stores() -> None:
-    r = simulate("qs20", ring_pattern(4), (0, 3, 1, 2), count=4, mode="pinned", variation=QUIET)
+    r = simulate(
+        "qs20", ring_pattern(4), (0, 3, 1, 2), count=4, mode="pinned", variation=QUIET, contexts="physical"
+    )
     assert r["placement"] == [0, 3, 1, 2]
     d = simulate("qs20", ring_pattern(4), (0, 3, 1, 2), count=4, mode="default", seed=9, variation=QUIET)
     assert sorted(d["placement"]) != d["placement"] or d["placement"] != [0, 3, 1, 2]
@@ -210,9 +232,7 @@ def test_the_mappings_of_a_run_share_its_placement(tmp_path) -> None:
     per_run = [{tuple(_contexts_of(r, i)) for r in recs} for i in range(3)]
     assert all(len(p) == 1 for p in per_run)  # one placement per run
     assert len(set().union(*per_run)) > 1  # drawn anew for each run
-    old = explore(
-        "ps3", mode="default", tasks=4, transmissions=4, runs=3, workers=1, placement_per="mapping"
-    )
+    old = explore("ps3", mode="default", tasks=4, transmissions=4, runs=3, workers=1, placement_per="mapping")
     assert any(len({tuple(_contexts_of(r, i)) for r in old}) > 1 for i in range(3))
     with pytest.raises(UsageError, match="placement per 'x'"):
         explore("ps3", tasks=4, transmissions=4, runs=1, workers=1, placement_per="x")

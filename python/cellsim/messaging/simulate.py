@@ -167,7 +167,7 @@ def default_contexts(machine: str, mode: str) -> str:
     """The placement policy of ``mode`` on ``machine``: ``pinned`` is
     ``physical`` on one chip and ``spread`` on a two-chip blade; ``default``
     is ``spread``."""
-    if mode == "pinned":
+    if mode == "pinned" and machine_chips(machine) == 1:
         return "physical"
     return "spread"
 
