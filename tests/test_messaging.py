@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from cellsim import Machine
@@ -33,6 +34,7 @@ QUIET = Variation.off()
         ("ps3", ring_pattern(6), (0, 3, 1, 5, 2, 4), "default", Variation()),
         ("qs20", ring_pattern(5, unidirectional=True), (0, 1, 2, 3, 4), "pinned", Variation()),
         ("qs20", builtin("all-to-all", 4, 512), (0, 2, 1, 3), "pinned", QUIET),
+        ("qs22", ring_pattern(16), (0, *range(15, 0, -1)), "pinned", Variation()),
     ],
 )
 def test_python_twin_gives_identical_cycles(machine, pattern, mapping, mode, variation) -> None:
@@ -63,6 +65,29 @@ def test_packets_really_move_and_are_checked() -> None:
     at = st.layouts[2].recv[0]
     ls[at + 17] ^= 0xFF
     assert any("task 2" in b for b in check_bytes(m, st, pat, 9))
+
+
+def test_sixteen_tasks_use_wider_matrix_rows() -> None:
+    """Up to 8 tasks a matrix row is one 128-byte line (as on one chip); 16 tasks get 256-byte
+    rows, slot [r][s] at r * 256 + s * 16, polled with one 256-byte get."""
+    from cellsim.kernels import Kernel
+    from cellsim.messaging import setup
+    from cellsim.messaging.library import row_bytes
+
+    assert [row_bytes(n) for n in (2, 6, 8, 9, 16)] == [128, 128, 128, 256, 256]
+    m = Machine("qs22", seed=1, overrides={"placement": "identity"})
+    specs = ring_pattern(16).task_specs(7, 128)
+    st = setup(m, specs, list(range(16)), packet=128, seed=3)
+    assert st.layouts[0].ackrow - st.layouts[0].row == 256
+    for t in range(16):
+        m.start_spe(t, Kernel("forward_task", argp=st.argp, envp=st.envp[t]))
+    m.run()
+    notify = st.notify.array().view(">u4")
+    for r in range(16):
+        for s, want in (((r - 1) % 16, 4), ((r + 1) % 16, 3)):  # 7 sends: 4 clockwise, 3 back
+            assert int(notify[(r * 256 + s * 16) // 4]) == want
+    with pytest.raises(UsageError, match="17 tasks: the library supports at most 16"):
+        setup(Machine("qs22"), ring_pattern(17).task_specs(4, 128), list(range(17)), packet=128)
 
 
 def test_exchange_headers_and_partial_packets() -> None:
@@ -127,7 +152,11 @@ def test_ps3_hypervisor_runs_on_a_hidden_spe() -> None:
 def test_ring_experiment_reports_traffic() -> None:
     (r,) = ring_exp.run("qs20", transmissions=40, mapping="[02467531]")
     assert r["bytes_ok"] and r["mapping"] == "[02467531]"
-    assert len(r["segments"]) == 24
+    assert len(r["segments"]) == 48  # 12 ramps, two directions, two chips
+    crossing = any(p >= 8 for p in r["placement"]) and any(p < 8 for p in r["placement"])
+    assert (sum(r["bif_bytes"]) > 0) == crossing
+    (one,) = ring_exp.run("qs20-1chip", transmissions=40, mapping="[02467531]")
+    assert len(one["segments"]) == 24 and "bif_bytes" not in one
     assert r["command_bus_requests"] > 40 * 8 * 8
     assert 0 < r["command_bus_utilisation"] < 1
     assert sum(s["bytes"] for s in r["segments"]) >= 40 * 8 * 1024
@@ -140,8 +169,8 @@ def test_ring_experiment_reports_traffic() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"mapping": "[01234567]", "machine": "ps3"}, "8 entries for 6 tasks"),
-        ({"mapping": "[0124]"}, "4 entries for 8 tasks"),
+        ({"mapping": "[01234567]", "machine": "ps3"}, "has 8 tasks but ps3 has 6 SPEs"),
+        ({"mapping": "[0124]"}, "not a permutation of 0..3"),
         ({"mapping": "[01234566]"}, "not a permutation"),
         ({"mapping": "[10234567]"}, "fix task 0"),
         ({"mapping": "[0a]"}, "not a list of SPE numbers"),
@@ -180,7 +209,7 @@ def test_more_tasks_than_spes() -> None:
         ('{"edges": [[0, 1, -3]]}', ".json", "must be positive"),
         ("{oops", ".json", "not valid JSON"),
         ('{"tasks": 2, "edges": [[0, 3, 1]]}', ".json", "'tasks' is 2"),
-        ('{"edges": [[0, 9, 1]]}', ".json", "10 tasks"),
+        ('{"edges": [[0, 16, 1]]}', ".json", "17 tasks; the library takes at most 16"),
         ("source,destination,bytes\n0,1\n", ".csv", "line 2 has 2 fields"),
         ("src,dst\n", ".csv", "CSV header"),
         ("0,1,x\n", ".csv", "edge 1"),
@@ -270,10 +299,28 @@ def test_mapping_experiment_tables_and_compare(tmp_path) -> None:
 def test_link_loads_follow_the_short_way() -> None:
     p = ring_pattern(8, packet=1000)
     ring_order = (0, 2, 4, 6, 7, 5, 3, 1)  # physical neighbours along the rings
-    load, hops = link_loads("qs20", p, ring_order, packet=1000)
-    shuffled, hops2 = link_loads("qs20", p, (0, 7, 1, 6, 2, 5, 3, 4), packet=1000)
-    assert hops < hops2
-    assert load.max() <= shuffled.max()
+    a = link_loads("qs20-1chip", p, ring_order, packet=1000)
+    b = link_loads("qs20-1chip", p, (0, 7, 1, 6, 2, 5, 3, 4), packet=1000)
+    assert a.byte_hops < b.byte_hops
+    assert a.most <= b.most
+
+
+def test_link_loads_know_two_chips_and_the_bif() -> None:
+    """On a blade the model routes cross-chip edges over both EIBs and the BIF, and the
+    matrices' traffic of tasks on chip 1 crosses too; on chip 0 it is the one-chip model."""
+    p = ring_pattern(8, packet=1024)
+    one = link_loads("qs20-1chip", p, tuple(range(8)))
+    chip0 = link_loads("qs22", p, tuple(range(8)))
+    assert np.array_equal(chip0.segments[0], one.segments[0]) and chip0.bif.sum() == 0
+    assert chip0.segments[1].sum() == 0
+    halves = link_loads("qs22", p, (0, 1, 2, 3, 8, 9, 10, 11))
+    alternate = link_loads("qs22", p, (0, 8, 1, 9, 2, 10, 3, 11))
+    assert 0 < halves.bif.sum() < alternate.bif.sum()
+    assert halves.bif[0] > halves.bif[1] > 0  # row gets to chip 1 outweigh the 16-byte puts back
+    assert alternate.most >= alternate.bif.max() * alternate.bif_weight > alternate.bif.max()
+    sixteen = ring_pattern(16)
+    loads = link_loads("qs22", sixteen, tuple(range(16)))
+    assert loads.bif.sum() > 0 and loads.segments[1].sum() > 0
 
 
 def test_spearman() -> None:
@@ -364,6 +411,17 @@ def test_cli_ring_and_map(tmp_path) -> None:
     )
     assert r.exit_code == 0, r.output
     assert "best mapping found" in r.stdout
+
+
+def test_cli_map_sixteen_tasks_on_a_blade(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("CELLSIM_SWEEPS", str(tmp_path))
+    args = ["--count", "4", "--budget", "3", "--top", "2", "--sample", "2", "--workers", "1"]
+    r = _invoke("map", "--machine", "qs22", "--pattern", "ring", *args)
+    assert r.exit_code == 0, r.output
+    assert "ring: 16 tasks" in r.stdout and "1,307,674,368,000 mappings" in r.stdout
+    _one_line_error(_invoke("map", "--machine", "qs22", "--pattern", "ring", "--tasks", "17"), "17", "16")
+    ps3 = _invoke("map", "--machine", "ps3", "--pattern", "ring", "--tasks", "8")
+    _one_line_error(ps3, "8 tasks", "6 SPEs")
 
 
 def test_cli_mapping_resume(tmp_path) -> None:

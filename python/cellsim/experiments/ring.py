@@ -73,10 +73,13 @@ def run(
     vis = var.visible if var.visible is not None else machine_spes(machine)
     # One task per SPE Linux sees, at most a chip's: 6 on a PS3, 8 on a blade
     # (seed 001: "k = 8 threads on a Cell blade", whose two chips have 16).
+    # A mapping of more tasks (up to every SPE of the machine) runs that many.
     k = min(len(vis), PAPER_TASKS)
-    mp = parse_mapping(mapping, k) if mapping is not None else tuple(range(k))
+    mp = parse_mapping(mapping) if mapping is not None else tuple(range(k))
     if len(mp) > len(vis):
-        raise UsageError(f"mapping {format_mapping(list(mp))} has {len(mp)} tasks but {machine} has {k} SPEs")
+        raise UsageError(
+            f"mapping {format_mapping(list(mp))} has {len(mp)} tasks but {machine} has {len(vis)} SPEs"
+        )
     n = DEFAULT_TRANSMISSIONS if transmissions is None else int(transmissions)
     if n < 2:
         raise UsageError(f"transmissions {n}: each task starts two packets, so it needs at least 2")
@@ -138,11 +141,11 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
         [
             (
                 s["segment"],
-                "clockwise" if i < len(r0["segments"]) // 2 else "counter-clockwise",
+                s["direction"],
                 f"{s['bytes'] / 1e6:.3f}",
                 f"{100 * s['utilisation']:.2f}%",
             )
-            for i, s in enumerate(r0["segments"])
+            for s in r0["segments"]
         ],
     )
     return [runs, segs]
@@ -162,11 +165,11 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
 
     r0 = records[0]
     segs = r0["segments"]
-    half = len(segs) // 2
     fig, axes = plt.subplots(2, 1, figsize=(10, 6), layout="constrained", sharey=True)
-    for ax, part, title in ((axes[0], segs[:half], "clockwise"), (axes[1], segs[half:], "counter-clockwise")):
-        ax.bar(range(half), [100 * s["utilisation"] for s in part], color="tab:blue")
-        ax.set_xticks(range(half), [s["segment"] for s in part], rotation=30, fontsize=7)
+    for ax, title in ((axes[0], "clockwise"), (axes[1], "counter-clockwise")):
+        part = [s for s in segs if s["direction"] == title]
+        ax.bar(range(len(part)), [100 * s["utilisation"] for s in part], color="tab:blue")
+        ax.set_xticks(range(len(part)), [s["segment"] for s in part], rotation=30, fontsize=7)
         ax.set_ylabel("utilisation (%)")
         ax.set_title(f"{title} rings", fontsize=9)
     fig.suptitle(

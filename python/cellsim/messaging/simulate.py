@@ -398,42 +398,45 @@ def _limit_ns(count: int) -> float:
 
 
 def _traffic(m: Machine, stats: dict[str, Any], runtime: int) -> dict[str, Any]:
-    """Bytes and utilisation of every ring segment (both rings of a direction
-    added up) and the command bus's load."""
+    """Bytes and utilisation of every ring segment of every chip (both rings
+    of a direction added up; chip 1's segments are named ``c1:...``), the
+    BIF's bytes each way, and the command bus's load (of all chips' buses)."""
     ramps = list(m.info["ramps"])
     n = len(ramps)
+    chips = m.chips
     busy = np.asarray(stats["segment_busy"], dtype=np.float64)
-    half = busy.shape[0] // 2
+    per_chip = busy.shape[0] // chips
+    half = per_chip // 2
     beat_bytes_per_cycle = 8.0  # 16 bytes per bus cycle = 2 core cycles
-    cw = busy[:half].sum(axis=0)
-    ccw = busy[half:].sum(axis=0)
     segs = []
-    for i in range(n):
-        segs.append(
-            {
-                "segment": f"{ramps[i]}->{ramps[(i + 1) % n]}",
-                "bytes": float(cw[i] * beat_bytes_per_cycle),
-                "utilisation": float(cw[i] / (half * max(runtime, 1))),
-            }
-        )
-    for i in range(n):
-        segs.append(
-            {
-                "segment": f"{ramps[i]}->{ramps[(i - 1) % n]}",
-                "bytes": float(ccw[i] * beat_bytes_per_cycle),
-                "utilisation": float(ccw[i] / (half * max(runtime, 1))),
-            }
-        )
+    for chip in range(chips):
+        rings = busy[chip * per_chip : (chip + 1) * per_chip]
+        prefix = f"c{chip}:" if chip else ""
+        ways = (("clockwise", 1, rings[:half]), ("counter-clockwise", -1, rings[half:]))
+        for direction, step, part in ways:
+            total = part.sum(axis=0)
+            for i in range(n):
+                segs.append(
+                    {
+                        "segment": f"{prefix}{ramps[i]}->{ramps[(i + step) % n]}",
+                        "direction": direction,
+                        "bytes": float(total[i] * beat_bytes_per_cycle),
+                        "utilisation": float(total[i] / (half * max(runtime, 1))),
+                    }
+                )
     bus_cycles = max(runtime / 2.0, 1.0)
-    return {
+    out = {
         "segments": segs,
         "command_bus_requests": int(stats["bus_requests"]),
-        "command_bus_utilisation": float(stats["bus_requests"] / bus_cycles),
+        "command_bus_utilisation": float(stats["bus_requests"] / bus_cycles / chips),
         "transfers": int(stats["transfers"]),
         "transfer_bytes": int(stats["transfer_bytes"]),
         "mic_reads": int(stats["mic_reads"]),
         "mic_writes": int(stats["mic_writes"]),
     }
+    if "bif_bytes" in stats:
+        out["bif_bytes"] = [int(b) for b in stats["bif_bytes"]]
+    return out
 
 
 def _ring_stream_origin(specs: list[TaskSpec], task: int, out: int, m: int) -> tuple[int, int]:
