@@ -267,6 +267,18 @@ def test_the_mappings_of_a_run_share_its_placement(tmp_path) -> None:
         explore("ps3", tasks=4, transmissions=4, runs=1, workers=1, placement_per="x")
 
 
+def test_a_sample_of_mappings_holds_the_named_ones() -> None:
+    from cellsim.messaging.explorer import chosen_mappings
+
+    a = chosen_mappings(8, 12, seed=1)
+    assert a == chosen_mappings(8, 12, seed=1) and len(a) == 12 == len(set(a))
+    assert {(0, 1, 2, 3, 4, 5, 6, 7), (0, 2, 4, 6, 7, 5, 3, 1), (0, 1, 3, 5, 7, 6, 4, 2)} <= set(a)
+    assert chosen_mappings(4, 100, seed=1) == all_mappings(4)
+    assert len(chosen_mappings(16, 5, seed=0)) == 5
+    with pytest.raises(UsageError, match="give --mappings N"):
+        chosen_mappings(9, None, seed=0)
+
+
 def test_ring_runs_are_the_explorer_runs() -> None:
     """Run r of the ring experiment is run r of the explorer for that mapping."""
     recs = explore("ps3", mode="default", tasks=6, transmissions=4, runs=2, workers=1, mappings=3)
