@@ -241,6 +241,11 @@ def test_an_arrow_goes_from_sndsig_to_the_signal_it_sets(tmp_path: Path) -> None
 
 def test_a_sweeps_worker_processes_never_write_the_trace(tmp_path: Path) -> None:
     """Workers inherit the capture when they fork; the file is the parent's alone."""
+    from cellsim.messaging.simulate import machine_chips, machine_spes
+
+    # the parent's first machine is the one these build (which runs nothing), whatever ran before
+    machine_spes.cache_clear()
+    machine_chips.cache_clear()
     out = tmp_path / "sweep.json"
     r = CliRunner().invoke(
         cli,

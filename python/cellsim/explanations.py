@@ -26,6 +26,7 @@ SECTIONS: dict[str, tuple[str, str]] = {
     "buffering": ("buffering.md", "Figures 10-12"),
     "ring": ("messaging.md", "The ring benchmark"),
     "mapping": ("messaging.md", "The explorer"),
+    "cross-chip": ("model.md", "Two chips"),
     **dict.fromkeys(("mpi-pingpong", "mpi-matvec", "mpi-collectives"), ("mpi.md", "Results")),
 }
 """Experiment -> (file in docs/, start of the section's heading)."""

@@ -13,8 +13,10 @@ import click
 
 from .._checks import positive
 from .._outputs import check_output
+from ..exceptions import UsageError
 from ..limits import SEED, limit_options
 from ._run import PROTOCOLS, mpirun, report_failure
+from ._runtime import ComputeRule
 
 __all__ = ["mpirun_cmd"]
 
@@ -102,6 +104,10 @@ def mpirun_cmd(
     rank's. Times are simulated (MPI.Wtime reads the SPU decrementer).
     """
     check_output(trace_path, "--trace")
+    try:  # a bad rule is bad input (exit 2), not an MPI error of the ranks
+        ComputeRule.parse(compute)
+    except Exception:
+        raise UsageError(f"--compute {compute!r} is not zero, model or host-scaled:F with F > 0") from None
     rest: list[str] = ctx.meta.get("program_args", [])
     program: Any = None
     if module is None and command is None:
