@@ -5,6 +5,9 @@ SPE 0 (120 on ``ps3``, 5040 on ``qs20``/``qs22``), ``runs`` runs each (three,
 as the paper), ranked by mean runtime. One record per mapping: ``mapping``
 (``"[024531]"``), ``runs_ns`` (one runtime per run), ``mean_ns``, ``rank``,
 ``placements`` (the physical SPE of each task in each run) and the settings.
+As the paper ran it, the mappings of one run share the run's placement of the
+SPE contexts (``placement_per="mapping"`` draws one per mapping and run); on
+a two-chip blade the contexts land on either chip (``contexts``).
 The sweep runs on local worker processes or a Dask cluster (``cluster``) and
 appends every finished run to a Parquet dataset (``out``, by default a file
 per settings under ``~/.cache/cellsim/sweeps``), so ``resume`` finishes an

@@ -271,7 +271,10 @@ def setup(
     layouts = [_layout(m, t, packet, nbuf, stride) for t in tasks]
     for i, (t, lay) in enumerate(zip(tasks, layouts, strict=True)):
         if len(t.outs) > MAX_PEERS or len(t.ins) > MAX_PEERS:
-            raise UsageError(f"task {i} has more than {MAX_PEERS} peers")
+            raise UsageError(
+                f"task {i} has {max(len(t.outs), len(t.ins))} peers; the library's control block takes "
+                f"at most {MAX_PEERS} each way"
+            )
         if lay.end > ls_top:
             raise UsageError(
                 f"packet size {packet} does not fit the local-store buffers: task {i} needs "
