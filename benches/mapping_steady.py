@@ -8,7 +8,12 @@ With the variation mechanisms on, runs differ by design; with ``--quiet``
 (all mechanisms off) the simulation is deterministic per mapping.
 
     python benches/mapping_steady.py [--machine ps3] [--mode pinned] [--quiet]
-                                     [--counts 250,500,1000,2000,4000]
+                                     [--counts 250,500,1000,2000,4000] [--mappings N]
+                                     [--placement-per run|mapping]
+
+Besides the ranking's stability it prints the statistics Keller and Varbanescu
+2010 discuss at each count: worst/best of the averages and of single runs, the
+average of all over the best, median over mean, the identity's rank.
 """
 
 from __future__ import annotations
@@ -47,14 +52,30 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--quiet", action="store_true", help="variation mechanisms off")
     ap.add_argument("--counts", default="250,500,1000,2000,4000")
+    ap.add_argument("--mappings", type=int, default=None, help="a seeded sample of N mappings")
+    ap.add_argument("--placement-per", default="run", choices=("run", "mapping"))
+    ap.add_argument("--workers", type=int, default=None)
     a = ap.parse_args()
     var = Variation.off() if a.quiet else Variation()
     prev = None
     print(f"{a.machine} {a.mode} {a.packet} B, {a.runs} runs, variation {'off' if a.quiet else 'on'}")
-    print("transmissions  wall_s  worst/best  best        rho_vs_prev  top10_overlap  same_best")
+    print(
+        "transmissions  wall_s  worst/best  single  random  med/mean  identity  best        "
+        "rho_vs_prev  top10_overlap  same_best"
+    )
     for n in [int(x) for x in a.counts.split(",")]:
         t0 = time.perf_counter()
-        recs = explore(a.machine, mode=a.mode, packet=a.packet, runs=a.runs, transmissions=n, variation=var)
+        recs = explore(
+            a.machine,
+            mode=a.mode,
+            packet=a.packet,
+            runs=a.runs,
+            transmissions=n,
+            variation=var,
+            mappings=a.mappings,
+            placement_per=a.placement_per,
+            workers=a.workers,
+        )
         wall = time.perf_counter() - t0
         s = summary(recs)
         mean = {r["mapping"]: r["mean_ns"] for r in recs}
@@ -66,8 +87,10 @@ def main() -> None:
             overlap = str(len(set(top) & set(prev[1])))
             same = str(prev[1][0] == top[0])
         print(
-            f"{n:13d}  {wall:6.1f}  {s['worst_over_best_mean']:10.3f}  {s['best']:10s}  "
-            f"{rho:>11s}  {overlap:>13s}  {same:>9s}"
+            f"{n:13d}  {wall:6.1f}  {s['worst_over_best_mean']:10.3f}  {s['worst_over_best_single']:6.3f}  "
+            f"{s['mean_of_all_over_best']:6.3f}  {s['median_over_mean']:8.3f}  "
+            f"{s.get('identity_rank', '-')!s:>8s}  "
+            f"{s['best']:10s}  {rho:>11s}  {overlap:>13s}  {same:>9s}"
         )
         prev = (mean, top)
 

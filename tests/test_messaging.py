@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from cellsim import Machine
@@ -33,6 +34,7 @@ QUIET = Variation.off()
         ("ps3", ring_pattern(6), (0, 3, 1, 5, 2, 4), "default", Variation()),
         ("qs20", ring_pattern(5, unidirectional=True), (0, 1, 2, 3, 4), "pinned", Variation()),
         ("qs20", builtin("all-to-all", 4, 512), (0, 2, 1, 3), "pinned", QUIET),
+        ("qs22", ring_pattern(16), (0, *range(15, 0, -1)), "pinned", Variation()),
     ],
 )
 def test_python_twin_gives_identical_cycles(machine, pattern, mapping, mode, variation) -> None:
@@ -65,6 +67,29 @@ def test_packets_really_move_and_are_checked() -> None:
     assert any("task 2" in b for b in check_bytes(m, st, pat, 9))
 
 
+def test_sixteen_tasks_use_wider_matrix_rows() -> None:
+    """Up to 8 tasks a matrix row is one 128-byte line (as on one chip); 16 tasks get 256-byte
+    rows, slot [r][s] at r * 256 + s * 16, polled with one 256-byte get."""
+    from cellsim.kernels import Kernel
+    from cellsim.messaging import setup
+    from cellsim.messaging.library import row_bytes
+
+    assert [row_bytes(n) for n in (2, 6, 8, 9, 16)] == [128, 128, 128, 256, 256]
+    m = Machine("qs22", seed=1, overrides={"placement": "identity"})
+    specs = ring_pattern(16).task_specs(7, 128)
+    st = setup(m, specs, list(range(16)), packet=128, seed=3)
+    assert st.layouts[0].ackrow - st.layouts[0].row == 256
+    for t in range(16):
+        m.start_spe(t, Kernel("forward_task", argp=st.argp, envp=st.envp[t]))
+    m.run()
+    notify = st.notify.array().view(">u4")
+    for r in range(16):
+        for s, want in (((r - 1) % 16, 4), ((r + 1) % 16, 3)):  # 7 sends: 4 clockwise, 3 back
+            assert int(notify[(r * 256 + s * 16) // 4]) == want
+    with pytest.raises(UsageError, match="17 tasks: the library supports at most 16"):
+        setup(Machine("qs22"), ring_pattern(17).task_specs(4, 128), list(range(17)), packet=128)
+
+
 def test_exchange_headers_and_partial_packets() -> None:
     """A pattern whose bytes are not a multiple of the packet: every packet's header is checked."""
     from cellsim.messaging import Pattern
@@ -74,8 +99,30 @@ def test_exchange_headers_and_partial_packets() -> None:
     assert r["bytes_ok"]
 
 
+def test_blade_contexts_land_on_both_chips_and_crossing_costs() -> None:
+    """On a two-chip blade a pinned run's contexts land by spufs on either chip; ring links
+    and polls that cross the BIF cost what the engine makes them cost."""
+    from cellsim.messaging.simulate import default_contexts, run_placement
+
+    assert default_contexts("ps3", "pinned") == "physical"
+    assert default_contexts("qs22", "pinned") == default_contexts("qs22", "default") == "spread"
+    runs = [run_placement("qs22", "pinned", "spread", seed=0, pattern="ring", run=r) for r in range(3)]
+    assert any(p >= 8 for pl in runs for p in pl[:8])
+    local = run_placement("qs22", "pinned", "local", seed=0, pattern="ring", run=0)
+    assert sorted(local[:8]) == list(range(8))
+    pat, mp = ring_pattern(8), tuple(range(8))
+    kw = {"count": 20, "variation": QUIET, "traffic": False}
+    one_chip = simulate("qs22", pat, mp, placement=list(range(16)), **kw)
+    halves = [0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15]
+    two_chips = simulate("qs22", pat, mp, placement=halves, **kw)
+    assert two_chips["placement"] == halves[:8]
+    assert two_chips["runtime_ns"] > 1.1 * one_chip["runtime_ns"]
+
+
 def test_pinned_writes_task_ids_into_the_local_stores() -> None:
-    r = simulate("qs20", ring_pattern(4), (0, 3, 1, 2), count=4, mode="pinned", variation=QUIET)
+    r = simulate(
+        "qs20", ring_pattern(4), (0, 3, 1, 2), count=4, mode="pinned", variation=QUIET, contexts="physical"
+    )
     assert r["placement"] == [0, 3, 1, 2]
     d = simulate("qs20", ring_pattern(4), (0, 3, 1, 2), count=4, mode="default", seed=9, variation=QUIET)
     assert sorted(d["placement"]) != d["placement"] or d["placement"] != [0, 3, 1, 2]
@@ -105,7 +152,11 @@ def test_ps3_hypervisor_runs_on_a_hidden_spe() -> None:
 def test_ring_experiment_reports_traffic() -> None:
     (r,) = ring_exp.run("qs20", transmissions=40, mapping="[02467531]")
     assert r["bytes_ok"] and r["mapping"] == "[02467531]"
-    assert len(r["segments"]) == 24
+    assert len(r["segments"]) == 48  # 12 ramps, two directions, two chips
+    crossing = any(p >= 8 for p in r["placement"]) and any(p < 8 for p in r["placement"])
+    assert (sum(r["bif_bytes"]) > 0) == crossing
+    (one,) = ring_exp.run("qs20-1chip", transmissions=40, mapping="[02467531]")
+    assert len(one["segments"]) == 24 and "bif_bytes" not in one
     assert r["command_bus_requests"] > 40 * 8 * 8
     assert 0 < r["command_bus_utilisation"] < 1
     assert sum(s["bytes"] for s in r["segments"]) >= 40 * 8 * 1024
@@ -118,8 +169,8 @@ def test_ring_experiment_reports_traffic() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"mapping": "[01234567]", "machine": "ps3"}, "8 entries for 6 tasks"),
-        ({"mapping": "[0124]"}, "4 entries for 8 tasks"),
+        ({"mapping": "[01234567]", "machine": "ps3"}, "has 8 tasks but ps3 has 6 SPEs"),
+        ({"mapping": "[0124]"}, "not a permutation of 0..3"),
         ({"mapping": "[01234566]"}, "not a permutation"),
         ({"mapping": "[10234567]"}, "fix task 0"),
         ({"mapping": "[0a]"}, "not a list of SPE numbers"),
@@ -158,7 +209,7 @@ def test_more_tasks_than_spes() -> None:
         ('{"edges": [[0, 1, -3]]}', ".json", "must be positive"),
         ("{oops", ".json", "not valid JSON"),
         ('{"tasks": 2, "edges": [[0, 3, 1]]}', ".json", "'tasks' is 2"),
-        ('{"edges": [[0, 9, 1]]}', ".json", "10 tasks"),
+        ('{"edges": [[0, 16, 1]]}', ".json", "17 tasks; the library takes at most 16"),
         ("source,destination,bytes\n0,1\n", ".csv", "line 2 has 2 fields"),
         ("src,dst\n", ".csv", "CSV header"),
         ("0,1,x\n", ".csv", "edge 1"),
@@ -195,6 +246,47 @@ def test_explorer_ranks_every_mapping(tmp_path) -> None:
     assert s["identity"] == "[0123]" and 1 <= s["identity_rank"] <= 6
 
 
+def _contexts_of(rec: dict, run: int) -> list[int]:
+    """The physical SPE of each context (logical SPE) in run ``run`` of a record."""
+    mp = parse_mapping(rec["mapping"])
+    out = [0] * len(mp)
+    for task, logical in enumerate(mp):
+        out[logical] = rec["placements"][run][task]
+    return out
+
+
+def test_the_mappings_of_a_run_share_its_placement(tmp_path) -> None:
+    """Keller and Varbanescu start the threads once per run and run every mapping on them."""
+    recs = explore("ps3", mode="default", tasks=4, transmissions=4, runs=3, workers=1, out=None)
+    per_run = [{tuple(_contexts_of(r, i)) for r in recs} for i in range(3)]
+    assert all(len(p) == 1 for p in per_run)  # one placement per run
+    assert len(set().union(*per_run)) > 1  # drawn anew for each run
+    old = explore("ps3", mode="default", tasks=4, transmissions=4, runs=3, workers=1, placement_per="mapping")
+    assert any(len({tuple(_contexts_of(r, i)) for r in old}) > 1 for i in range(3))
+    with pytest.raises(UsageError, match="placement per 'x'"):
+        explore("ps3", tasks=4, transmissions=4, runs=1, workers=1, placement_per="x")
+
+
+def test_a_sample_of_mappings_holds_the_named_ones() -> None:
+    from cellsim.messaging.explorer import chosen_mappings
+
+    a = chosen_mappings(8, 12, seed=1)
+    assert a == chosen_mappings(8, 12, seed=1) and len(a) == 12 == len(set(a))
+    assert {(0, 1, 2, 3, 4, 5, 6, 7), (0, 2, 4, 6, 7, 5, 3, 1), (0, 1, 3, 5, 7, 6, 4, 2)} <= set(a)
+    assert chosen_mappings(4, 100, seed=1) == all_mappings(4)
+    assert len(chosen_mappings(16, 5, seed=0)) == 5
+    with pytest.raises(UsageError, match="give --mappings N"):
+        chosen_mappings(9, None, seed=0)
+
+
+def test_ring_runs_are_the_explorer_runs() -> None:
+    """Run r of the ring experiment is run r of the explorer for that mapping."""
+    recs = explore("ps3", mode="default", tasks=6, transmissions=4, runs=2, workers=1, mappings=3)
+    r0 = recs[0]
+    ring = ring_exp.run("ps3", mode="default", transmissions=4, runs=2, mapping=r0["mapping"])
+    assert [r["runtime_ns"] for r in ring] == r0["runs_ns"]
+
+
 def test_same_seed_same_ranking_serial_or_parallel(tmp_path) -> None:
     a = explore("ps3", tasks=4, transmissions=6, runs=2, workers=1, seed=3)
     b = explore("ps3", tasks=4, transmissions=6, runs=2, workers=2, seed=3, out=tmp_path / "b.parquet")
@@ -219,10 +311,28 @@ def test_mapping_experiment_tables_and_compare(tmp_path) -> None:
 def test_link_loads_follow_the_short_way() -> None:
     p = ring_pattern(8, packet=1000)
     ring_order = (0, 2, 4, 6, 7, 5, 3, 1)  # physical neighbours along the rings
-    load, hops = link_loads("qs20", p, ring_order, packet=1000)
-    shuffled, hops2 = link_loads("qs20", p, (0, 7, 1, 6, 2, 5, 3, 4), packet=1000)
-    assert hops < hops2
-    assert load.max() <= shuffled.max()
+    a = link_loads("qs20-1chip", p, ring_order, packet=1000)
+    b = link_loads("qs20-1chip", p, (0, 7, 1, 6, 2, 5, 3, 4), packet=1000)
+    assert a.byte_hops < b.byte_hops
+    assert a.most <= b.most
+
+
+def test_link_loads_know_two_chips_and_the_bif() -> None:
+    """On a blade the model routes cross-chip edges over both EIBs and the BIF, and the
+    matrices' traffic of tasks on chip 1 crosses too; on chip 0 it is the one-chip model."""
+    p = ring_pattern(8, packet=1024)
+    one = link_loads("qs20-1chip", p, tuple(range(8)))
+    chip0 = link_loads("qs22", p, tuple(range(8)))
+    assert np.array_equal(chip0.segments[0], one.segments[0]) and chip0.bif.sum() == 0
+    assert chip0.segments[1].sum() == 0
+    halves = link_loads("qs22", p, (0, 1, 2, 3, 8, 9, 10, 11))
+    alternate = link_loads("qs22", p, (0, 8, 1, 9, 2, 10, 3, 11))
+    assert 0 < halves.bif.sum() < alternate.bif.sum()
+    assert halves.bif[0] > halves.bif[1] > 0  # row gets to chip 1 outweigh the 16-byte puts back
+    assert alternate.most >= alternate.bif.max() * alternate.bif_weight > alternate.bif.max()
+    sixteen = ring_pattern(16)
+    loads = link_loads("qs22", sixteen, tuple(range(16)))
+    assert loads.bif.sum() > 0 and loads.segments[1].sum() > 0
 
 
 def test_spearman() -> None:
@@ -235,7 +345,7 @@ def test_optimizer_finds_a_good_mapping() -> None:
     res = optimize("qs20", p, count=10, top=3, budget=8, sample=4, workers=1, variation=QUIET)
     assert res["simulated"] >= 3
     assert res["best_ns"] == min(res["evaluated"].values())
-    recs = explore("qs20", tasks=5, transmissions=10, runs=1, workers=1, variation=QUIET)
+    recs = explore("qs20", tasks=5, transmissions=10, runs=1, workers=1, variation=QUIET, contexts="physical")
     by = {r["mapping"]: r["mean_ns"] for r in recs}
     assert by[res["best"]] == res["best_ns"]  # the optimizer's runs are the explorer's
     agree = model_agreement(recs, "qs20", p)
@@ -315,9 +425,21 @@ def test_cli_ring_and_map(tmp_path) -> None:
     assert "best mapping found" in r.stdout
 
 
+def test_cli_map_sixteen_tasks_on_a_blade(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("CELLSIM_SWEEPS", str(tmp_path))
+    args = ["--count", "4", "--budget", "3", "--top", "2", "--sample", "2", "--workers", "1"]
+    r = _invoke("map", "--machine", "qs22", "--pattern", "ring", *args)
+    assert r.exit_code == 0, r.output
+    assert "ring: 16 tasks" in r.stdout and "1,307,674,368,000 mappings" in r.stdout
+    _one_line_error(_invoke("map", "--machine", "qs22", "--pattern", "ring", "--tasks", "17"), "17", "16")
+    ps3 = _invoke("map", "--machine", "ps3", "--pattern", "ring", "--tasks", "8")
+    _one_line_error(ps3, "8 tasks", "6 SPEs")
+
+
 def test_cli_mapping_resume(tmp_path) -> None:
     out = tmp_path / "m.parquet"
-    args = ["run", "mapping", "--tasks", "4", "--transmissions", "4", "--runs", "1", "--workers", "1"]
+    args = ["run", "mapping", "--tasks", "4", "--transmissions", "4", "--runs", "2", "--workers", "1"]
+    args += ["--mode", "default"]
     r1 = _invoke(*args, "--out", str(out), "--json", "-")
     r2 = _invoke(*args, "--out", str(out), "--resume", "--json", "-")
     assert r1.exit_code == r2.exit_code == 0

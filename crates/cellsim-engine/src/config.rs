@@ -216,6 +216,17 @@ pub struct EibParams {
     /// Bus cycles a receiving port idles when its next transfer comes from
     /// another sender than its last one.
     pub recv_switch_bus_cycles: u64,
+    /// The data arbiter serves the memory controller first (000: "the
+    /// arbiter gives priority to requests coming from the memory
+    /// controller"). Always on for the machines; `false` only isolates the
+    /// mechanism (docs/messaging.md, "What costs per message"). Machine
+    /// files written before it existed keep the priority.
+    #[serde(default = "mic_priority_default")]
+    pub mic_priority: bool,
+}
+
+fn mic_priority_default() -> bool {
+    true
 }
 
 /// Memory interface controller and DRAM parameters.

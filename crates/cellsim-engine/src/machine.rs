@@ -162,7 +162,14 @@ impl ChipBus {
     fn new(cfg: &MachineConfig, topo: &Topology) -> ChipBus {
         ChipBus {
             eib: Eib::new(cfg),
-            arbiter: DataArbiter::new(topo.mic(0), cfg.eib.arbiter_window as usize),
+            arbiter: DataArbiter::new(
+                if cfg.eib.mic_priority {
+                    topo.mic(0)
+                } else {
+                    crate::eib::arbiter::NO_PRIORITY
+                },
+                cfg.eib.arbiter_window as usize,
+            ),
             arb_wake: None,
             command_bus: CommandBus::default(),
             bius: std::array::from_fn(|_| Biu::new(cfg.biu.queue_depth, cfg.biu.max_outstanding)),

@@ -38,12 +38,16 @@ use cellsim_engine::memory_map::{ps, MemoryMap};
 use cellsim_engine::program::{Ppe, Spu};
 use cellsim_engine::time::Cycle;
 
-/// Most tasks (one per SPE).
-pub const MAX_TASKS: usize = 8;
+/// Most tasks (one per SPE of a two-chip blade).
+pub const MAX_TASKS: usize = 16;
 /// Most peers of one task, each way.
 pub const MAX_PEERS: usize = 8;
-/// Bytes of one matrix row (one receiver's notifications or one sender's acks).
+/// Bytes of one matrix row (one receiver's notifications or one sender's
+/// acks) of up to [`ROW_TASKS`] tasks; the control block's
+/// [`cb::ROW_STRIDE`] gives the row of more tasks (0 means this).
 pub const ROW_BYTES: u64 = 128;
+/// Tasks whose slots fit one [`ROW_BYTES`] row.
+pub const ROW_TASKS: usize = 8;
 /// Bytes of one slot of a matrix row.
 pub const SLOT_BYTES: u64 = 16;
 /// Bytes of one task's control block in main memory.
@@ -109,6 +113,9 @@ pub mod cb {
     pub const RESULT_LSA: usize = 19;
     /// LS of the task's own payload (initial packets).
     pub const PAYLOAD_LSA: usize = 20;
+    /// Bytes from one matrix row to the next (0: [`super::ROW_BYTES`]); the
+    /// local-store row buffers are this long too.
+    pub const ROW_STRIDE: usize = 21;
     /// First out-peer record ([`OUT_WORDS`] words each).
     pub const OUT: usize = 24;
     /// Words per out-peer: task, logical SPE, LS of my `nbuf` send buffers,
@@ -184,6 +191,7 @@ pub struct Endpoint {
     call_cycles: Cycle,
     iterations: u32,
     ntasks: u32,
+    row_bytes: u64,
     notify_ea: u64,
     ack_ea: u64,
     done_ea: u64,
@@ -274,6 +282,10 @@ impl Endpoint {
             call_cycles: w(cb::CALL_CYCLES) as Cycle,
             iterations: w(cb::ITERATIONS),
             ntasks: w(cb::NTASKS),
+            row_bytes: match w(cb::ROW_STRIDE) {
+                0 => ROW_BYTES,
+                b => b as u64,
+            },
             notify_ea: ea(cb::NOTIFY_EA),
             ack_ea: ea(cb::ACK_EA),
             done_ea: ea(cb::DONE_EA),
@@ -329,8 +341,9 @@ impl Endpoint {
         self.sent[o] += 1;
         let sig = self.sig_lsa + 16 * o as u32;
         self.spu.ls_write_u32(sig, self.sent[o]);
-        let ea =
-            self.notify_ea + self.outs[o].task as u64 * ROW_BYTES + self.task as u64 * SLOT_BYTES;
+        let ea = self.notify_ea
+            + self.outs[o].task as u64 * self.row_bytes
+            + self.task as u64 * SLOT_BYTES;
         self.spu.mfc_put(sig, ea, 16, TAG_SIG).await;
         buf
     }
@@ -338,7 +351,7 @@ impl Endpoint {
     /// Reads this task's notification row with one get and updates what
     /// every in-peer has notified.
     pub async fn poll_notifications(&mut self) {
-        let row = self.notify_ea + self.task as u64 * ROW_BYTES;
+        let row = self.notify_ea + self.task as u64 * self.row_bytes;
         self.spu
             .mfc_get(self.row_lsa, row, self.ntasks * SLOT_BYTES as u32, TAG_POLL)
             .await;
@@ -353,7 +366,7 @@ impl Endpoint {
     /// Reads this task's acknowledgement row with one get; returns whether
     /// any buffer was freed.
     pub async fn poll_acks(&mut self) -> bool {
-        let row = self.ack_ea + self.task as u64 * ROW_BYTES;
+        let row = self.ack_ea + self.task as u64 * self.row_bytes;
         self.spu
             .mfc_get(
                 self.ackrow_lsa,
@@ -406,7 +419,8 @@ impl Endpoint {
         self.recvd[j] += 1;
         let sig = self.sig_lsa + 16 * (self.n_out + j) as u32;
         self.spu.ls_write_u32(sig, self.recvd[j]);
-        let ea = self.ack_ea + self.ins[j].task as u64 * ROW_BYTES + self.task as u64 * SLOT_BYTES;
+        let ea =
+            self.ack_ea + self.ins[j].task as u64 * self.row_bytes + self.task as u64 * SLOT_BYTES;
         self.spu.mfc_put(sig, ea, 16, TAG_SIG).await;
     }
 

@@ -188,6 +188,7 @@ impl PyEngine {
         d.set_item("ppe_l2_bytes", c.ppe.l2_kb as u64 * 1024)?;
         d.set_item("chips", self.m.chip_count())?;
         d.set_item("has_remote_bank", self.m.chip_count() > 1)?;
+        d.set_item("bif_link_gbs", c.bif.as_ref().map(|b| b.link_gbs))?;
         d.set_item("page_bytes", c.numa.page_kb * 1024)?;
         d.set_item("numa_policy", &c.numa.policy)?;
         d.set_item("tlb_entries", c.tlb.entries)?;

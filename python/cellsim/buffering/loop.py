@@ -17,7 +17,7 @@ inputs, one 8-byte output) that is ``B[i] = A1[i] + A2[i]``. The time the SPU
 spends on a block of ``m`` elements is ``compute(round(C_inner * m + C_outer))``
 cycles. The program exists twice with the same SPU calls in the same order:
 :func:`k_buffered_loop` (Python) and the native kernel ``k_buffered_loop``
-(``crates/cellsim-engine/src/kernels.rs``), hence the same simulated cycles.
+(``crates/cellsim-programs/src/kernels.rs``), hence the same simulated cycles.
 
 >>> from cellsim.buffering.loop import Loop, run_loop
 >>> loop = Loop(n=4096, c_inner=0.51, c_outer=300.0)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..exceptions import UsageError
-from ..messaging.simulate import MODES, Variation
+from ..messaging.simulate import MODES, Variation, check_contexts
 from . import Option
 
 __all__ = [
@@ -16,12 +16,20 @@ __all__ = [
     "SWEEP_OPTIONS",
     "VARIATION_OPTIONS",
     "default_sweep_path",
+    "one_contexts",
     "one_mode",
     "variation_from",
 ]
 
 LIBRARY_OPTIONS = (
     Option("mode", "str", "placement: default (drawn per run, as libspe) or pinned (default: pinned)"),
+    Option(
+        "contexts",
+        "str",
+        "where the SPE contexts land: physical (context i on SPE i), local (chip 0 first, seeded "
+        "order) or spread (any SPE of the machine, seeded order); default: physical when pinned on "
+        "one chip, else spread",
+    ),
     Option("packet", "int", "bytes per packet (Keller and Varbanescu: 512, 1024, 2048; default 1024)"),
     Option("transmissions", "int", "sends per SPE (Keller and Varbanescu: 10^7)"),
     Option("unidirectional", "flag", "a unidirectional ring (Keller and Varbanescu, Figure 5)"),
@@ -58,6 +66,13 @@ def one_mode(mode: Any) -> str:
     if mode not in MODES:
         raise UsageError(f"mode {mode!r} is not one of {', '.join(MODES)}")
     return str(mode)
+
+
+def one_contexts(contexts: Any) -> str | None:
+    """The context placement asked for (``None``: the mode's default)."""
+    if contexts in (None, "", ()):
+        return None
+    return check_contexts(str(contexts))
 
 
 def variation_from(

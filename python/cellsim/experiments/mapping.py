@@ -5,6 +5,9 @@ SPE 0 (120 on ``ps3``, 5040 on ``qs20``/``qs22``), ``runs`` runs each (three,
 as the paper), ranked by mean runtime. One record per mapping: ``mapping``
 (``"[024531]"``), ``runs_ns`` (one runtime per run), ``mean_ns``, ``rank``,
 ``placements`` (the physical SPE of each task in each run) and the settings.
+As the paper ran it, the mappings of one run share the run's placement of the
+SPE contexts (``placement_per="mapping"`` draws one per mapping and run); on
+a two-chip blade the contexts land on either chip (``contexts``).
 The sweep runs on local worker processes or a Dask cluster (``cluster``) and
 appends every finished run to a Parquet dataset (``out``, by default a file
 per settings under ``~/.cache/cellsim/sweeps``), so ``resume`` finishes an
@@ -36,6 +39,7 @@ from ._messaging import (
     SWEEP_OPTIONS,
     VARIATION_OPTIONS,
     default_sweep_path,
+    one_contexts,
     one_mode,
     variation_from,
 )
@@ -53,6 +57,9 @@ def run(
     progress: ProgressFn | None = None,
     *,
     mode: str | None = None,
+    contexts: str | None = None,
+    placement_per: str | None = None,
+    mappings: int | None = None,
     packet: int | None = None,
     runs: int | None = None,
     transmissions: int | None = None,
@@ -76,6 +83,8 @@ def run(
     ``out`` ``"auto"`` (the default) is a results file per settings in the
     sweep cache, ``None`` no file."""
     mode = one_mode(mode)
+    ctx = one_contexts(contexts)
+    per = placement_per or "run"
     var = variation_from(quiet, no_skew, no_phase, no_os_noise, no_hypervisor, visible, hypervisor_spe)
     settings = {
         "machine": machine,
@@ -90,6 +99,9 @@ def run(
         "buffers": buffers or 2,
         "poll_cycles": poll_cycles or 200,
         "native": native,
+        "contexts": ctx,
+        "placement_per": per,
+        "mappings": mappings,
     }
     if out == _AUTO:
         out = default_sweep_path(NAME, fingerprint(settings))
@@ -106,6 +118,9 @@ def run(
         nbuf=settings["buffers"],
         poll_cycles=settings["poll_cycles"],
         native=native,
+        contexts=ctx,
+        placement_per=per,
+        mappings=mappings,
         workers=workers,
         cluster=cluster,
         out=out,
@@ -207,6 +222,13 @@ EXPERIMENT = Experiment(
     options=(
         *LIBRARY_OPTIONS,
         Option("runs", "int", "runs per mapping (default 3, as the paper)"),
+        Option(
+            "placement_per",
+            "str",
+            "run (default, as the paper: every mapping of a run shares the run's placement) or "
+            "mapping (each mapping and run draws its own)",
+        ),
+        Option("mappings", "int", "run a seeded sample of N mappings (with the identity) instead of all"),
         Option("tasks", "int", "tasks (default: every SPE of the machine)"),
         *VARIATION_OPTIONS,
         *SWEEP_OPTIONS,

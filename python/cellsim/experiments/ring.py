@@ -23,12 +23,12 @@ from os import PathLike
 from typing import Any
 
 from ..exceptions import UsageError
-from ..messaging.library import MAX_TASKS
+from ..messaging.explorer import PAPER_TASKS
 from ..messaging.patterns import format_mapping, parse_mapping, ring_pattern
-from ..messaging.simulate import machine_spes, point_seed, simulate
+from ..messaging.simulate import default_contexts, machine_spes, point_seed, run_placement, simulate
 from . import Experiment, Option, Table
 from ._common import ProgressFn
-from ._messaging import LIBRARY_OPTIONS, VARIATION_OPTIONS, one_mode, variation_from
+from ._messaging import LIBRARY_OPTIONS, VARIATION_OPTIONS, one_contexts, one_mode, variation_from
 
 __all__ = ["DEFAULT_TRANSMISSIONS", "EXPERIMENT", "compare", "plot", "run", "tables"]
 
@@ -44,6 +44,7 @@ def run(
     *,
     mapping: str | Sequence[int] | None = None,
     mode: str | None = None,
+    contexts: str | None = None,
     packet: int | None = None,
     transmissions: int | None = None,
     runs: int | None = None,
@@ -61,17 +62,24 @@ def run(
     """Runs the ring ``runs`` times (default 1); one record per run.
 
     ``mapping`` defaults to the identity; the other arguments are those of
-    :func:`cellsim.messaging.simulate` (``buffers`` is ``nbuf``).
+    :func:`cellsim.messaging.simulate` (``buffers`` is ``nbuf``). Run ``r``
+    has the placement of run ``r`` of the ``mapping`` experiment with the
+    same seed (:func:`cellsim.messaging.simulate.run_placement`), so its
+    runtime is that experiment's for this mapping and run.
     """
     mode = one_mode(mode)
+    ctx = one_contexts(contexts) or default_contexts(machine, mode)
     var = variation_from(quiet, no_skew, no_phase, no_os_noise, no_hypervisor, visible, hypervisor_spe)
     vis = var.visible if var.visible is not None else machine_spes(machine)
-    # One task per SPE Linux sees, as many as the library takes: 6 on a PS3,
-    # 8 on a blade (seed 001: "8 on a blade", whose two chips have 16).
-    k = min(len(vis), MAX_TASKS)
-    mp = parse_mapping(mapping, k) if mapping is not None else tuple(range(k))
+    # One task per SPE Linux sees, at most a chip's: 6 on a PS3, 8 on a blade
+    # (seed 001: "k = 8 threads on a Cell blade", whose two chips have 16).
+    # A mapping of more tasks (up to every SPE of the machine) runs that many.
+    k = min(len(vis), PAPER_TASKS)
+    mp = parse_mapping(mapping) if mapping is not None else tuple(range(k))
     if len(mp) > len(vis):
-        raise UsageError(f"mapping {format_mapping(list(mp))} has {len(mp)} tasks but {machine} has {k} SPEs")
+        raise UsageError(
+            f"mapping {format_mapping(list(mp))} has {len(mp)} tasks but {machine} has {len(vis)} SPEs"
+        )
     n = DEFAULT_TRANSMISSIONS if transmissions is None else int(transmissions)
     if n < 2:
         raise UsageError(f"transmissions {n}: each task starts two packets, so it needs at least 2")
@@ -94,6 +102,10 @@ def run(
             nbuf=2 if buffers is None else int(buffers),
             poll_cycles=200 if poll_cycles is None else int(poll_cycles),
             native=native,
+            contexts=ctx,
+            placement=run_placement(
+                machine, mode, ctx, seed=seed, pattern=pattern.name, run=r, visible=tuple(vis)
+            ),
         )
         rec.update({"run": r, "transmissions": n, "unidirectional": unidirectional})
         out.append(rec)
@@ -129,11 +141,11 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
         [
             (
                 s["segment"],
-                "clockwise" if i < len(r0["segments"]) // 2 else "counter-clockwise",
+                s["direction"],
                 f"{s['bytes'] / 1e6:.3f}",
                 f"{100 * s['utilisation']:.2f}%",
             )
-            for i, s in enumerate(r0["segments"])
+            for s in r0["segments"]
         ],
     )
     return [runs, segs]
@@ -153,11 +165,11 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
 
     r0 = records[0]
     segs = r0["segments"]
-    half = len(segs) // 2
     fig, axes = plt.subplots(2, 1, figsize=(10, 6), layout="constrained", sharey=True)
-    for ax, part, title in ((axes[0], segs[:half], "clockwise"), (axes[1], segs[half:], "counter-clockwise")):
-        ax.bar(range(half), [100 * s["utilisation"] for s in part], color="tab:blue")
-        ax.set_xticks(range(half), [s["segment"] for s in part], rotation=30, fontsize=7)
+    for ax, title in ((axes[0], "clockwise"), (axes[1], "counter-clockwise")):
+        part = [s for s in segs if s["direction"] == title]
+        ax.bar(range(len(part)), [100 * s["utilisation"] for s in part], color="tab:blue")
+        ax.set_xticks(range(len(part)), [s["segment"] for s in part], rotation=30, fontsize=7)
         ax.set_ylabel("utilisation (%)")
         ax.set_title(f"{title} rings", fontsize=9)
     fig.suptitle(

@@ -3,7 +3,7 @@
 - :mod:`~cellsim.messaging.library`: the library itself, SPE side (the
   :class:`Endpoint` and the programs :func:`forward_task` and
   :func:`exchange_task`, twins of the native kernels in
-  ``crates/cellsim-engine/src/messaging.rs``) and PPE side (:func:`setup`);
+  ``crates/cellsim-programs/src/messaging.rs``) and PPE side (:func:`setup`);
 - :mod:`~cellsim.messaging.patterns`: the ring and user communication graphs;
 - :mod:`~cellsim.messaging.simulate`: one run of a pattern under a mapping,
   with the placement modes and the run-to-run variation mechanisms.

@@ -21,7 +21,7 @@ from ..exceptions import UsageError
 from ..limits import SEED
 from .library import MAX_TASKS
 from .mapper import model_scores, optimize
-from .patterns import BUILTIN, builtin, load_pattern
+from .patterns import BUILTIN, builtin, load_pattern, parse_mapping
 from .simulate import DEFAULTS, Variation, machine_spes
 
 __all__ = ["map_cmd"]
@@ -60,6 +60,12 @@ __all__ = ["map_cmd"]
     help="random mappings for the spread",
 )
 @click.option("--runs", type=click.IntRange(min=1), default=1, show_default=True, help="runs per mapping")
+@click.option(
+    "--tasks",
+    type=click.IntRange(min=1),
+    default=None,
+    help="tasks of a built-in pattern (default: one per SPE of the machine, at most 16)",
+)
 @click.option("--quiet", is_flag=True, help="switch the run-to-run variation mechanisms off")
 @click.option("--seed", "-s", type=SEED, default=0, show_default=True)
 @click.option(
@@ -76,6 +82,7 @@ def map_cmd(
     budget: int,
     sample: int,
     runs: int,
+    tasks: int | None,
     quiet: bool,
     seed: int,
     workers: int | None,
@@ -90,15 +97,20 @@ def map_cmd(
     """
     check_output(json_path, "--json")
     # Built-in patterns use one task per SPE, as many as the library takes.
-    k = min(len(machine_spes(machine)), MAX_TASKS)
+    spes = len(machine_spes(machine))
     if Path(pattern).suffix.lower() in (".json", ".csv") or Path(pattern).exists():
         pat = load_pattern(pattern)
     elif pattern in BUILTIN:
+        k = tasks if tasks is not None else min(spes, MAX_TASKS)
+        if k > MAX_TASKS:
+            raise UsageError(
+                f"--tasks {k}: the library takes at most {MAX_TASKS} tasks (a two-chip blade's SPEs)"
+            )
         pat = builtin(pattern, k, packet)
     else:
         raise UsageError(f"pattern {pattern!r} is not a file nor one of {', '.join(BUILTIN)}")
-    if pat.tasks > k:
-        raise UsageError(f"the pattern has {pat.tasks} tasks but {machine} has {k} SPEs")
+    if pat.tasks > spes:
+        raise UsageError(f"the pattern has {pat.tasks} tasks but {machine} has {spes} SPEs")
     n = count if count is not None else (1000 if pat.kind == "ring" else 200)
     var: Variation = Variation.off() if quiet else DEFAULTS
     res: dict[str, Any] = optimize(
@@ -120,9 +132,7 @@ def map_cmd(
         return
     if json_path:
         Path(json_path).write_text(json.dumps(res, indent=1) + "\n")
-    scores = model_scores(
-        machine, pat, [tuple(int(c) for c in res["best"].strip("[]"))], machine_spes(machine)
-    )
+    scores = model_scores(machine, pat, [parse_mapping(res["best"])], machine_spes(machine), packet)
     click.echo(
         f"{pat.name}: {pat.tasks} tasks, {len(pat.edges)} edges on {machine} (pinned), "
         f"{'transmissions' if pat.kind == 'ring' else 'iterations'} {n}, {packet} B packets"
@@ -138,6 +148,6 @@ def map_cmd(
         f"their mean is {res['sample_mean_over_best']:.3f}x the best found"
     )
     click.echo(
-        f"simulated {res['simulated']} of {res['mappings']} mappings in {res['search_s']:.1f} s "
+        f"simulated {res['simulated']} of {res['mappings']:,} mappings in {res['search_s']:.1f} s "
         f"(search), max segment load of the best: {scores[0][0]:,.0f} B per iteration"
     )

@@ -3,9 +3,14 @@
 :func:`explore` runs all ``(k-1)!`` mappings of ``k`` tasks with task 0 fixed
 on SPE 0, ``runs`` runs each (seed 001 did three), through the sweep runner
 (:mod:`cellsim.sweep`: local processes or Dask, resumable Parquet results),
-and ranks them by mean runtime. Each run's seed is a hash of the base seed,
-the machine, the mode, the mapping and the run number, so the same seed gives
-the same ranking however the sweep is run.
+and ranks them by mean runtime. As in seed 001's benchmark, a run starts its
+threads once and runs every mapping on them: all mappings of run ``r`` share
+the run's placement (:func:`~cellsim.messaging.simulate.run_placement`, a hash
+of the base seed, machine, mode, pattern and ``r``); ``placement_per="mapping"``
+draws one per (mapping, run) instead (the definition before). Each point's
+other random choices come from a hash of the base seed, the machine, the
+mode, the mapping and the run number, so the same seed gives the same
+ranking however the sweep is run.
 
 :func:`summary` gives the numbers seed 001 discusses: the worst-over-best
 ratios of the mean and of single runs, the mean of all mappings over the best
@@ -16,6 +21,8 @@ and of the "intuitive" ones.
 from __future__ import annotations
 
 import itertools
+import math
+import random
 import statistics
 from collections.abc import Sequence
 from os import PathLike
@@ -23,9 +30,19 @@ from typing import Any
 
 from ..exceptions import UsageError
 from ..trace import not_captured
-from .library import MAX_TASKS
 from .patterns import Pattern, builtin, format_mapping, parse_mapping, ring_pattern
-from .simulate import DEFAULTS, MODES, Variation, machine_spes, point_seed, simulate
+from .simulate import (
+    DEFAULTS,
+    MODES,
+    PLACEMENT_PER,
+    Variation,
+    check_contexts,
+    default_contexts,
+    machine_spes,
+    point_seed,
+    run_placement,
+    simulate,
+)
 
 __all__ = [
     "DEFAULT_RUNS",
@@ -57,6 +74,39 @@ def all_mappings(k: int) -> list[tuple[int, ...]]:
     return [(0, *p) for p in itertools.permutations(range(1, k))]
 
 
+PAPER_TASKS = 8
+"""Seed 001's ring: "k = 6 threads on a Playstation 3 ... and k = 8 threads on
+a Cell blade": one task per SPE of a chip, at most 8."""
+
+EXHAUSTIVE_TASKS = 8
+"""Most tasks whose mappings are all run (7! = 5040); beyond, give a sample."""
+
+
+def chosen_mappings(k: int, n: int | None, seed: int) -> list[tuple[int, ...]]:
+    """All mappings of ``k`` tasks (``n`` None), or a seeded sample of ``n``
+    of them that holds the identity and seed 001's intuitive mappings, in
+    lexicographic order."""
+    if n is None:
+        if k > EXHAUSTIVE_TASKS:
+            raise UsageError(
+                f"{k} tasks have {math.factorial(k - 1):,} mappings: give --mappings N to run a sample"
+            )
+        return all_mappings(k)
+    if n < 1:
+        raise UsageError(f"mappings {n} must be at least 1")
+    named = [tuple(range(k))] + [parse_mapping(m) for m in INTUITIVE.get(k, ())]
+    total = math.factorial(k - 1)
+    if n >= total and k <= EXHAUSTIVE_TASKS:
+        return all_mappings(k)
+    rng = random.Random(point_seed(seed, "mappings", k, n))
+    chosen = set(named[: min(n, len(named))])
+    while len(chosen) < min(n, total):
+        rest = list(range(1, k))
+        rng.shuffle(rest)
+        chosen.add((0, *rest))
+    return sorted(chosen)
+
+
 def run_point(point: dict[str, Any]) -> dict[str, Any]:
     """One run of one mapping (the sweep's point function)."""
     pattern = _pattern(point)
@@ -74,6 +124,8 @@ def run_point(point: dict[str, Any]) -> dict[str, Any]:
         poll_cycles=point["poll_cycles"],
         native=point.get("native", True),
         traffic=False,
+        contexts=point.get("contexts"),
+        placement=point.get("placement"),
     )
     return {
         "mapping": rec["mapping"],
@@ -111,8 +163,19 @@ def make_points(
     nbuf: int,
     poll_cycles: int,
     native: bool = True,
+    contexts: str | None = None,
+    placement_per: str = "run",
 ) -> list[dict[str, Any]]:
-    """The sweep's points: one per (mapping, run)."""
+    """The sweep's points: one per (mapping, run); with ``placement_per``
+    ``run`` each carries its run's placement."""
+    if placement_per not in PLACEMENT_PER:
+        raise UsageError(f"placement per {placement_per!r} is not one of {', '.join(PLACEMENT_PER)}")
+    ctx = check_contexts(contexts) if contexts is not None else default_contexts(machine, mode)
+    visible = variation.visible if variation.visible is not None else machine_spes(machine)
+    per_run = [
+        run_placement(machine, mode, ctx, seed=seed, pattern=pattern.name, run=r, visible=visible)
+        for r in range(runs)
+    ]
     base: dict[str, Any] = {
         "machine": machine,
         "pattern": pattern.name,
@@ -124,6 +187,8 @@ def make_points(
         "nbuf": nbuf,
         "poll_cycles": poll_cycles,
         "native": native,
+        "contexts": ctx,
+        "placement_per": placement_per,
     }
     if pattern.kind != "ring" and pattern.name not in ("pairs", "all-to-all"):
         base["edges"] = [list(e) for e in pattern.edges]
@@ -131,14 +196,15 @@ def make_points(
     for mp in mappings:
         name = format_mapping(list(mp))
         for r in range(runs):
-            pts.append(
-                {
-                    **base,
-                    "mapping": list(mp),
-                    "run": r,
-                    "seed": point_seed(seed, machine, mode, pattern.name, name, r),
-                }
-            )
+            pt = {
+                **base,
+                "mapping": list(mp),
+                "run": r,
+                "seed": point_seed(seed, machine, mode, pattern.name, name, r),
+            }
+            if placement_per == "run":
+                pt["placement"] = per_run[r]
+            pts.append(pt)
     return pts
 
 
@@ -146,7 +212,7 @@ def settings_of(points: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """What a sweep's results depend on besides each point's mapping and run."""
     if not points:
         return {}
-    return {k: v for k, v in points[0].items() if k not in ("mapping", "run", "seed")}
+    return {k: v for k, v in points[0].items() if k not in ("mapping", "run", "seed", "placement")}
 
 
 def point_key(p: dict[str, Any]) -> str:
@@ -168,6 +234,9 @@ def explore(
     nbuf: int = 2,
     poll_cycles: int = 200,
     native: bool = True,
+    contexts: str | None = None,
+    placement_per: str = "run",
+    mappings: int | None = None,
     workers: int | None = None,
     cluster: Any = None,
     out: str | PathLike[str] | None = None,
@@ -179,7 +248,10 @@ def explore(
     Returns one record per mapping, best first: ``mapping`` (``"[024531]"``),
     ``runs_ns`` (one runtime per run), ``mean_ns``, ``rank`` (1 = best), and
     the settings. See :func:`cellsim.messaging.simulate` for the arguments;
-    ``workers``, ``cluster``, ``out`` and ``resume`` go to
+    ``placement_per`` is ``run`` (seed 001's benchmark: the mappings of a run
+    share its placement) or ``mapping``; ``mappings`` runs a seeded sample of
+    that many mappings (with the identity and the intuitive ones) instead of
+    all; ``workers``, ``cluster``, ``out`` and ``resume`` go to
     :func:`cellsim.sweep.run_sweep`.
     """
     from ..sweep import run_sweep
@@ -193,14 +265,14 @@ def explore(
             f"transmissions {transmissions}: each task starts two packets, so it needs at least 2"
         )
     visible = variation.visible if variation.visible is not None else machine_spes(machine)
-    k = tasks if tasks is not None else min(len(visible), MAX_TASKS)
+    k = tasks if tasks is not None else min(len(visible), PAPER_TASKS)
     if k > len(visible):
         raise UsageError(f"{k} tasks but {machine} has {len(visible)} SPEs for them")
     pattern = ring_pattern(k, unidirectional, packet)
     points = make_points(
         machine,
         pattern,
-        all_mappings(k),
+        chosen_mappings(k, mappings, seed),
         runs=runs,
         count=transmissions,
         mode=mode,
@@ -210,6 +282,8 @@ def explore(
         nbuf=nbuf,
         poll_cycles=poll_cycles,
         native=native,
+        contexts=contexts,
+        placement_per=placement_per,
     )
     # A trial run of the first point catches bad settings before the sweep starts.
     if points:
@@ -234,6 +308,8 @@ def explore(
         transmissions=transmissions,
         unidirectional=unidirectional,
         seed=seed,
+        contexts=points[0]["contexts"] if points else contexts,
+        placement_per=placement_per,
     )
 
 

@@ -1,5 +1,5 @@
 """Seed 001's message-passing library: the SPE side (Python twin of
-``crates/cellsim-engine/src/messaging.rs``) and the PPE side that sets it up.
+``crates/cellsim-programs/src/messaging.rs``) and the PPE side that sets it up.
 
 Every task has send and receive buffers in its local store at addresses
 exchanged at start-up. ``send`` copies the data into a free send buffer and
@@ -57,13 +57,17 @@ __all__ = [
     "forward_task",
     "packet_size",
     "packets_per_iteration",
+    "row_bytes",
     "setup",
 ]
 
-MAX_TASKS = 8
+MAX_TASKS = 16
+"""Most tasks: one per SPE of a two-chip blade."""
 MAX_PEERS = 8
 MAX_NBUF = 16
 ROW_BYTES = 128
+"""Bytes of a matrix row of up to :data:`ROW_TASKS` tasks (one 16-byte slot each)."""
+ROW_TASKS = 8
 SLOT_BYTES = 16
 CB_BYTES = 640
 TASK_ID_LSA = 0x3F80
@@ -74,13 +78,20 @@ EXIT_BAD_CB = 0xBAD00001
 TAG_POLL, TAG_DATA, TAG_SIG = 0, 1, 2
 MAX_DMA = 16384
 
-# control-block word offsets (crates/cellsim-engine/src/messaging.rs, mod cb)
+# control-block word offsets (crates/cellsim-programs/src/messaging.rs, mod cb)
 _MAGIC, _TASK, _NTASKS, _PACKET, _NBUF, _POLL, _CALL, _ITER = range(8)
 _NOTIFY, _ACK, _DONE, _N_OUT, _N_IN = 8, 10, 12, 14, 15
-_ROW, _ACKROW, _SIG, _RESULT, _PAYLOAD = 16, 17, 18, 19, 20
+_ROW, _ACKROW, _SIG, _RESULT, _PAYLOAD, _ROW_STRIDE = 16, 17, 18, 19, 20, 21
 _OUT, _OUT_WORDS = 24, 6
 _IN, _IN_WORDS = _OUT + MAX_PEERS * _OUT_WORDS, 8
 _WORDS = _IN + MAX_PEERS * _IN_WORDS
+
+
+def row_bytes(tasks: int) -> int:
+    """Bytes of a notification or acknowledgement row for ``tasks`` tasks:
+    128 (one line) up to 8 tasks, as the library had it on one chip; 16 bytes
+    per task beyond, rounded up to whole 128-byte lines."""
+    return ROW_BYTES * max(1, -(-tasks // ROW_TASKS))
 
 
 def copy_cycles(nbytes: int) -> int:
@@ -179,12 +190,12 @@ def _align(x: int, a: int) -> int:
     return -(-x // a) * a
 
 
-def _layout(m: Machine, t: TaskSpec, packet: int, nbuf: int) -> Layout:
+def _layout(m: Machine, t: TaskSpec, packet: int, nbuf: int, stride: int) -> Layout:
     cb = _align(int(m.info["ls_reserved_bytes"]), 128)
     at = cb + CB_BYTES
     row = _align(at, 128)
-    ackrow = row + ROW_BYTES
-    sig = ackrow + ROW_BYTES
+    ackrow = row + stride
+    sig = ackrow + stride
     result = _align(sig + 16 * (len(t.outs) + len(t.ins) + 1), 16)
     payload = _align(result + 16, 128)
     at = payload + t.payloads * packet
@@ -247,17 +258,23 @@ def setup(
     check_parameters(packet, nbuf, poll_cycles, call_cycles)
     n = len(tasks)
     if n > MAX_TASKS:
-        raise UsageError(f"{n} tasks: the library supports at most {MAX_TASKS}")
+        raise UsageError(
+            f"{n} tasks: the library supports at most {MAX_TASKS} (the SPEs of a two-chip blade)"
+        )
+    stride = row_bytes(n)
     if len(spes) != n or len(set(spes)) != n:
         raise UsageError(f"logical SPEs {list(spes)} must be {n} distinct SPEs, one per task")
     for s in spes:
         if not 0 <= s < m.spe_count:
             raise UsageError(f"logical SPE {s} is not one of the {m.spe_count} SPEs of {m.name}")
     ls_top = int(m.info["ls_bytes"])
-    layouts = [_layout(m, t, packet, nbuf) for t in tasks]
+    layouts = [_layout(m, t, packet, nbuf, stride) for t in tasks]
     for i, (t, lay) in enumerate(zip(tasks, layouts, strict=True)):
         if len(t.outs) > MAX_PEERS or len(t.ins) > MAX_PEERS:
-            raise UsageError(f"task {i} has more than {MAX_PEERS} peers")
+            raise UsageError(
+                f"task {i} has {max(len(t.outs), len(t.ins))} peers; the library's control block takes "
+                f"at most {MAX_PEERS} each way"
+            )
         if lay.end > ls_top:
             raise UsageError(
                 f"packet size {packet} does not fit the local-store buffers: task {i} needs "
@@ -265,9 +282,10 @@ def setup(
                 f"{len(t.outs)} send and {len(t.ins)} receive peers x {nbuf} buffers of {packet} B) "
                 f"but the local store ends at 0x{ls_top:x}"
             )
-    notify = m.alloc(ROW_BYTES * MAX_TASKS, 128)
-    ack = m.alloc(ROW_BYTES * MAX_TASKS, 128)
-    done = m.alloc(max(done_bytes, 128), 128)
+    # one row per task (at least 8 rows, the matrices' size on one chip)
+    notify = m.alloc(stride * max(n, ROW_TASKS), 128)
+    ack = m.alloc(stride * max(n, ROW_TASKS), 128)
+    done = m.alloc(max(done_bytes, 128, SLOT_BYTES * n), 128)
     cbs = m.alloc(CB_BYTES * n, 128)
     rng = np.random.default_rng(seed)
     payloads = []
@@ -284,12 +302,13 @@ def setup(
         for off, ea in ((_NOTIFY, int(notify)), (_ACK, int(ack)), (_DONE, int(done))):
             w[off], w[off + 1] = ea >> 32, ea & 0xFFFFFFFF
         w[_N_OUT], w[_N_IN] = len(t.outs), len(t.ins)
-        w[_ROW], w[_ACKROW], w[_SIG], w[_RESULT], w[_PAYLOAD] = (
+        w[_ROW], w[_ACKROW], w[_SIG], w[_RESULT], w[_PAYLOAD], w[_ROW_STRIDE] = (
             lay.row,
             lay.ackrow,
             lay.sig,
             lay.result,
             lay.payload,
+            stride,
         )
         for o, p in enumerate(t.outs):
             b = _OUT + o * _OUT_WORDS
@@ -365,6 +384,7 @@ class Endpoint:
         ep.n_out, ep.n_in = min(w[_N_OUT], MAX_PEERS), min(w[_N_IN], MAX_PEERS)
         ep.row_lsa, ep.ackrow_lsa, ep.sig_lsa = w[_ROW], w[_ACKROW], w[_SIG]
         ep.result_lsa, ep.payload_lsa = w[_RESULT], w[_PAYLOAD]
+        ep.row_bytes = w[_ROW_STRIDE] or ROW_BYTES
         ep.outs = [w[_OUT + o * _OUT_WORDS : _OUT + (o + 1) * _OUT_WORDS] for o in range(ep.n_out)]
         ep.ins = [w[_IN + j * _IN_WORDS : _IN + (j + 1) * _IN_WORDS] for j in range(ep.n_in)]
         ep.sent, ep.acked = [0] * ep.n_out, [0] * ep.n_out
@@ -404,20 +424,20 @@ class Endpoint:
         self.sent[o] += 1
         sig = self.sig_lsa + 16 * o
         self._set_u32(sig, self.sent[o])
-        ea = self.notify_ea + self.outs[o][0] * ROW_BYTES + self.task * SLOT_BYTES
+        ea = self.notify_ea + self.outs[o][0] * self.row_bytes + self.task * SLOT_BYTES
         mfc_put(sig, ea, 16, TAG_SIG)
         return buf
 
     def poll_notifications(self) -> None:
         """Reads this task's notification row with one get."""
-        mfc_get(self.row_lsa, self.notify_ea + self.task * ROW_BYTES, self.ntasks * SLOT_BYTES, TAG_POLL)
+        mfc_get(self.row_lsa, self.notify_ea + self.task * self.row_bytes, self.ntasks * SLOT_BYTES, TAG_POLL)
         library_wait_tags(1 << TAG_POLL)
         for j in range(self.n_in):
             self.notified[j] = self._u32(self.row_lsa + self.ins[j][0] * SLOT_BYTES)
 
     def poll_acks(self) -> bool:
         """Reads this task's acknowledgement row with one get; whether a buffer was freed."""
-        mfc_get(self.ackrow_lsa, self.ack_ea + self.task * ROW_BYTES, self.ntasks * SLOT_BYTES, TAG_POLL)
+        mfc_get(self.ackrow_lsa, self.ack_ea + self.task * self.row_bytes, self.ntasks * SLOT_BYTES, TAG_POLL)
         library_wait_tags(1 << TAG_POLL)
         freed = False
         for o in range(self.n_out):
@@ -450,7 +470,7 @@ class Endpoint:
         self.recvd[j] += 1
         sig = self.sig_lsa + 16 * (self.n_out + j)
         self._set_u32(sig, self.recvd[j])
-        ea = self.ack_ea + self.ins[j][0] * ROW_BYTES + self.task * SLOT_BYTES
+        ea = self.ack_ea + self.ins[j][0] * self.row_bytes + self.task * SLOT_BYTES
         mfc_put(sig, ea, 16, TAG_SIG)
 
     def all_acked(self) -> bool:

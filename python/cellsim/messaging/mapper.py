@@ -8,7 +8,10 @@ controller, and a mapping's cost is its most loaded ring segment (per
 direction, both rings of a direction together), then its total byte-hops. It
 costs microseconds per mapping, so it ranks all 5040 mappings of 8 tasks at
 once; :func:`model_agreement` says how well it predicts the simulated
-ranking (Spearman's rho).
+ranking (Spearman's rho). On a two-chip blade an edge between the chips
+crosses both rings and the BIF (weighted by how much slower the link is), and
+the matrices live in chip 0's memory; for more than 8 tasks (16 on a blade)
+:func:`model_search` proposes instead of ranking all ``15!`` mappings.
 
 **The optimizer** (:func:`optimize`): rank every mapping with the model,
 simulate the ``top`` most promising, then improve the best by local search
@@ -22,49 +25,108 @@ optimizer's runtimes are exactly the explorer's for the same mappings.
 
 from __future__ import annotations
 
+import math
 import random
 import statistics
 import time
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from ..exceptions import UsageError
 from ..machine import Machine
-from .explorer import all_mappings, make_points, point_key, run_point, settings_of
+from ..trace import not_captured
+from .explorer import EXHAUSTIVE_TASKS, all_mappings, make_points, point_key, run_point, settings_of
+from .library import ROW_BYTES, SLOT_BYTES
 from .patterns import Pattern, format_mapping
-from .simulate import DEFAULTS, Variation, machine_spes
+from .simulate import DEFAULTS, SPES_PER_CHIP, Variation, machine_spes
 
-__all__ = ["link_loads", "model_agreement", "model_scores", "optimize", "spearman"]
+__all__ = [
+    "Loads",
+    "Topology",
+    "link_loads",
+    "model_agreement",
+    "model_scores",
+    "model_search",
+    "optimize",
+    "spearman",
+    "topology",
+]
 
 NOTIFY_BYTES = 16 + 128 + 16 + 128
-"""Memory traffic per packet: notification put, notification-row get, ack put, ack-row get."""
+"""Memory traffic per packet of up to 8 tasks: notification put, notification-row get, ack put,
+ack-row get (a row get reads 16 bytes per task, at least a 128-byte line)."""
+
+MATRIX_CHIP = 0
+"""The chip whose memory holds the matrices: the PPE allocates them on chip 0 (first touch)."""
 
 
-def _ramps(machine: str) -> tuple[list[str], int]:
-    m = Machine(machine)
-    ramps = list(m.info["ramps"])
-    return ramps, ramps.index("MIC")
+@dataclass(frozen=True)
+class Topology:
+    """What the link-load model knows of a machine: each chip's ramps, its
+    MIC and IOIF0 (the BIF's end), and how much slower the BIF is than both
+    rings of one direction (16 B per bus cycle each)."""
+
+    ramps: tuple[str, ...]
+    mic: int
+    ioif0: int
+    chips: int
+    bif_weight: float
+
+    def where(self, physical: int) -> tuple[int, int]:
+        """(chip, ramp) of a physical SPE."""
+        return physical // SPES_PER_CHIP, self.ramps.index(f"SPE{physical % SPES_PER_CHIP}")
 
 
-def _spe_ramp(ramps: Sequence[str], physical: int) -> int:
-    return list(ramps).index(f"SPE{physical}")
+@lru_cache(maxsize=16)
+def topology(machine: str) -> Topology:
+    """The :class:`Topology` of ``machine``."""
+    with not_captured():  # a look at the machine file, not a run to trace
+        info = Machine(machine).info
+    ramps = tuple(info["ramps"])
+    chips = int(info["chips"])
+    weight = 1.0
+    if chips > 1:
+        ring_gbs = 2 * 16 * float(info["core_hz"]) / 2 / 1e9  # two rings of a direction
+        weight = ring_gbs / float(info["bif_link_gbs"])
+    return Topology(ramps, ramps.index("MIC"), ramps.index("IOIF0"), chips, weight)
 
 
-def link_loads(
-    machine: str, pattern: Pattern, physical: Sequence[int], packet: int = 1024
-) -> tuple[np.ndarray, float]:
-    """Bytes per iteration on each directed ring segment (``[2, 12]``:
+class Loads(NamedTuple):
+    """Bytes per iteration on every directed ring segment (``[chips, 2, 12]``:
     clockwise segment ``i`` joins ramp ``i`` to ``i+1``, counter-clockwise
-    ``i`` to ``i-1``) and the total byte-hops, with task ``t`` on physical SPE
-    ``physical[t]``."""
-    ramps, mic = _ramps(machine)
-    n = len(ramps)
-    load = np.zeros((2, n))
+    ``i`` to ``i-1``), on the BIF each way (``[chips]``: from chip ``c`` to the
+    other), and the total byte-hops (a BIF crossing is one hop)."""
+
+    segments: np.ndarray
+    bif: np.ndarray
+    byte_hops: float
+    bif_weight: float
+
+    @property
+    def most(self) -> float:
+        """The most loaded link in segment bytes: a BIF byte weighs as much
+        more as the link is slower than both rings of a direction."""
+        return max(float(self.segments.max()), float(self.bif.max()) * self.bif_weight)
+
+
+def link_loads(machine: str, pattern: Pattern, physical: Sequence[int], packet: int = 1024) -> Loads:
+    """The :class:`Loads` of ``pattern`` with task ``t`` on physical SPE
+    ``physical[t]``: each edge's bytes take the short way round the rings
+    between the ramps (half each way at six hops), across the BIF between
+    the chips' IOIF0 ramps when the SPEs are on different chips; the
+    notifications and acknowledgements go to and from the matrices in chip
+    0's memory."""
+    topo = topology(machine)
+    n = len(topo.ramps)
+    load = np.zeros((topo.chips, 2, n))
+    bif = np.zeros(topo.chips)
     hops_total = 0.0
 
-    def flow(a: int, b: int, nbytes: float) -> None:
+    def ring(chip: int, a: int, b: int, nbytes: float) -> None:
         nonlocal hops_total
         cw = (b - a) % n
         ccw = n - cw
@@ -80,18 +142,30 @@ def link_loads(
         for d, h, x in share:
             for k in range(h):
                 seg = (a + k) % n if d == 0 else (a - k) % n
-                load[d, seg] += x
+                load[chip, d, seg] += x
             hops_total += h * x
 
+    def flow(a: tuple[int, int], b: tuple[int, int], nbytes: float) -> None:
+        nonlocal hops_total
+        if a[0] == b[0]:
+            ring(a[0], a[1], b[1], nbytes)
+            return
+        ring(a[0], a[1], topo.ioif0, nbytes)
+        bif[a[0]] += nbytes
+        hops_total += nbytes
+        ring(b[0], topo.ioif0, b[1], nbytes)
+
+    memory = (MATRIX_CHIP, topo.mic)
+    row = max(ROW_BYTES, SLOT_BYTES * pattern.tasks)
     for s, d, b in pattern.edges:
-        rs, rd = _spe_ramp(ramps, physical[s]), _spe_ramp(ramps, physical[d])
-        flow(rs, rd, b)
+        src, dst = topo.where(physical[s]), topo.where(physical[d])
+        flow(src, dst, b)
         packets = -(-b // packet)
-        flow(rs, mic, 16 * packets)  # notification put
-        flow(mic, rd, 128 * packets)  # notification row get
-        flow(rd, mic, 16 * packets)  # acknowledgement put
-        flow(mic, rs, 128 * packets)  # acknowledgement row get
-    return load, hops_total
+        flow(src, memory, SLOT_BYTES * packets)  # notification put
+        flow(memory, dst, row * packets)  # notification row get
+        flow(dst, memory, SLOT_BYTES * packets)  # acknowledgement put
+        flow(memory, src, row * packets)  # acknowledgement row get
+    return Loads(load, bif, hops_total, topo.bif_weight)
 
 
 def model_scores(
@@ -105,9 +179,51 @@ def model_scores(
     out = []
     for mp in mappings:
         phys = [logical_to_physical[a] for a in mp]
-        load, hops = link_loads(machine, pattern, phys, packet)
-        out.append((float(load.max()), hops))
+        loads = link_loads(machine, pattern, phys, packet)
+        out.append((loads.most, loads.byte_hops))
     return out
+
+
+def _random_mapping(k: int, rng: random.Random) -> tuple[int, ...]:
+    rest = list(range(1, k))
+    rng.shuffle(rest)
+    return (0, *rest)
+
+
+def model_search(
+    machine: str,
+    pattern: Pattern,
+    logical_to_physical: Sequence[int],
+    packet: int = 1024,
+    *,
+    seed: int = 0,
+    starts: int = 8,
+) -> dict[tuple[int, ...], tuple[float, float]]:
+    """The model's scores of the mappings a local search on the model visits,
+    for patterns too large to score every mapping: from the identity and
+    ``starts - 1`` seeded random mappings, swap two tasks' SPEs while that
+    lowers the score (first improvement)."""
+    rng = random.Random(seed)
+    k = pattern.tasks
+    seen: dict[tuple[int, ...], tuple[float, float]] = {}
+
+    def score(mp: tuple[int, ...]) -> tuple[float, float]:
+        if mp not in seen:
+            seen[mp] = model_scores(machine, pattern, [mp], logical_to_physical, packet)[0]
+        return seen[mp]
+
+    for start in [tuple(range(k))] + [_random_mapping(k, rng) for _ in range(starts - 1)]:
+        cur, improved = start, True
+        while improved:
+            improved = False
+            for i in range(1, k):
+                for j in range(i + 1, k):
+                    c = list(cur)
+                    c[i], c[j] = c[j], c[i]
+                    cand = tuple(c)
+                    if score(cand) < score(cur):
+                        cur, improved = cand, True
+    return seen
 
 
 def spearman(a: Sequence[float], b: Sequence[float]) -> float:
@@ -190,8 +306,12 @@ def optimize(
         raise UsageError(f"{k} tasks but {machine} has {len(visible)} SPEs")
     if top < 1 or budget < top:
         raise UsageError(f"top {top} must be at least 1 and budget {budget} at least top")
-    maps = all_mappings(k)
-    scores = model_scores(machine, pattern, maps, list(visible), packet)
+    if k <= EXHAUSTIVE_TASKS:
+        maps = all_mappings(k)
+        scores = model_scores(machine, pattern, maps, list(visible), packet)
+    else:  # 15! mappings of 16 tasks: the model's own local search proposes
+        found = model_search(machine, pattern, list(visible), packet, seed=seed)
+        maps, scores = list(found), list(found.values())
     order = sorted(range(len(maps)), key=lambda i: (scores[i], maps[i]))
     cache: dict[tuple[int, ...], float] = {}
     sims = 0
@@ -208,6 +328,7 @@ def optimize(
             runs=runs,
             count=count,
             mode="pinned",
+            contexts="physical",
             seed=seed,
             variation=variation,
             packet=packet,
@@ -234,6 +355,7 @@ def optimize(
                 runs=1,
                 count=2,
                 mode="pinned",
+                contexts="physical",
                 seed=seed,
                 variation=variation,
                 packet=packet,
@@ -264,7 +386,10 @@ def optimize(
             best, improved = cand, True
     search_s = time.perf_counter() - t0
     rng = random.Random(seed)
-    sampled = rng.sample(maps, min(sample, len(maps)))
+    if k <= EXHAUSTIVE_TASKS:
+        sampled = rng.sample(maps, min(sample, len(maps)))
+    else:
+        sampled = list(dict.fromkeys(_random_mapping(k, rng) for _ in range(sample)))
     evaluate(sampled)
     spread = [cache[c] for c in sampled]
     best = min(cache, key=lambda c: (cache[c], c))  # the sample may hold a better one
@@ -280,7 +405,7 @@ def optimize(
         "model_best_simulated": format_mapping(list(model_best)),
         "model_best_ns": cache[model_best],
         "simulated": sims,
-        "mappings": len(maps),
+        "mappings": math.factorial(k - 1),
         "search_s": search_s,
         "sample_min_ns": min(spread),
         "sample_median_ns": statistics.median(spread),

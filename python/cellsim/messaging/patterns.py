@@ -176,7 +176,9 @@ def pattern_from_edges(name: str, edges: list[Any], tasks: int | None = None) ->
             raise UsageError(f"{name}: 'tasks' is {tasks} but the edges use task {n_tasks - 1}")
         n_tasks = int(tasks)
     if n_tasks > MAX_TASKS:
-        raise UsageError(f"{name}: {n_tasks} tasks; a Cell has at most {MAX_TASKS} SPEs")
+        raise UsageError(
+            f"{name}: {n_tasks} tasks; the library takes at most {MAX_TASKS} (a two-chip blade's SPEs)"
+        )
     return Pattern(name, n_tasks, tuple(out))
 
 

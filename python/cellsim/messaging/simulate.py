@@ -1,11 +1,27 @@
 """One run of a communication pattern under a mapping, with seed 001's two
 placement modes and the physical causes of run-to-run variation.
 
-**Placement.** ``default``: the logical-to-physical SPE placement is drawn
-per run, uniformly (seeded), as libspe did, and task ids are passed to the
-programs. ``pinned``: logical SPE ``i`` is the ``i``-th physical SPE Linux
-sees (the order of the local stores in the effective-address space) and the
-PPE writes the task ids straight into the local stores.
+**Placement.** A run of seed 001's application starts its threads (and
+their SPE contexts) once; every mapping of that run uses the same contexts.
+Where the contexts sit (logical SPE ``i`` = context ``i``) is the run's
+placement (:func:`run_placement`), by one of :data:`CONTEXTS`:
+
+``physical``
+    context ``i`` is the ``i``-th physical SPE Linux sees (the paper's
+    assumption that the local stores' order in the effective-address space
+    is the SPE numbering).
+``local``
+    the contexts land on chip 0's SPEs in a seeded order, then chip 1's
+    (spufs gives a context an idle SPE of its PPE thread's node first: a
+    program whose threads stay on chip 0).
+``spread``
+    the contexts land on any SPE of the machine in a seeded order (the
+    threads run on both chips' PPEs; on one chip the same as ``local``).
+
+The modes: ``default`` passes the task ids to the programs (placement
+``spread``); ``pinned`` has the PPE write each task id into the local store
+of context ``i`` (``physical`` on one chip; ``spread`` on a two-chip blade,
+where nothing pins a context to a chip: see docs/messaging.md).
 
 **Run-to-run variation** (:class:`Variation`; each mechanism can be switched
 off, all draws come from the run's seed; none is tuned to a published figure):
@@ -69,16 +85,29 @@ from .library import (
 from .patterns import Pattern, format_mapping
 
 __all__ = [
+    "CONTEXTS",
     "DEFAULTS",
     "MODES",
+    "PLACEMENT_PER",
     "Variation",
     "check_bytes",
+    "default_contexts",
     "machine_spes",
     "point_seed",
+    "run_placement",
     "simulate",
 ]
 
 MODES = ("default", "pinned")
+
+CONTEXTS = ("physical", "local", "spread")
+"""Where a run's SPE contexts land (see the module docstring)."""
+
+PLACEMENT_PER = ("run", "mapping")
+"""``run``: every mapping of a run shares the run's placement (seed 001's
+benchmark); ``mapping``: each (mapping, run) draws its own."""
+
+SPES_PER_CHIP = 8
 
 PHASE_CYCLES = 24
 """Arbitration-phase offsets are 0..23 core cycles: twelve bus cycles, the
@@ -130,6 +159,59 @@ def machine_spes(machine: str) -> tuple[int, ...]:
         return tuple(sorted(Machine(machine).placement))
 
 
+@lru_cache(maxsize=16)
+def machine_chips(machine: str) -> int:
+    """Cell chips of ``machine``."""
+    with not_captured():  # a look at the machine file, not a run to trace
+        return Machine(machine).chips
+
+
+def default_contexts(machine: str, mode: str) -> str:
+    """The placement policy of ``mode`` on ``machine``: ``pinned`` is
+    ``physical`` on one chip and ``spread`` on a two-chip blade; ``default``
+    is ``spread``."""
+    if mode == "pinned" and machine_chips(machine) == 1:
+        return "physical"
+    return "spread"
+
+
+def check_contexts(contexts: str) -> str:
+    """``contexts`` if it is one of :data:`CONTEXTS` (else ``UsageError``)."""
+    if contexts not in CONTEXTS:
+        raise UsageError(f"contexts {contexts!r} is not one of {', '.join(CONTEXTS)}")
+    return contexts
+
+
+def _draw_contexts(contexts: str, rng: np.random.Generator, visible: Sequence[int]) -> list[int]:
+    """The physical SPE of each context under ``contexts``, drawn from ``rng``."""
+    if contexts == "physical":
+        return list(visible)
+    if contexts == "spread":
+        return [int(x) for x in rng.permutation(visible)]
+    out: list[int] = []
+    for chip in sorted({p // SPES_PER_CHIP for p in visible}):
+        out.extend(int(x) for x in rng.permutation([p for p in visible if p // SPES_PER_CHIP == chip]))
+    return out
+
+
+def run_placement(
+    machine: str,
+    mode: str,
+    contexts: str,
+    *,
+    seed: int,
+    pattern: str,
+    run: int,
+    visible: Sequence[int] | None = None,
+) -> list[int]:
+    """The physical SPE of each context in run ``run`` (shared by every
+    mapping of the run): drawn from a hash of the base seed, the machine, the
+    mode, the pattern and the run number."""
+    vis = list(visible) if visible is not None else list(machine_spes(machine))
+    rng = np.random.default_rng(point_seed(seed, machine, mode, pattern, "placement", run))
+    return _draw_contexts(check_contexts(contexts), rng, vis)
+
+
 def point_seed(seed: int, *parts: Any) -> int:
     """A stable 32-bit seed from a base seed and the parts naming a run
     (the same on every host and Python version)."""
@@ -157,6 +239,8 @@ def simulate(
     native: bool = True,
     traffic: bool = True,
     check: bool = True,
+    contexts: str | None = None,
+    placement: Sequence[int] | None = None,
 ) -> dict[str, Any]:
     """Runs ``pattern`` with task ``i`` on logical SPE ``mapping[i]`` once.
 
@@ -174,6 +258,12 @@ def simulate(
         native: run the native kernels (else their Python twins, same cycles).
         traffic: add the traffic of every ring segment and of the command bus.
         check: check every packet byte left in the receive buffers.
+        contexts: where the contexts land (:data:`CONTEXTS`; default
+            :func:`default_contexts`), drawn from ``seed`` unless
+            ``placement`` is given.
+        placement: the physical SPE of each context (the run's placement,
+            :func:`run_placement`); the draws of ``seed`` are made all the
+            same, so the other random choices do not depend on it.
 
     Returns one record: ``runtime_ns`` (the last task's end), ``placement``
     (physical SPE of each task), ``bytes_ok``, and with ``traffic`` the bytes
@@ -196,7 +286,12 @@ def simulate(
     if len(mapping) != k or sorted(mapping) != list(range(k)):
         raise UsageError(f"mapping {list(mapping)} is not a permutation of 0..{k - 1} ({k} tasks)")
     rng = np.random.default_rng(seed)
-    logical = list(visible) if mode == "pinned" else [int(x) for x in rng.permutation(visible)]
+    ctx = check_contexts(contexts) if contexts is not None else default_contexts(machine, mode)
+    logical = _draw_contexts(ctx, rng, visible)
+    if placement is not None:
+        if sorted(int(p) for p in placement) != sorted(visible):
+            raise UsageError(f"placement {list(placement)} is not a permutation of the SPEs {list(visible)}")
+        logical = [int(p) for p in placement]
     spes = list(logical)
     overrides: list[str] = []
     hv_spe = None
@@ -280,6 +375,7 @@ def simulate(
         "machine": m.name,
         "pattern": pattern.name,
         "mode": mode,
+        "contexts": ctx,
         "mapping": format_mapping(list(mapping)),
         "tasks": k,
         "packet": packet,
@@ -305,42 +401,45 @@ def _limit_ns(count: int) -> float:
 
 
 def _traffic(m: Machine, stats: dict[str, Any], runtime: int) -> dict[str, Any]:
-    """Bytes and utilisation of every ring segment (both rings of a direction
-    added up) and the command bus's load."""
+    """Bytes and utilisation of every ring segment of every chip (both rings
+    of a direction added up; chip 1's segments are named ``c1:...``), the
+    BIF's bytes each way, and the command bus's load (of all chips' buses)."""
     ramps = list(m.info["ramps"])
     n = len(ramps)
+    chips = m.chips
     busy = np.asarray(stats["segment_busy"], dtype=np.float64)
-    half = busy.shape[0] // 2
+    per_chip = busy.shape[0] // chips
+    half = per_chip // 2
     beat_bytes_per_cycle = 8.0  # 16 bytes per bus cycle = 2 core cycles
-    cw = busy[:half].sum(axis=0)
-    ccw = busy[half:].sum(axis=0)
     segs = []
-    for i in range(n):
-        segs.append(
-            {
-                "segment": f"{ramps[i]}->{ramps[(i + 1) % n]}",
-                "bytes": float(cw[i] * beat_bytes_per_cycle),
-                "utilisation": float(cw[i] / (half * max(runtime, 1))),
-            }
-        )
-    for i in range(n):
-        segs.append(
-            {
-                "segment": f"{ramps[i]}->{ramps[(i - 1) % n]}",
-                "bytes": float(ccw[i] * beat_bytes_per_cycle),
-                "utilisation": float(ccw[i] / (half * max(runtime, 1))),
-            }
-        )
+    for chip in range(chips):
+        rings = busy[chip * per_chip : (chip + 1) * per_chip]
+        prefix = f"c{chip}:" if chip else ""
+        ways = (("clockwise", 1, rings[:half]), ("counter-clockwise", -1, rings[half:]))
+        for direction, step, part in ways:
+            total = part.sum(axis=0)
+            for i in range(n):
+                segs.append(
+                    {
+                        "segment": f"{prefix}{ramps[i]}->{ramps[(i + step) % n]}",
+                        "direction": direction,
+                        "bytes": float(total[i] * beat_bytes_per_cycle),
+                        "utilisation": float(total[i] / (half * max(runtime, 1))),
+                    }
+                )
     bus_cycles = max(runtime / 2.0, 1.0)
-    return {
+    out = {
         "segments": segs,
         "command_bus_requests": int(stats["bus_requests"]),
-        "command_bus_utilisation": float(stats["bus_requests"] / bus_cycles),
+        "command_bus_utilisation": float(stats["bus_requests"] / bus_cycles / chips),
         "transfers": int(stats["transfers"]),
         "transfer_bytes": int(stats["transfer_bytes"]),
         "mic_reads": int(stats["mic_reads"]),
         "mic_writes": int(stats["mic_writes"]),
     }
+    if "bif_bytes" in stats:
+        out["bif_bytes"] = [int(b) for b in stats["bif_bytes"]]
+    return out
 
 
 def _ring_stream_origin(specs: list[TaskSpec], task: int, out: int, m: int) -> tuple[int, int]:

@@ -23,6 +23,10 @@ use crate::steady::{shift, Shape};
 use crate::time::Cycle;
 use crate::topology::{Ramp, RAMPS};
 
+/// A priority element that is no element: every sender is served round-robin
+/// (`eib.mic_priority = false`, to isolate the memory controller's priority).
+pub const NO_PRIORITY: Ramp = Ramp(RAMPS as u8);
+
 /// Ready transfers per sending element and the round-robin pointers.
 #[derive(Debug, Clone)]
 pub struct DataArbiter {
@@ -295,6 +299,30 @@ mod tests {
         });
         assert_eq!(order, vec![110, 30, 50]);
         assert_eq!(a.pending(), 0);
+    }
+
+    #[test]
+    fn without_priority_the_memory_controller_waits_its_round_robin_turn() {
+        let mut a = DataArbiter::new(NO_PRIORITY, 1);
+        a.request(Ramp(3), Ramp(0), 30, 0);
+        a.request(Ramp(11), Ramp(1), 110, 0);
+        a.request(Ramp(5), Ramp(2), 50, 0);
+        let mut order = Vec::new();
+        let mut budget = 1;
+        a.arbitrate(0, |op| {
+            if budget > 0 {
+                budget -= 1;
+                order.push(op);
+                Ok(200)
+            } else {
+                Err(100)
+            }
+        });
+        assert_eq!(
+            order,
+            vec![30],
+            "round-robin from ramp 1: ramp 3 first, not the MIC"
+        );
     }
 
     #[test]
