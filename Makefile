@@ -27,9 +27,7 @@ lint:
 	cargo clippy -q -p cellsim-engine -p cellsim-programs -p cellsim-py --all-targets -- -D warnings
 	$(PY) -m ruff format --check -q python tests examples benches
 	$(PY) -m ruff check python tests examples benches
-	$(PY) -m mypy examples python/cellsim/trace.py python/cellsim/report.py python/cellsim/explanations.py \
-		python/cellsim/style.py python/cellsim/_outputs.py python/cellsim/problem_state.py python/cellsim/sweep.py \
-		python/cellsim/machine.py
+	$(PY) -m mypy examples python/cellsim
 	$(PY) -m mypy.stubtest cellsim._engine --allowlist python/cellsim/_engine.stubtest-allowlist
 
 fuzz:

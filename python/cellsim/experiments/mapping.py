@@ -86,7 +86,7 @@ def run(
     ctx = one_contexts(contexts)
     per = placement_per or "run"
     var = variation_from(quiet, no_skew, no_phase, no_os_noise, no_hypervisor, visible, hypervisor_spe)
-    settings = {
+    settings: dict[str, Any] = {
         "machine": machine,
         "mode": mode,
         "packet": packet or 1024,

@@ -20,6 +20,7 @@ point-to-point and algorithms that post every transfer at once.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from os import PathLike
 from typing import Any
@@ -134,7 +135,7 @@ def run(
             sz = tuple(s for s in sizes_ if s <= BLADE_SIZE_LIMIT)
         nreps = {s: given_reps or default_reps(s, n) for s in (0, *sz)}
         res = run_ranks(
-            lambda sz=sz, nreps=nreps: _bench(ops_, sz, nreps), n, protocol=proto, machine=machine, seed=seed
+            functools.partial(_bench, ops_, sz, nreps), n, protocol=proto, machine=machine, seed=seed
         )
         for (op, size), _ in res.values[0].items():
             t = max(v[(op, size)] for v in res.values)

@@ -26,6 +26,7 @@ import random
 import statistics
 from collections.abc import Sequence
 from os import PathLike
+from pathlib import Path
 from typing import Any
 
 from ..exceptions import UsageError
@@ -293,7 +294,7 @@ def explore(
         run_point,
         points,
         key=point_key,
-        out=out,
+        out=None if out is None else Path(out),
         resume=resume,
         workers=workers,
         cluster=cluster,
@@ -356,7 +357,7 @@ def summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     nruns = len(best["runs_ns"])
     run_ranks = []
     for i in range(nruns):
-        order = sorted(records, key=lambda r, i=i: (r["runs_ns"][i], r["mapping"]))
+        order = sorted(records, key=lambda r: (r["runs_ns"][i], r["mapping"]))
         run_ranks.append(1 + next(n for n, r in enumerate(order) if r["mapping"] == best["mapping"]))
     k = len(best["mapping"].strip("[]")) if "," not in best["mapping"] else best["mapping"].count(",") + 1
     by = {r["mapping"]: r for r in records}

@@ -310,9 +310,9 @@ def setup(
             lay.payload,
             stride,
         )
-        for o, p in enumerate(t.outs):
+        for o, op in enumerate(t.outs):
             b = _OUT + o * _OUT_WORDS
-            w[b : b + _OUT_WORDS] = [p.task, spes[p.task], lay.send[o], p.target, p.initial, p.bytes]
+            w[b : b + _OUT_WORDS] = [op.task, spes[op.task], lay.send[o], op.target, op.initial, op.bytes]
         for j, p in enumerate(t.ins):
             peer = tasks[p.task]
             try:
@@ -351,6 +351,30 @@ class Endpoint:
     Open it with :meth:`open` inside an SPE program; ``sent``, ``acked``,
     ``notified``, ``pulled`` and ``recvd`` count packets per peer.
     """
+
+    # Read from the control block by open(); the fields of messaging::Endpoint.
+    ls: np.ndarray
+    words: np.ndarray
+    task: int
+    packet: int
+    nbuf: int
+    poll_cycles: int
+    call_cycles: int
+    iterations: int
+    ntasks: int
+    notify_ea: int
+    ack_ea: int
+    done_ea: int
+    n_out: int
+    n_in: int
+    row_lsa: int
+    ackrow_lsa: int
+    sig_lsa: int
+    result_lsa: int
+    payload_lsa: int
+    row_bytes: int
+    outs: list[list[int]]
+    ins: list[list[int]]
 
     def __init__(self) -> None:
         self.sent: list[int] = []

@@ -24,6 +24,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -100,6 +101,8 @@ def ring_specs(tasks: int, transmissions: int, unidirectional: bool) -> list[Tas
     specs = []
     for i in range(tasks):
         right, left = (i + 1) % tasks, (i - 1) % tasks
+        outs: tuple[OutPeer, ...]
+        ins: tuple[InPeer, ...]
         if unidirectional:
             outs = (OutPeer(right, transmissions, 2),)
             ins = (InPeer(left, transmissions, 0, transmissions - 2),)
@@ -207,14 +210,14 @@ def load_pattern(path: str | Path) -> Pattern:
         if not isinstance(edges, list):
             raise UsageError(f"{name}: 'edges' must be a list, not {type(edges).__name__}")
         rows = []
-        for e in edges:
-            if isinstance(e, dict):
+        for edge in edges:
+            if isinstance(edge, dict):
                 try:
-                    rows.append([e["source"], e["destination"], e["bytes"]])
+                    rows.append([edge["source"], edge["destination"], edge["bytes"]])
                 except KeyError as k:
-                    raise UsageError(f"{name}: edge {e!r} has no {k.args[0]!r}") from None
+                    raise UsageError(f"{name}: edge {edge!r} has no {k.args[0]!r}") from None
             else:
-                rows.append(e)
+                rows.append(edge)
         return pattern_from_edges(name, rows, tasks)
     rows = []
     for n, row in enumerate(csv.reader(io.StringIO(text)), 1):
@@ -232,11 +235,11 @@ def load_pattern(path: str | Path) -> Pattern:
     return pattern_from_edges(name, rows)
 
 
-def parse_mapping(text: str | list[int] | tuple[int, ...], tasks: int | None = None) -> tuple[int, ...]:
+def parse_mapping(text: str | Sequence[int], tasks: int | None = None) -> tuple[int, ...]:
     """A mapping ``[a0 ... ak-1]`` (task i runs on logical SPE a_i): ``"[024531]"``,
     ``"024531"``, ``"0,2,4,5,3,1"`` or a sequence. It must be a permutation of
     0..k-1 with ``a0 = 0`` (and have ``tasks`` entries, if given)."""
-    if isinstance(text, (list, tuple)):
+    if not isinstance(text, str):
         vals = [int(x) for x in text]
         shown = str(list(text))
     else:
