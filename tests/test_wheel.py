@@ -54,7 +54,12 @@ def test_the_wheel_is_abi3_manylinux_with_its_license_and_data(wheel: Path) -> N
         names = z.namelist()
         meta = z.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
     assert any(n.endswith(".dist-info/licenses/LICENSE") or n.endswith("LICENSE") for n in names), names
-    for data in ("cellsim/templates/report.html.j2", "cellsim/cellsim.mplstyle", "cellsim/py.typed"):
+    for data in (
+        "cellsim/templates/report.html.j2",
+        "cellsim/cellsim.mplstyle",
+        "cellsim/py.typed",
+        "cellsim/data/published.toml",
+    ):
         assert data in names, data
     assert "Requires-Python: >=3.11" in meta and "Provides-Extra: report" in meta
     assert "Classifier: License :: OSI Approved :: MIT License" in meta
