@@ -9,6 +9,7 @@ import pytest
 
 from cellsim import experiments
 from cellsim.experiments._common import compare_row
+from cellsim.experiments._mapping_statements import STATEMENTS
 from cellsim.published import PUBLISHED, TOLERANCE_PCT, Published, entries, get, matches
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
@@ -19,7 +20,7 @@ def test_ids_are_unique_and_well_formed() -> None:
     assert len(ids) == len(set(ids))
     for e in PUBLISHED:
         assert e.id.startswith(e.paper + "-")
-        assert e.kind in ("value", "upper_bound", "range")
+        assert e.kind in ("value", "upper_bound", "lower_bound", "range")
         assert e.unit and e.description and e.figure
 
 
@@ -103,6 +104,11 @@ def test_every_entry_belongs_to_a_registered_experiment() -> None:
         "intuitive1_over_best",
         "intuitive2_rank",
         "intuitive2_over_best",
+        "intuitive1_rank_of_all",
+        "intuitive2_rank_of_all",
+        "best_run_rank_spread_pct",
+        "top_two_worst_run_rank_pct",
+        *STATEMENTS,
     }
     for e in PUBLISHED:
         assert e.experiment in names

@@ -12,6 +12,9 @@ Each entry says which experiment and which measured points it describes
     the simulated value should be within :data:`TOLERANCE_PCT` of it;
 ``upper_bound``
     the simulated value must not exceed it;
+``lower_bound``
+    the simulated value must exceed it (a statement such as "not among the
+    top 10": rank above 10);
 ``range``
     ``value`` is ``(low, high)``; the simulated value should lie inside, give
     or take :data:`TOLERANCE_PCT`.
@@ -54,7 +57,7 @@ __all__ = [
 TOLERANCE_PCT = 10.0
 """How far (in %) a simulated value may be from a published one and still agree."""
 
-Kind = Literal["value", "upper_bound", "range"]
+Kind = Literal["value", "upper_bound", "lower_bound", "range"]
 
 WITHHELD = "reference value withheld"
 """What a reader sees for a result whose number the paper's text does not give
@@ -114,7 +117,7 @@ class Published:
             blocking bandwidth at the same size, op and target).
         value: the number; ``(low, high)`` for a range; ``None`` if held out.
         unit: unit of ``value``.
-        kind: ``value`` | ``upper_bound`` | ``range``.
+        kind: ``value`` | ``upper_bound`` | ``lower_bound`` | ``range``.
         held_out: the seed hides this result; it is never fitted to.
         quote: the sentence of the paper it comes from (``[page break]`` where a
             figure interrupts it in the text).
@@ -154,7 +157,7 @@ class Published:
         if self.kind == "range":
             lo, hi = self.value  # type: ignore[misc]
             return f"{lo:g}-{hi:g} {self.unit}"
-        prefix = "< " if self.kind == "upper_bound" else ""
+        prefix = {"upper_bound": "< ", "lower_bound": "> "}.get(self.kind, "")
         return f"{prefix}{self.value:g} {self.unit}"
 
 
@@ -206,9 +209,10 @@ def _result(raw: dict[str, Any], quotes: Mapping[str, str], papers: Mapping[str,
             raise DataError(f"{DATA.name}: result {rid!r}: {key} = {raw[key]!r} has the wrong type")
     if raw["paper"] not in papers:
         raise DataError(f"{DATA.name}: result {rid!r}: no paper {raw['paper']!r}")
-    if raw["kind"] not in ("value", "upper_bound", "range"):
+    if raw["kind"] not in ("value", "upper_bound", "lower_bound", "range"):
         raise DataError(
-            f"{DATA.name}: result {rid!r}: kind {raw['kind']!r} is not value, upper_bound or range"
+            f"{DATA.name}: result {rid!r}: kind {raw['kind']!r} is not value, upper_bound, lower_bound "
+            "or range"
         )
     quote = raw.get("quote")
     if quote is not None and quote not in quotes:

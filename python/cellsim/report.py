@@ -130,7 +130,7 @@ def verdict(row: dict[str, Any]) -> str:
     """``yes``/``NO`` (within the tolerance), ``holds``/``VIOLATED`` (bounds), ``withheld``."""
     if row["held_out"] or row["within"] is None:
         return "withheld"
-    if row["kind"] == "upper_bound":
+    if row["kind"] in ("upper_bound", "lower_bound"):
         return "holds" if row["within"] else "VIOLATED"
     return "yes" if row["within"] else "NO"
 
@@ -262,7 +262,7 @@ def scatter_figure(results: Sequence[ExperimentResult]) -> str:
         zip(sorted(PAPERS), ("tab:blue", "tab:orange", "tab:green", "tab:purple", "tab:brown"), strict=True)
     )
     for paper in sorted(PAPERS):
-        for kind, marker in (("value", "o"), ("range", "s"), ("upper_bound", "v")):
+        for kind, marker in (("value", "o"), ("range", "s"), ("upper_bound", "v"), ("lower_bound", "^")):
             pts = [
                 (_reference(row), row["simulated"])
                 for r in results

@@ -154,7 +154,7 @@ def compare_row(entry: pub.Published, point: str, simulated: float, note: str = 
     ``error_pct`` is the signed error relative to the published value (for a
     bound: how far above it; for a range: how far outside it, 0 inside);
     ``within`` says whether it agrees: within the tolerance for values and
-    ranges, at or under the bound for upper bounds. Held-out results have
+    ranges, at or under the bound for upper bounds, above it for lower bounds. Held-out results have
     neither.
     """
     tol = pub.TOLERANCE_PCT
@@ -176,7 +176,12 @@ def compare_row(entry: pub.Published, point: str, simulated: float, note: str = 
             v = float(entry.value)  # type: ignore[arg-type]
             value = v
             error = 100.0 * (simulated - v) / v
-            within = simulated <= v if entry.kind == "upper_bound" else abs(error) <= tol
+            if entry.kind == "upper_bound":
+                within = simulated <= v
+            elif entry.kind == "lower_bound":
+                within = simulated > v
+            else:
+                within = abs(error) <= tol
     return {
         "id": entry.id,
         "paper": entry.paper,
@@ -226,7 +231,7 @@ def draw_published(ax: Any, entry: pub.Published) -> None:
     if len(xs) == 1:
         ax.plot(xs, [y], **{**PUBLISHED, "linestyle": "none", "marker": "*", "markersize": 15}, label=lab)
     else:
-        marker = "v" if entry.kind == "upper_bound" else "D"
+        marker = {"upper_bound": "v", "lower_bound": "^"}.get(entry.kind, "D")
         ax.plot([min(xs), max(xs)], [y, y], **{**PUBLISHED, "marker": marker, "markersize": 7}, label=lab)
 
 

@@ -17,6 +17,15 @@ The default of :data:`~cellsim.messaging.explorer.DEFAULT_TRANSMISSIONS`
 transmissions per SPE (the paper: 10^7) is where the ranking stops changing
 (``benches/mapping_steady.py``).
 
+Run with no setting of its own (as ``cellsim reproduce`` does), it runs the
+paper's figures (:data:`PAPER_PANELS`): Fig 2 (ps3, default), Fig 3 (ps3,
+pinned, and its repeats with 2 and 0.5 KB packets and without the
+hypervisor's traffic), Fig 4 (qs22, pinned, 2, 1 and 0.5 KB) and Fig 5 (qs22,
+unidirectional, 1 and 0.5 KB); ``figures`` picks some of them. Each record
+then names its ``figure`` and ``panel``, ranks are within a panel, and
+:func:`compare` checks the paper's statements across panels (see
+:mod:`cellsim.experiments._mapping_statements`).
+
 >>> from cellsim.experiments import mapping
 >>> recs = mapping.run("ps3", transmissions=4, runs=1, workers=1, out=None, tasks=4)
 >>> len(recs), recs[0]["rank"]
@@ -25,15 +34,27 @@ transmissions per SPE (the paper: 10^7) is where the ranking stops changing
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from os import PathLike
 from typing import Any
 
 from .. import published as pub
-from ..messaging.explorer import DEFAULT_RUNS, DEFAULT_TRANSMISSIONS, explore, plot_ranks, summary
+from ..exceptions import UsageError
+from ..messaging.explorer import (
+    DEFAULT_RUNS,
+    DEFAULT_TRANSMISSIONS,
+    PAPER_TASKS,
+    explore,
+    plot_ranks,
+    summary,
+)
+from ..messaging.simulate import machine_spes
 from ..sweep import fingerprint
 from . import Experiment, Option, Table
 from ._common import ProgressFn, compare_row
+from ._mapping_statements import cross_quantities
 from ._messaging import (
     LIBRARY_OPTIONS,
     SWEEP_OPTIONS,
@@ -47,7 +68,63 @@ from ._messaging import (
 __all__ = ["EXPERIMENT", "compare", "plot", "run", "tables"]
 
 NAME = "mapping"
+EXPERIMENT_MACHINE = "ps3"
 _AUTO = "auto"
+
+
+@dataclass(frozen=True)
+class Panel:
+    """One setting of Keller and Varbanescu's figures: the runs behind one curve set."""
+
+    figure: str
+    machine: str
+    mode: str
+    packet: int
+    unidirectional: bool = False
+    hypervisor: bool = True
+    """False: the PS3 without its hypervisor SPE's traffic (the paper's hypervisor statement)."""
+    transmissions: int | None = None
+    """Per SPE; None is the explorer's default."""
+    sample: int | None = None
+    """Mappings run (a seeded sample with the identity and the intuitive ones); None: all."""
+
+    @property
+    def label(self) -> str:
+        """``fig3-2048``, ``fig5-512-uni``, ``fig3-1024-nohv``."""
+        return (
+            f"fig{self.figure.split()[-1]}-{self.packet}"
+            + ("-uni" if self.unidirectional else "")
+            + ("" if self.hypervisor else "-nohv")
+        )
+
+
+PS3_TRANSMISSIONS = 10_000
+"""Transmissions per SPE of the PS3 panels: the smallest count at which the
+ranking is settled enough to quote (docs/messaging.md); a sweep of 120 mappings
+takes about a minute on two cores."""
+
+QS22_SAMPLE = 504
+"""Mappings of the QS22 panels: a seeded tenth of the 5040 (all of them take
+about eight minutes per panel on two cores at the default count; give
+``--mappings 5040``). Ranks among all are estimated from the sample."""
+
+PAPER_PANELS = (
+    Panel("Fig 2", "ps3", "default", 1024, transmissions=PS3_TRANSMISSIONS),
+    Panel("Fig 3", "ps3", "pinned", 1024, transmissions=PS3_TRANSMISSIONS),
+    Panel("Fig 3", "ps3", "pinned", 2048, transmissions=PS3_TRANSMISSIONS),
+    Panel("Fig 3", "ps3", "pinned", 512, transmissions=PS3_TRANSMISSIONS),
+    Panel("Fig 3", "ps3", "pinned", 1024, hypervisor=False, transmissions=PS3_TRANSMISSIONS),
+    Panel("Fig 4", "qs22", "pinned", 2048, sample=QS22_SAMPLE),
+    Panel("Fig 4", "qs22", "pinned", 1024, sample=QS22_SAMPLE),
+    Panel("Fig 4", "qs22", "pinned", 512, sample=QS22_SAMPLE),
+    Panel("Fig 5", "qs22", "pinned", 1024, unidirectional=True, sample=QS22_SAMPLE),
+    Panel("Fig 5", "qs22", "pinned", 512, unidirectional=True, sample=QS22_SAMPLE),
+)
+"""Keller and Varbanescu's figures as they ran them: Fig 2 (PS3, default
+placement), Fig 3 (PS3, pinned; "we repeated the PS3 experiment with packet
+sizes of 2 kbyte and 0.5 kbyte"; and, for the hypervisor statement, without the
+hypervisor SPE's traffic), Fig 4 (the QS22 blade, 2, 1 and 0.5 KB), Fig 5 (its
+unidirectional ring, 1 and 0.5 KB)."""
 
 
 def run(
@@ -78,10 +155,35 @@ def run(
     cluster: Any = None,
     out: str | PathLike[str] | None = _AUTO,
     resume: bool = False,
+    figures: Iterable[int] | None = None,
 ) -> list[dict[str, Any]]:
     """Runs the explorer (see :func:`cellsim.messaging.explorer.explore`);
     ``out`` ``"auto"`` (the default) is a results file per settings in the
-    sweep cache, ``None`` no file."""
+    sweep cache, ``None`` no file. With no setting of its own (``mode``,
+    ``contexts``, ``packet``, ``unidirectional``, ``tasks``, another machine)
+    or with ``figures``, it runs the paper's figures (:data:`PAPER_PANELS`)."""
+    own = [n for n, v in (("mode", mode), ("contexts", contexts), ("packet", packet), ("tasks", tasks)) if v]
+    own += ["unidirectional"] if unidirectional else []
+    own += [f"machine {machine}"] if machine != EXPERIMENT_MACHINE else []
+    figs = tuple(int(f) for f in figures) if figures else ()
+    if figs and own:
+        raise UsageError(f"--figures runs the paper's settings; give it without {', '.join(own)}")
+    if not own:
+        panels = _panels(figs)
+        var_flags = (quiet, no_skew, no_phase, no_os_noise, no_hypervisor, tuple(visible), hypervisor_spe)
+        common = dict(
+            seed=seed,
+            native=native,
+            placement_per=placement_per,
+            runs=runs,
+            buffers=buffers,
+            poll_cycles=poll_cycles,
+            workers=workers,
+            cluster=cluster,
+            out=out,
+            resume=resume,
+        )
+        return _run_panels(panels, progress, var_flags, transmissions, mappings, common)
     mode = one_mode(mode)
     ctx = one_contexts(contexts)
     per = placement_per or "run"
@@ -129,6 +231,73 @@ def run(
     )
 
 
+def _panels(figures: Sequence[int]) -> list[Panel]:
+    known = sorted({int(p.figure.split()[-1]) for p in PAPER_PANELS})
+    bad = [f for f in figures if f not in known]
+    if bad:
+        raise UsageError(f"figures {bad}: Keller and Varbanescu's mapping figures are {known}")
+    return [p for p in PAPER_PANELS if not figures or int(p.figure.split()[-1]) in figures]
+
+
+def _run_panels(
+    panels: Sequence[Panel],
+    progress: ProgressFn | None,
+    var_flags: tuple[Any, ...],
+    transmissions: int | None,
+    mappings: int | None,
+    common: dict[str, Any],
+) -> list[dict[str, Any]]:
+    """Runs each panel (one explorer sweep each) and tags its records with it."""
+    quiet, no_skew, no_phase, no_os_noise, no_hypervisor, visible, hypervisor_spe = var_flags
+    sizes = [_points(p, mappings, common) for p in panels]
+    done_before = 0
+    records: list[dict[str, Any]] = []
+    for panel, size in zip(panels, sizes, strict=True):
+
+        def step(done: int, total: int, _base: int = done_before) -> None:
+            if progress is not None:
+                progress(_base + done, sum(sizes))
+
+        recs = run(
+            panel.machine,
+            mode=panel.mode,
+            packet=panel.packet,
+            unidirectional=panel.unidirectional,
+            transmissions=transmissions or panel.transmissions,
+            mappings=mappings if panel.sample is not None and mappings else panel.sample,
+            quiet=quiet,
+            no_skew=no_skew,
+            no_phase=no_phase,
+            no_os_noise=no_os_noise,
+            no_hypervisor=no_hypervisor or not panel.hypervisor,
+            visible=visible,
+            hypervisor_spe=hypervisor_spe,
+            progress=step,
+            **common,
+        )
+        for r in recs:
+            r.update(figure=panel.figure, panel=panel.label, hypervisor=panel.hypervisor)
+        records += recs
+        done_before += size
+    return records
+
+
+def _points(panel: Panel, mappings: int | None, common: dict[str, Any]) -> int:
+    """The sweep points of a panel: mappings times runs."""
+    k = min(len(machine_spes(panel.machine)), PAPER_TASKS)
+    n = math.factorial(k - 1)
+    sample = mappings if panel.sample is not None and mappings else panel.sample
+    return min(n, sample or n) * (common["runs"] or DEFAULT_RUNS)
+
+
+def panels_of(records: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """The records of each panel (one group, ``""``, for a run of one setting)."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for r in records:
+        out.setdefault(str(r.get("panel", "")), []).append(r)
+    return out
+
+
 def _fmt(v: Any) -> str:
     if isinstance(v, float):
         return f"{v:.3f}"
@@ -138,9 +307,13 @@ def _fmt(v: Any) -> str:
 
 
 def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
-    """The summary (seed 001's numbers), the ten best and the five worst mappings."""
+    """The summary (seed 001's numbers), the ten best and the five worst
+    mappings; for the paper's figures, one summary column per panel."""
     if not records:
         return []
+    groups = panels_of(records)
+    if len(groups) > 1:
+        return [_panels_table(groups)]
     s = summary(records)
     r0 = records[0]
     head = (
@@ -179,26 +352,113 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
     return [summ, best, worst]
 
 
+def _panels_table(groups: dict[str, list[dict[str, Any]]]) -> Table:
+    sums = {label: summary(recs) for label, recs in groups.items()}
+    rows: list[tuple[str, ...]] = [
+        ("figure", *(recs[0]["figure"] for recs in groups.values())),
+        ("mappings run", *(str(len(recs)) for recs in groups.values())),
+        ("transmissions per SPE", *(f"{recs[0]['transmissions']:,}" for recs in groups.values())),
+    ]
+    for key, label in (
+        ("worst_over_best_mean", "worst / best, average"),
+        ("worst_over_best_single", "worst / best, single runs"),
+        ("mean_of_all_over_best", "a random mapping / best"),
+        ("median_over_mean", "median / mean"),
+        ("stray_pct", "runs stray from the average (%)"),
+        ("best", "best mapping"),
+        ("identity_rank_of_all", "identity: rank"),
+        ("intuitive1_rank_of_all", "intuitive 1: rank"),
+        ("intuitive2_rank_of_all", "intuitive 2: rank"),
+    ):
+        rows.append((label, *(_fmt(s[key]) if key in s else "" for s in sums.values())))
+    return Table("mapping: Keller and Varbanescu's figures, one column per setting", ("", *groups), rows)
+
+
 def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Seed 001's statements about these records: the straight average curve
-    (median over mean of the averages, visible) and the held-out ratios and
-    ranks (simulated only)."""
-    if not records:
-        return []
-    r0 = records[0]
-    point = {k: r0.get(k) for k in ("machine", "mode", "packet", "unidirectional")}
-    s = summary(records)
+    """Seed 001's statements about these records, per panel (the straight
+    average curve, the best mapping's and the top two's ranks in the runs, the
+    intuitive mappings' ranks; the withheld ratios and ranks simulated only)
+    and across panels (:mod:`._mapping_statements`)."""
     rows = []
+    summaries = {}
+    for label, recs in panels_of(records).items():
+        r0 = recs[0]
+        s = summary(recs)
+        summaries[label] = s
+        if not r0.get("hypervisor", True) and label:
+            continue  # the hypervisor check: compared only through the cross statements
+        point = {k: r0.get(k) for k in ("machine", "mode", "packet", "unidirectional")}
+        name = f"{r0['machine']} {r0['mode']} {r0['packet']} B" + (" uni" if r0.get("unidirectional") else "")
+        for entry in pub.entries(experiment=NAME):
+            if pub.matches(entry.where, point) and entry.quantity in s:
+                rows.append(compare_row(entry, name, float(s[entry.quantity]), _sample_note(recs)))
+    cross = cross_quantities(summaries)
     for entry in pub.entries(experiment=NAME):
-        if pub.matches(entry.where, point) and entry.quantity in s:
-            name = f"{r0['machine']} {r0['mode']} {r0['packet']} B"
-            rows.append(compare_row(entry, name, float(s[entry.quantity])))
+        if entry.quantity in cross:
+            value, panels = cross[entry.quantity]
+            rows.append(compare_row(entry, panels, value))
     return rows
 
 
+def _sample_note(recs: Sequence[dict[str, Any]]) -> str:
+    k = len(str(recs[0]["mapping"]).strip("[]"))
+    total = math.factorial(k - 1) if "," not in recs[0]["mapping"] else 0
+    if total and len(recs) < total:
+        return f"a seeded sample of {len(recs)} of the {total} mappings; ranks among all estimated"
+    return ""
+
+
 def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
-    """Seed 001's rank plot (Figures 2-5): the average and each run against the rank."""
-    plot_ranks(records, path)
+    """Seed 001's rank plots (Figures 2-5): the average and each run against the rank."""
+    groups = panels_of(records)
+    if len(groups) == 1:
+        plot_ranks(records, path)
+    else:
+        plot_figures(groups, path)
+
+
+def _draw_panel(ax: Any, recs: Sequence[dict[str, Any]], every_run: bool) -> None:
+    """One panel's curves: each run and the average at 1 KB (Figs 2, 3), else the average."""
+    xs = [100.0 * r["rank"] / len(recs) for r in recs]
+    ms = [r["mean_ns"] / 1e6 for r in recs]
+    packet = recs[0]["packet"]
+    if not every_run:
+        ax.plot(xs, ms, lw=1.5, label=f"average, {packet} B")
+    elif packet == 1024:
+        for i in range(len(recs[0]["runs_ns"])):
+            ax.plot(xs, [r["runs_ns"][i] / 1e6 for r in recs], lw=0.6, alpha=0.6, label=f"run {i + 1}")
+        ax.plot(xs, ms, color="black", lw=2, label="average, 1024 B")
+    else:
+        ax.plot(xs, ms, lw=1, ls="--", label=f"average, {packet} B")
+
+
+def plot_figures(groups: dict[str, list[dict[str, Any]]], path: str | PathLike[str]) -> None:
+    """The paper's four figures side by side: Figs 2 and 3 with each run and
+    the average, Figs 4 and 5 the average for each packet size."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 2, figsize=(13, 9), layout="constrained")
+    for ax, figure in zip(axes.flat, ("Fig 2", "Fig 3", "Fig 4", "Fig 5"), strict=True):
+        mine = [v for v in groups.values() if v[0].get("figure") == figure and v[0].get("hypervisor", True)]
+        if not mine:
+            ax.set_axis_off()
+            continue
+        for recs in mine:
+            _draw_panel(ax, recs, every_run=figure in ("Fig 2", "Fig 3"))
+        r0 = mine[0][0]
+        uni = ", unidirectional" if r0.get("unidirectional") else ""
+        ax.set_title(
+            f"{figure}: {r0['machine']} {r0['mode']}{uni}, {r0['transmissions']:,} transmissions per SPE"
+        )
+        ax.set_xlabel("rank by average runtime (% of the mappings run)")
+        ax.set_ylabel("runtime (simulated ms)")
+        ax.legend(fontsize=7, loc="upper left")
+    fig.suptitle(f"Task mapping on the ring ({pub.cite('001')})")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 EXPERIMENT = Experiment(
@@ -230,6 +490,12 @@ EXPERIMENT = Experiment(
         ),
         Option("mappings", "int", "run a seeded sample of N mappings (with the identity) instead of all"),
         Option("tasks", "int", "tasks (default: every SPE of the machine)"),
+        Option(
+            "figures",
+            "ints",
+            "run these of the paper's figures (2,3,4,5); with no setting of its own (--mode, --packet, "
+            "--contexts, --tasks, --unidirectional, --machine) the experiment runs all four",
+        ),
         *VARIATION_OPTIONS,
         *SWEEP_OPTIONS,
     ),

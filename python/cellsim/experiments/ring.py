@@ -106,6 +106,7 @@ def run(
             placement=run_placement(
                 machine, mode, ctx, seed=seed, pattern=pattern.name, run=r, visible=tuple(vis)
             ),
+            start_skew=False,  # as the explorer's runs (a mapping of a run already started)
         )
         rec.update({"run": r, "transmissions": n, "unidirectional": unidirectional})
         out.append(rec)

@@ -241,6 +241,7 @@ def simulate(
     check: bool = True,
     contexts: str | None = None,
     placement: Sequence[int] | None = None,
+    start_skew: bool = True,
 ) -> dict[str, Any]:
     """Runs ``pattern`` with task ``i`` on logical SPE ``mapping[i]`` once.
 
@@ -264,6 +265,10 @@ def simulate(
         placement: the physical SPE of each context (the run's placement,
             :func:`run_placement`); the draws of ``seed`` are made all the
             same, so the other random choices do not depend on it.
+        start_skew: whether the programs start ``variation.skew_ns`` apart
+            (the PPE starting the contexts); off for a mapping that follows
+            another in the same threads (the explorer's per-run benchmark).
+            The draws are made all the same.
 
     Returns one record: ``runtime_ns`` (the last task's end), ``placement``
     (physical SPE of each task), ``bytes_ok``, and with ``traffic`` the bytes
@@ -326,6 +331,8 @@ def simulate(
     skew = [
         _ns_cycles(rng.uniform(0, variation.skew_ns), hz) if variation.skew_ns > 0 else 0 for _ in range(k)
     ]
+    if not start_skew:
+        skew = [0] * k
     phase = [int(rng.integers(PHASE_CYCLES)) if variation.phase else 0 for _ in range(k)]
     name = "forward_task" if pattern.kind == "ring" else "exchange_task"
     program = forward_task if pattern.kind == "ring" else exchange_task
