@@ -1,5 +1,5 @@
 /* Eight SPEs increment one counter in a 128-byte lock line of main memory; no
- * increment is lost. argv[1]: increments per SPE (default 1000). */
+ * increment is lost. argv[1]: increments per SPE (default 100). */
 #include <libspe2.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -10,7 +10,7 @@
 extern spe_program_handle_t counter_spu;
 
 static int *counter;
-static unsigned long long increments = 1000;
+static unsigned long long increments = 100;
 
 static void *run(void *arg) {
     spe_context_ptr_t ctx = arg;

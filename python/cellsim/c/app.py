@@ -199,7 +199,9 @@ def build(
             srcs = [str(_vector_keyword(Path(s).resolve(), tmp)) for s in sources]
             target = out / f"spu-{name}.so"
             flags = _flags("SPU", count_intrinsics, _SPU_WRAPS)
-            _compile([cc, *flags, *cflags, *srcs, *runtime, str(_HERE / "spu_runtime.c"), "-o", str(target)])
+            _compile(
+                [cc, *flags, *cflags, *srcs, *runtime, str(_HERE / "spu_runtime.c"), "-o", str(target), "-lm"]
+            )
             spus[name] = target.name
         if ppu_sources:
             handles = tmp / "handles.c"
@@ -215,7 +217,7 @@ def build(
             flags = _flags("PPU", count_intrinsics, _PPU_WRAPS)
             _compile(
                 [cc, *flags, *cflags, *srcs, *runtime, str(_HERE / "ppu_runtime.c"), str(handles)]
-                + ["-o", str(target), "-lpthread"]
+                + ["-o", str(target), "-lpthread", "-lm"]
             )
             manifest["ppu"] = target.name
     manifest["spu"] = spus
