@@ -6,6 +6,6 @@ and run them on the simulated machine (see docs/c-programs.md).
 """
 
 from .app import CApp, ExecResult, build, compiler, include_dir, run_app
-from .threads import CProgram, ComputeMode
+from .threads import ComputeMode, CProgram
 
 __all__ = ["CApp", "CProgram", "ComputeMode", "ExecResult", "build", "compiler", "include_dir", "run_app"]

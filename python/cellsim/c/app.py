@@ -17,7 +17,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -122,9 +122,7 @@ def _flags(side: str, count_intrinsics: bool, wraps: Sequence[str]) -> list[str]
     return flags
 
 
-_VECTOR = re.compile(
-    r"\bvector\s+(?:(unsigned|signed)\s+)?(char|short|int|long\s+long|float|double)\b"
-)
+_VECTOR = re.compile(r"\bvector\s+(?:(unsigned|signed)\s+)?(char|short|int|long\s+long|float|double)\b")
 _VEC_NAMES = {
     ("unsigned", "char"): "vec_uchar16",
     ("signed", "char"): "vec_char16",
@@ -168,7 +166,7 @@ def _compile(cmd: list[str]) -> None:
 
 def build(
     ppu_sources: Sequence[str | Path],
-    spu_programs: dict[str, Sequence[str | Path]],
+    spu_programs: Mapping[str, Sequence[str | Path]],
     out: str | Path,
     *,
     count_intrinsics: bool = False,
@@ -215,10 +213,8 @@ def build(
             srcs = [str(Path(s).resolve()) for s in ppu_sources]
             target = out / "ppu.so"
             flags = _flags("PPU", count_intrinsics, _PPU_WRAPS)
-            _compile(
-                [cc, *flags, *cflags, *srcs, *runtime, str(_HERE / "ppu_runtime.c"), str(handles)]
-                + ["-o", str(target), "-lpthread", "-lm"]
-            )
+            ppu_runtime = [*runtime, str(_HERE / "ppu_runtime.c"), str(handles)]
+            _compile([cc, *flags, *cflags, *srcs, *ppu_runtime, "-o", str(target), "-lpthread", "-lm"])
             manifest["ppu"] = target.name
     manifest["spu"] = spus
     (out / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
@@ -250,7 +246,9 @@ def run_app(
 
     app = CApp.load(app_path)
     if app.ppu is None:
-        raise UsageError(f"{app_path} has no PPU program: load its SPU programs with Machine.load(spe, CProgram(...))")
+        raise UsageError(
+            f"{app_path} has no PPU program: load its SPU programs with Machine.load(spe, CProgram(...))"
+        )
     m = Machine(machine, seed=seed, trace=trace is not None)
     env = env_of(m)
     env.app = app

@@ -28,7 +28,8 @@ def _spu_option(ctx: click.Context, param: click.Parameter, value: tuple[str, ..
     multiple=True,
     callback=_spu_option,
     metavar="NAME=FILE.c",
-    help="An SPU program NAME (spe_image_open(\"NAME\"), extern spe_program_handle_t NAME); repeat for more files or programs.",
+    help="An SPU program NAME (spe_image_open(NAME), extern spe_program_handle_t NAME); "
+    "repeat for more files or programs.",
 )
 @click.option("-o", "output", type=click.Path(file_okay=False), help="The app directory to write.")
 @click.option(
@@ -37,7 +38,12 @@ def _spu_option(ctx: click.Context, param: click.Parameter, value: tuple[str, ..
     help="Charge each SPU intrinsic its issue cost in simulated time (see docs/c-programs.md).",
 )
 @click.option("--cflag", "cflags", multiple=True, metavar="FLAG", help="An extra flag for the C compiler.")
-@click.option("--include-dir", "show_include", is_flag=True, help="Print the directory of cellsim's SDK headers and exit.")
+@click.option(
+    "--include-dir",
+    "show_include",
+    is_flag=True,
+    help="Print the directory of cellsim's SDK headers and exit.",
+)
 def cc_cmd(
     sources: tuple[str, ...],
     spus: dict[str, list[str]],
