@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -47,7 +48,8 @@ def _build_example(name: str, out: Path) -> Path:
 @pytest.fixture(scope="module")
 def apps(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     out = tmp_path_factory.mktemp("apps")
-    return {name: _build_example(name, out) for name in NAMES}
+    with ThreadPoolExecutor(2) as pool:  # the compilers run in parallel
+        return dict(zip(NAMES, pool.map(lambda n: _build_example(n, out), NAMES), strict=True))
 
 
 def _spu_only(tmp_path: Path, source: str, name: str = "prog", **kw: bool) -> CProgram:
@@ -337,3 +339,130 @@ def test_bad_input_is_one_clear_error(tmp_path: Path) -> None:
     broken.write_text("int main(void) { return nope; }\n")
     with pytest.raises(UsageError, match=r"(?s)the C compiler failed.*nope"):
         build([], {"b": [broken]}, tmp_path / "o2")
+
+
+PPU_MISC = r"""
+#include <libspe2.h>
+#include <cellsim.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+extern spe_program_handle_t lsa_spu;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int counter;
+
+static void *bump(void *arg) {
+    for (int i = 0; i < 10; i++) {
+        pthread_mutex_lock(&lock);
+        int v = counter;
+        ppu_compute(50); /* the other thread runs meanwhile, and must wait for the lock */
+        counter = v + 1;
+        pthread_mutex_unlock(&lock);
+    }
+    return arg;
+}
+
+static void *run(void *ctx) {
+    spe_context_run(ctx, NULL, 0, NULL, NULL, NULL);
+    return NULL;
+}
+
+int main(int argc, char **argv) {
+    pthread_t t[3];
+    pthread_create(&t[0], NULL, bump, (void *)1);
+    pthread_create(&t[1], NULL, bump, (void *)2);
+    void *r0, *r1;
+    pthread_join(t[0], &r0);
+    pthread_join(t[1], &r1);
+
+    spe_context_ptr_t ctx = spe_context_create(0, NULL);
+    spe_program_load(ctx, &lsa_spu);
+    pthread_create(&t[2], NULL, run, ctx);
+    unsigned int lsa;
+    while (spe_out_mbox_read(ctx, &lsa, 1) == 0)
+        ;
+    unsigned int value = 1234;
+    memcpy((char *)spe_ls_area_get(ctx) + lsa, &value, 4); /* straight into the local store */
+    spe_in_mbox_write(ctx, &value, 1, SPE_MBOX_ALL_BLOCKING);
+    while (spe_out_mbox_read(ctx, &value, 1) == 0)
+        ;
+    pthread_join(t[2], NULL);
+    printf("counter=%d returns=%ld,%ld spu-saw=%u cpus=%d\n", counter, (long)r0, (long)r1, value,
+           spe_cpu_info_get(SPE_COUNT_USABLE_SPES, -1));
+    if (argc > 1) {
+        spe_context_ptr_t other = spe_context_create(0, NULL);
+        spe_program_handle_t *missing = spe_image_open("/no/such/program");
+        spe_program_load(other, missing);
+    }
+    return 0;
+}
+"""
+
+SPU_LSA = r"""
+#include <spu_mfcio.h>
+#include <cellsim.h>
+static unsigned int buf[4] __attribute__((aligned(16)));
+int main(unsigned long long speid, unsigned long long argp, unsigned long long envp) {
+    spu_write_out_mbox(cellsim_lsa(buf));
+    spu_read_in_mbox();
+    spu_write_out_mbox(buf[0]);
+    return 0;
+}
+"""
+
+
+def test_ppu_threads_mutexes_and_the_local_store_through_spe_ls_area_get(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "ppu.c").write_text(PPU_MISC)
+    (tmp_path / "spu.c").write_text(SPU_LSA)
+    app = build([tmp_path / "ppu.c"], {"lsa_spu": [tmp_path / "spu.c"]}, tmp_path / "app")
+    r = run_app(app, machine="qs20-1chip")
+    assert r.exit_code == 0
+    assert capfd.readouterr().out == "counter=20 returns=1,2 spu-saw=1234 cpus=8\n"
+    # a libspe2 call's error names the PPU's C line
+    line = PPU_MISC.splitlines().index("        spe_program_load(other, missing);") + 1
+    with pytest.raises(UsageError, match=rf"no SPU program 'program'.*\(in C at .*ppu\.c:{line}\)"):
+        run_app(app, machine="qs20-1chip", argv=["fail"])
+
+
+CHANNEL_DMA = r"""
+#include <spu_mfcio.h>
+static unsigned int buf[32] __attribute__((aligned(128)));
+int main(unsigned long long speid, unsigned long long argp, unsigned long long envp) {
+#if RAW
+    spu_writech(MFC_LSA, cellsim_lsa(buf));
+    spu_writech(MFC_EAH, mfc_ea2h(argp));
+    spu_writech(MFC_EAL, mfc_ea2l(argp));
+    spu_writech(MFC_Size, 64);
+    spu_writech(MFC_TagID, 5);
+    spu_writech(MFC_Cmd, MFC_GET_CMD);
+    spu_mfcdma64(buf + 16, mfc_ea2h(argp + 64), mfc_ea2l(argp + 64), 64, 5, MFC_GET_CMD);
+    spu_writech(MFC_WrTagMask, 1 << 5);
+    spu_mfcstat(MFC_TAG_UPDATE_ALL);
+#else
+    mfc_get(buf, argp, 64, 5, 0, 0);
+    mfc_get(buf + 16, argp + 64, 64, 5, 0, 0);
+    mfc_write_tag_mask(1 << 5);
+    mfc_read_tag_status_all();
+#endif
+    unsigned int s = 0;
+    for (int i = 0; i < 32; i++) s += buf[i];
+    return s;
+}
+"""
+
+
+def test_raw_channel_dma_is_the_mfc_macros(tmp_path: Path) -> None:
+    def run(raw: int) -> tuple[int, int | None]:
+        src = "#include <cellsim.h>\n#define RAW " + str(raw) + "\n" + CHANNEL_DMA
+        prog = _spu_only(tmp_path, src, f"raw{raw}")
+        m = Machine("qs20-1chip", seed=0)
+        data = m.alloc(128)
+        data.array("<u4")[:] = np.arange(32)
+        m.load(0, prog, argp=data)
+        r = m.run()
+        return r.cycles, r.programs[0].exit_code
+
+    assert run(1) == run(0) == (run(0)[0], sum(range(32)))

@@ -9,14 +9,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define CELLSIM_RUNTIME /* the functions themselves, not libspe2.h's call-site macros */
 #include "cellsim_rt.h"
 #include "libspe2.h"
 
 int cellsim_in_thread(void);
 
+/* A request from the call site libspe2.h's macros recorded (then forgotten). */
+static uint64_t rq_at(int op, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5) {
+    const char *file = cellsim_at_file;
+    int line = cellsim_at_line;
+    cellsim_at_file = 0;
+    return cellsim_request(op, a0, a1, a2, a3, a4, a5, file, line);
+}
+
 #define RQ(op, a0, a1, a2, a3, a4, a5) \
-    cellsim_request((op), (uint64_t)(a0), (uint64_t)(a1), (uint64_t)(a2), (uint64_t)(a3), \
-                    (uint64_t)(a4), (uint64_t)(a5), 0, 0)
+    rq_at((op), (uint64_t)(a0), (uint64_t)(a1), (uint64_t)(a2), (uint64_t)(a3), (uint64_t)(a4), (uint64_t)(a5))
 
 /* -- libspe2 ----------------------------------------------------------------------- */
 
@@ -139,7 +147,7 @@ int spe_mfcio_tag_status_read(spe_context_ptr_t spe, unsigned int mask, unsigned
 
 int spe_cpu_info_get(int info_requested, int cpu_node) {
     (void)cpu_node;
-    uint64_t spes = RQ(CELLSIM_RQ_CTX_CREATE, 0, 1, 0, 0, 0, 0); /* a query, not a context */
+    uint64_t spes = RQ(CELLSIM_RQ_SPE_COUNT, 0, 0, 0, 0, 0, 0);
     return info_requested == SPE_COUNT_PHYSICAL_CPU_NODES ? 1 : (int)spes;
 }
 

@@ -41,6 +41,8 @@ typedef struct cellsim_thread {
 
 static __thread cellsim_thread *current;
 __thread uint64_t cellsim_even_cycles, cellsim_odd_cycles;
+__thread const char *cellsim_at_file;
+__thread int cellsim_at_line;
 
 enum { KIND_SPU_MAIN = 0, KIND_PPU_MAIN = 1, KIND_PTHREAD = 2 };
 

@@ -321,6 +321,9 @@ class CThread:
         spu.compute(a[0])
         return 0
 
+    def lsa(self, a: list[int]) -> int:
+        return self.ls(a[0], "cellsim_lsa")
+
     # -- PPU requests ----------------------------------------------------------------------
 
     def context(self, spe: int) -> ppe.SpeContext:
@@ -329,9 +332,10 @@ class CThread:
             raise UsageError(f"no SPE context for SPE {spe} (spe_context_create it first)")
         return ctx
 
+    def spe_count(self, a: list[int]) -> int:
+        return self.program.machine.spe_count
+
     def ctx_create(self, a: list[int]) -> int:
-        if a[1] == 1:  # spe_cpu_info_get: the usable SPEs
-            return self.program.machine.spe_count
         ctx = ppe.spe_context_create(a[0])
         self.env.contexts[ctx.spe] = ctx
         return ctx.spe
@@ -352,6 +356,12 @@ class CThread:
     def ctx_run(self, a: list[int]) -> int:
         ctx = self.context(a[0])
         argp, envp = self.env.ea(a[1]), self.env.ea(a[2])
+        for name, ptr in (("argp", argp), ("envp", envp)):
+            if not self.program.machine.is_mapped(ptr) and ptr >= 1 << 32:
+                raise UsageError(
+                    f"spe_context_run: {name} 0x{ptr:x} is a host pointer outside simulated memory (the "
+                    "PPU's stack?): give the SPE memory from malloc/posix_memalign or a static variable"
+                )
         return ppe.spe_context_run(ctx, argp=argp, envp=envp).exit_code & 0xFFFFFFFF
 
     def in_mbox_write(self, a: list[int]) -> int:
@@ -422,9 +432,6 @@ class CThread:
     def mfcio_status(self, a: list[int]) -> int:
         return ppe.spe_mfcio_tag_status_read(self.context(a[0]), a[1], a[2])
 
-    def ea_request(self, a: list[int]) -> int:
-        return self.env.ea(a[0])
-
 
 def _host_word(v: int) -> int:
     """A 32-bit word between C and a signal register: C code keeps the host's
@@ -453,8 +460,10 @@ _HANDLERS: dict[int, _Handler] = {
         (rq.WRITE_CH, "spu_writech", CThread.write_channel, True),
         (rq.CHCNT, "spu_readchcnt", CThread.channel_count, True),
         (rq.COMPUTE, "spu_compute", CThread.compute, True),
+        (rq.LSA, "cellsim_lsa", CThread.lsa, True),
         (rq.CTX_CREATE, "spe_context_create", CThread.ctx_create, False),
         (rq.CTX_DESTROY, "spe_context_destroy", CThread.ctx_destroy, False),
+        (rq.SPE_COUNT, "spe_cpu_info_get", CThread.spe_count, False),
         (rq.PROGRAM_LOAD, "spe_program_load", CThread.program_load, False),
         (rq.CTX_RUN, "spe_context_run", CThread.ctx_run, False),
         (rq.IN_MBOX_WRITE, "spe_in_mbox_write", CThread.in_mbox_write, False),

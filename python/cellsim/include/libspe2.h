@@ -114,6 +114,27 @@ int spe_cpu_info_get(int info_requested, int cpu_node);
 #define SPE_COUNT_PHYSICAL_SPES 2
 #define SPE_COUNT_USABLE_SPES 3
 
+/* Each call records where it was made, for errors (a call through a pointer does not). */
+#ifndef CELLSIM_RUNTIME
+#define __CS_AT(call) (cellsim_at_file = __FILE__, cellsim_at_line = __LINE__, (call))
+#define spe_context_create(...) __CS_AT((spe_context_create)(__VA_ARGS__))
+#define spe_context_destroy(...) __CS_AT((spe_context_destroy)(__VA_ARGS__))
+#define spe_program_load(...) __CS_AT((spe_program_load)(__VA_ARGS__))
+#define spe_context_run(...) __CS_AT((spe_context_run)(__VA_ARGS__))
+#define spe_in_mbox_write(...) __CS_AT((spe_in_mbox_write)(__VA_ARGS__))
+#define spe_in_mbox_status(...) __CS_AT((spe_in_mbox_status)(__VA_ARGS__))
+#define spe_out_mbox_read(...) __CS_AT((spe_out_mbox_read)(__VA_ARGS__))
+#define spe_out_mbox_status(...) __CS_AT((spe_out_mbox_status)(__VA_ARGS__))
+#define spe_out_intr_mbox_read(...) __CS_AT((spe_out_intr_mbox_read)(__VA_ARGS__))
+#define spe_out_intr_mbox_status(...) __CS_AT((spe_out_intr_mbox_status)(__VA_ARGS__))
+#define spe_signal_write(...) __CS_AT((spe_signal_write)(__VA_ARGS__))
+#define spe_ls_area_get(...) __CS_AT((spe_ls_area_get)(__VA_ARGS__))
+#define spe_ps_area_get(...) __CS_AT((spe_ps_area_get)(__VA_ARGS__))
+#define spe_mfcio_get(...) __CS_AT((spe_mfcio_get)(__VA_ARGS__))
+#define spe_mfcio_put(...) __CS_AT((spe_mfcio_put)(__VA_ARGS__))
+#define spe_mfcio_tag_status_read(...) __CS_AT((spe_mfcio_tag_status_read)(__VA_ARGS__))
+#endif
+
 #ifdef __cplusplus
 }
 #endif

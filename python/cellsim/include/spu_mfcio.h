@@ -140,6 +140,12 @@ typedef struct __attribute__((scalar_storage_order("big-endian"))) mfc_list_elem
 #define mfc_putlluc(ls, ea, tid, rid) CELLSIM_DMA(MFC_PUTLLUC_CMD, ls, ea, 128, 0, 0)
 #define mfc_read_atomic_status() spu_readch(MFC_RdAtomicStat)
 
+/* The composite intrinsics the mfc_* macros are built on in the SDK. */
+#define spu_mfcdma32(ls, ea, size, tag, cmd) CELLSIM_DMA((cmd)&0xFF, ls, (unsigned int)(ea), size, tag, 0)
+#define spu_mfcdma64(ls, eahi, ealow, size, tag, cmd) \
+    CELLSIM_DMA((cmd)&0xFF, ls, mfc_hl2ea(eahi, ealow), size, tag, 0)
+#define spu_mfcstat(type) (spu_writech(MFC_WrTagUpdate, (type)), spu_readch(MFC_RdTagStat))
+
 /* Tag groups. */
 #define mfc_write_tag_mask(mask) spu_writech(MFC_WrTagMask, (mask))
 #define mfc_read_tag_mask() spu_readch(MFC_RdTagMask)
