@@ -75,6 +75,13 @@ class Image:
         ]
         lib.cellsim_thread_resume.restype = ctypes.c_int64
         lib.cellsim_thread_resume.argtypes = [ctypes.c_void_p]
+        lib.cellsim_thread_data.restype = None
+        lib.cellsim_thread_data.argtypes = [
+            ctypes.c_void_p,
+            ctypes.c_void_p,
+            ctypes.c_void_p,
+            ctypes.c_size_t,
+        ]
         lib.cellsim_thread_free.restype = None
         lib.cellsim_thread_free.argtypes = [ctypes.c_void_p]
         start, end = ctypes.c_size_t(), ctypes.c_size_t()
@@ -99,6 +106,10 @@ class Image:
         if not t:
             raise MemoryError("cellsim: no host memory for a C thread's stack")
         return int(t)
+
+    def set_data(self, thread: int, home: int) -> None:
+        """The thread's data lives at host address ``home`` between resumes."""
+        self.lib.cellsim_thread_data(thread, home, self.segment.start, self.segment.size)
 
     def resume(self, thread: int) -> int:
         return int(self.lib.cellsim_thread_resume(thread))

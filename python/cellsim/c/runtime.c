@@ -9,6 +9,8 @@
  * program's statics live in; the driver copies it to and from the SPE's local store
  * around every resume (see python/cellsim/c/image.py). Written for cellsim. */
 #define _GNU_SOURCE
+/* the switches longjmp between stacks, which fortified longjmp refuses */
+#undef _FORTIFY_SOURCE
 #include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
@@ -36,7 +38,14 @@ typedef struct cellsim_thread {
     uint64_t a0, a1, a2;
     void *stack;
     size_t stack_size;
+    /* the program's data: its home (local store, simulated memory) and the image's copy */
+    void *home, *data;
+    size_t data_size;
+    int started;
+    /* ucontext starts the thread on its stack; _setjmp/_longjmp switch after that
+     * (no signal-mask system calls on the hot path) */
     ucontext_t caller, coro;
+    jmp_buf caller_jb, coro_jb;
 } cellsim_thread;
 
 static __thread cellsim_thread *current;
@@ -58,8 +67,7 @@ static void finish(cellsim_thread *t, int64_t op, int64_t result) {
     t->result = result;
     t->file = 0;
     t->line = 0;
-    swapcontext(&t->coro, &t->caller);
-    abort(); /* a finished thread is never resumed */
+    _longjmp(t->caller_jb, 1); /* a finished thread is never resumed */
 }
 
 static void trampoline(void) {
@@ -104,12 +112,30 @@ cellsim_thread *cellsim_thread_new(int kind, void *fn, uint64_t a0, uint64_t a1,
     return t;
 }
 
+/* Where the thread's data lives between resumes (copied in and out around each). */
+void cellsim_thread_data(cellsim_thread *t, void *home, void *data, size_t size) {
+    t->home = home;
+    t->data = data;
+    t->data_size = size;
+}
+
 /* Runs the thread until its next request; returns the request's code. */
 int64_t cellsim_thread_resume(cellsim_thread *t) {
-    cellsim_thread *outer = current;
+    cellsim_thread *volatile outer = current;
     current = t;
     cellsim_even_cycles = cellsim_odd_cycles = 0;
-    swapcontext(&t->caller, &t->coro);
+    if (t->data_size)
+        memcpy(t->data, t->home, t->data_size);
+    if (!_setjmp(t->caller_jb)) {
+        if (!t->started) {
+            t->started = 1;
+            swapcontext(&t->caller, &t->coro);
+        } else {
+            _longjmp(t->coro_jb, 1);
+        }
+    }
+    if (t->data_size)
+        memcpy(t->home, t->data, t->data_size);
     current = outer;
     return t->op;
 }
@@ -138,7 +164,8 @@ uint64_t cellsim_request(int op, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t
     t->file = file;
     t->line = line;
     t->op = op;
-    swapcontext(&t->coro, &t->caller);
+    if (!_setjmp(t->coro_jb))
+        _longjmp(t->caller_jb, 1);
     current = t;
     return t->reply;
 }

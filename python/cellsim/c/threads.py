@@ -58,12 +58,16 @@ class CEnv:
     contexts: dict[int, ppe.SpeContext] = field(default_factory=dict)
     threads: dict[int, ppe.PpeThread] = field(default_factory=dict)
 
+    ls_bases: list[int] = field(default_factory=list)
+
     def __post_init__(self) -> None:
         self.memory_lo = self.machine.memory_address()
         self.memory_hi = self.memory_lo + int(self.machine.info["memory_bytes"])
+        # the host address of each local store (the machine's views stay put)
+        self.ls_bases = [int(self.machine.local_store(s).ctypes.data) for s in range(self.machine.spe_count)]
 
     def ls_host(self, spe: int) -> int:
-        return int(self.machine.local_store(spe).ctypes.data)
+        return self.ls_bases[spe]
 
     def ea(self, x: int, what: str = "ea") -> int:
         """The effective address of ``x``: a host pointer into simulated
@@ -71,13 +75,14 @@ class CEnv:
         ``spe_ls_area_get``) becomes its EA; anything else is taken as an EA."""
         if self.memory_lo <= x < self.memory_hi:
             return x - self.memory_lo
+        if x < self.memory_hi - self.memory_lo:
+            return x  # an EA already (from a Python program, or a small integer)
         app = self.app
         if app is not None and app.ppu is not None and self.ppu_data_ea:
             seg = app.ppu.segment
             if seg.start <= x < seg.start + seg.size:
                 return self.ppu_data_ea + (x - seg.start)
-        for spe in range(self.machine.spe_count):
-            base = self.ls_host(spe)
+        for spe, base in enumerate(self.ls_bases):
             if base <= x < base + LS_BYTES:
                 return int(_engine.ls_ea(spe)) + (x - base)
         return x
@@ -119,27 +124,27 @@ class CThread:
         self.list_patches: dict[int, list[Any]] = {}
         self.list_high = 0
 
-    # -- the data segment around each resume ---------------------------------------------
+    # -- the data around each resume ---------------------------------------------------
+    # The runtime copies the data from its home (the SPE's local store, or simulated
+    # memory for the PPU) into the image before each resume and back after it. DMA
+    # lists are the one exception: the MFC reads them with translated EAs, the
+    # program sees its own.
+
+    def _home(self) -> int:
+        if self.kind == KIND_SPU_MAIN:
+            return self.ls_data
+        return self.env.host(self.env.ppu_data_ea) if self.env.ppu_data_ea else 0
 
     def _enter(self) -> None:
-        seg = self.image.segment
-        if self.kind == KIND_SPU_MAIN:
-            ctypes.memmove(seg.start, self.ls_data, seg.size)
-            for ls, (size, _, original) in self.list_patches.items():
-                ctypes.memmove(seg.start + ls - self.ls_base, original, size)
-        elif self.env.ppu_data_ea:
-            ctypes.memmove(seg.start, self.env.host(self.env.ppu_data_ea), seg.size)
+        ls = self.program.ls
+        for lst, (size, _, original) in self.list_patches.items():
+            ls[lst : lst + size] = np.frombuffer(original, dtype=np.uint8)
 
     def _leave(self) -> None:
-        seg = self.image.segment
-        if self.kind == KIND_SPU_MAIN:
-            ctypes.memmove(self.ls_data, seg.start, seg.size)
-            ls_view = self.program.ls
-            for ls, patch in self.list_patches.items():
-                patch[2] = bytes(ls_view[ls : ls + patch[0]])  # the program may have changed it
-                self._translate_list(ls, patch[0])
-        elif self.env.ppu_data_ea:
-            ctypes.memmove(self.env.host(self.env.ppu_data_ea), seg.start, seg.size)
+        ls_view = self.program.ls
+        for lst, patch in self.list_patches.items():
+            patch[2] = bytes(ls_view[lst : lst + patch[0]])  # the program may have changed it
+            self._translate_list(lst, patch[0])
 
     def _setup_spu(self) -> None:
         p = self.program
@@ -166,17 +171,29 @@ class CThread:
             self._setup_spu()
         t = self.image.new_thread(self.kind, self.fn, *self.args)
         hdr = ThreadHeader.from_address(t)
+        # the header as 64-bit words, read in one go per request
+        words = np.frombuffer(memoryview((ctypes.c_uint64 * _HEADER_WORDS).from_address(t)), dtype=np.uint64)
+        home = self._home()
+        if home:
+            self.image.set_data(t, home)
+        resume = self.image.lib.cellsim_thread_resume
         try:
             while True:
-                self._enter()
-                op = self.image.resume(t)
-                self._leave()
-                if hdr.even_cycles or hdr.odd_cycles:
-                    self._charge(max(int(hdr.even_cycles), int(hdr.odd_cycles)))
-                if op in (rq.DONE, rq.EXIT):
+                if self.list_patches:
+                    self._enter()
+                op = resume(t)
+                if self.list_patches:
+                    self._leave()
+                w = words.tolist()
+                if w[_EVEN] or w[_ODD]:
+                    self._charge(max(w[_EVEN], w[_ODD]))
+                if op <= rq.EXIT:
                     return int(hdr.result)
                 try:
-                    hdr.reply = int(self._dispatch(op, list(hdr.args))) & U64
+                    handler = _HANDLERS.get(op)
+                    if handler is None or handler.spu != (self.kind == KIND_SPU_MAIN):
+                        self._misuse(op, handler)
+                    words[_REPLY] = int(handler.fn(self, w)) & U64  # type: ignore[union-attr]
                 except CellsimError as e:
                     if hdr.file:
                         where = f"{hdr.file.decode()}:{hdr.line}"
@@ -192,14 +209,11 @@ class CThread:
         else:
             ppe.compute(cycles)
 
-    def _dispatch(self, op: int, a: list[int]) -> int:
-        handler = _HANDLERS.get(op)
+    def _misuse(self, op: int, handler: _Handler | None) -> None:
         if handler is None:
-            raise UsageError(f"unknown request {op} from the C runtime (a mismatched cellsim.h?)")
-        if handler.spu != (self.kind == KIND_SPU_MAIN):
-            side = "an SPU" if handler.spu else "a PPU"
-            raise UsageError(f"{handler.name} can only be called from {side} program")
-        return handler.fn(self, a)
+            raise UsageError(f"unknown request {op} from the C runtime (an image built by another cellsim?)")
+        side = "an SPU" if handler.spu else "a PPU"
+        raise UsageError(f"{handler.name} can only be called from {side} program")
 
     # -- SPU requests ----------------------------------------------------------------------
 
@@ -222,7 +236,7 @@ class CThread:
         )
 
     def dma(self, a: list[int]) -> int:
-        opcode, ls_ptr, ea_ptr, size, tag, lst_ptr = a
+        opcode, ls_ptr, ea_ptr, size, tag, lst_ptr = a[:6]
         name = _DMA_NAMES.get(opcode, f"MFC command 0x{opcode:x}")
         ls = self.ls(ls_ptr, f"{name}: ls") if ls_ptr or opcode not in _NO_LS else 0
         ea = self.env.ea(ea_ptr, f"{name}: ea")
@@ -257,10 +271,7 @@ class CThread:
     def read_channel(self, a: list[int]) -> int:
         ch = a[0]
         if ch == rq.MFC_RD_TAG_STAT:
-            status = {
-                spu.MFC_TAG_UPDATE_ALL: spu.mfc_read_tag_status_all,
-                spu.MFC_TAG_UPDATE_ANY: spu.mfc_read_tag_status_any,
-            }.get(self.update_mode, spu.mfc_read_tag_status_immediate)()
+            status = _TAG_READS.get(self.update_mode, spu.mfc_read_tag_status_immediate)()
             self._lists_done(status)
             return status
         if ch == rq.MFC_RD_TAG_MASK:
@@ -268,14 +279,9 @@ class CThread:
         if ch in (rq.SPU_RD_SIG_NOTIFY_1, rq.SPU_RD_SIG_NOTIFY_2):
             value = spu.spu_read_signal1() if ch == rq.SPU_RD_SIG_NOTIFY_1 else spu.spu_read_signal2()
             return _host_word(value)
-        simple: dict[int, Callable[[], int]] = {
-            rq.SPU_RD_IN_MBOX: spu.spu_read_in_mbox,
-            rq.MFC_RD_ATOMIC_STAT: spu.mfc_read_atomic_status,
-            rq.MFC_RD_LIST_STALL_STAT: spu.mfc_read_list_stall_status,
-            rq.SPU_RD_DEC: spu.spu_read_decrementer,
-        }
-        if ch in simple:
-            return simple[ch]()
+        reader = _READERS.get(ch)
+        if reader is not None:
+            return reader()
         raise _channel_error(self, ch, "read")
 
     def write_channel(self, a: list[int]) -> int:
@@ -290,29 +296,17 @@ class CThread:
         if ch == rq.MFC_WR_TAG_UPDATE:
             self.update_mode = value
             return 0
-        writers: dict[int, Callable[[int], None]] = {
-            rq.MFC_WR_TAG_MASK: spu.mfc_write_tag_mask,
-            rq.SPU_WR_OUT_MBOX: spu.spu_write_out_mbox,
-            rq.SPU_WR_OUT_INTR_MBOX: spu.spu_write_out_intr_mbox,
-            rq.MFC_WR_LIST_STALL_ACK: spu.mfc_write_list_stall_ack,
-            rq.SPU_WR_DEC: spu.spu_write_decrementer,
-        }
-        if ch in writers:
-            writers[ch](value)
+        writer = _WRITERS.get(ch)
+        if writer is not None:
+            writer(value)
             return 0
         raise _channel_error(self, ch, "write")
 
     def channel_count(self, a: list[int]) -> int:
         ch = a[0]
-        counts: dict[int, Callable[[], int]] = {
-            rq.SPU_RD_IN_MBOX: spu.spu_stat_in_mbox,
-            rq.SPU_WR_OUT_MBOX: spu.spu_stat_out_mbox,
-            rq.SPU_WR_OUT_INTR_MBOX: spu.spu_stat_out_intr_mbox,
-            rq.SPU_RD_SIG_NOTIFY_1: spu.spu_stat_signal1,
-            rq.SPU_RD_SIG_NOTIFY_2: spu.spu_stat_signal2,
-        }
-        if ch in counts:
-            return counts[ch]()
+        count = _COUNTS.get(ch)
+        if count is not None:
+            return count()
         if ch in (rq.MFC_WR_TAG_UPDATE, rq.MFC_RD_TAG_STAT, rq.MFC_WR_TAG_MASK, rq.MFC_RD_TAG_MASK):
             return 1
         raise _channel_error(self, ch, "count")
@@ -423,7 +417,7 @@ class CThread:
         return 0
 
     def mfcio(self, a: list[int]) -> int:
-        spe, opcode, lsa, ea, size, tag = a
+        spe, opcode, lsa, ea, size, tag = a[:6]
         ctx = self.context(spe)
         call = ppe.spe_mfcio_get if opcode == spu.MFC_GET_CMD else ppe.spe_mfcio_put
         call(ctx, lsa, self.env.ea(ea), size, tag)
@@ -431,6 +425,35 @@ class CThread:
 
     def mfcio_status(self, a: list[int]) -> int:
         return ppe.spe_mfcio_tag_status_read(self.context(a[0]), a[1], a[2])
+
+
+_HEADER_WORDS = 13
+_REPLY, _EVEN, _ODD = 6, 11, 12  # words of the thread's header (ThreadHeader)
+
+_READERS: dict[int, Callable[[], int]] = {
+    rq.SPU_RD_IN_MBOX: spu.spu_read_in_mbox,
+    rq.MFC_RD_ATOMIC_STAT: spu.mfc_read_atomic_status,
+    rq.MFC_RD_LIST_STALL_STAT: spu.mfc_read_list_stall_status,
+    rq.SPU_RD_DEC: spu.spu_read_decrementer,
+}
+_WRITERS: dict[int, Callable[[int], None]] = {
+    rq.MFC_WR_TAG_MASK: spu.mfc_write_tag_mask,
+    rq.SPU_WR_OUT_MBOX: spu.spu_write_out_mbox,
+    rq.SPU_WR_OUT_INTR_MBOX: spu.spu_write_out_intr_mbox,
+    rq.MFC_WR_LIST_STALL_ACK: spu.mfc_write_list_stall_ack,
+    rq.SPU_WR_DEC: spu.spu_write_decrementer,
+}
+_COUNTS: dict[int, Callable[[], int]] = {
+    rq.SPU_RD_IN_MBOX: spu.spu_stat_in_mbox,
+    rq.SPU_WR_OUT_MBOX: spu.spu_stat_out_mbox,
+    rq.SPU_WR_OUT_INTR_MBOX: spu.spu_stat_out_intr_mbox,
+    rq.SPU_RD_SIG_NOTIFY_1: spu.spu_stat_signal1,
+    rq.SPU_RD_SIG_NOTIFY_2: spu.spu_stat_signal2,
+}
+_TAG_READS: dict[int, Callable[[], int]] = {
+    spu.MFC_TAG_UPDATE_ALL: spu.mfc_read_tag_status_all,
+    spu.MFC_TAG_UPDATE_ANY: spu.mfc_read_tag_status_any,
+}
 
 
 def _host_word(v: int) -> int:
