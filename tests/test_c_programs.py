@@ -466,3 +466,22 @@ def test_raw_channel_dma_is_the_mfc_macros(tmp_path: Path) -> None:
         return r.cycles, r.programs[0].exit_code
 
     assert run(1) == run(0) == (run(0)[0], sum(range(32)))
+
+
+def test_a_deadlocked_app_names_the_c_lines(tmp_path: Path) -> None:
+    (tmp_path / "ppu.c").write_text(
+        "#include <libspe2.h>\n"
+        "int main(void) {\n"
+        "    spe_context_ptr_t ctx = spe_context_create(0, NULL);\n"
+        "    unsigned int v;\n"
+        "    spe_out_intr_mbox_read(ctx, &v, 1, SPE_MBOX_ALL_BLOCKING);  /* nobody writes it */\n"
+        "    return 0;\n"
+        "}\n"
+    )
+    code = cli.main(
+        ["cc", "-O0", "-DUNUSED=1", str(tmp_path / "ppu.c"), "-o", str(tmp_path / "app")],
+        standalone_mode=False,
+    )
+    assert code in (0, None)
+    with pytest.raises(DeadlockError, match=r"the C threads' last calls: thread 0 at .*ppu\.c:5"):
+        run_app(tmp_path / "app")

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..exceptions import UsageError
+from ..exceptions import DeadlockError, RunawayError, UsageError
 from ..machine import Machine, RunResult
 from .image import Image, load_image
 
@@ -242,7 +242,7 @@ def run_app(
     trace: str | Path | None = None,
 ) -> ExecResult:
     """Runs the app's PPU ``main(argc, argv)`` on a new machine to the end."""
-    from .threads import ComputeMode, env_of, run_ppu_main
+    from .threads import ComputeMode, env_of, run_ppu_main, where_blocked
 
     app = CApp.load(app_path)
     if app.ppu is None:
@@ -257,6 +257,11 @@ def run_app(
     name = Path(app_path).name
     try:
         result = m.run(lambda: run_ppu_main(env, ppu, [name, *argv]))
+    except (DeadlockError, RunawayError) as e:
+        where = where_blocked(env)
+        if where and e.args:
+            e.args = (f"{e.args[0]} (the C threads' last calls: {where})", *e.args[1:])
+        raise
     finally:
         ctypes.CDLL(None).fflush(None)  # the C program's stdout before anything cellsim prints
     if trace is not None:

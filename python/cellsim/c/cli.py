@@ -20,7 +20,7 @@ def _spu_option(ctx: click.Context, param: click.Parameter, value: tuple[str, ..
     return out
 
 
-@click.command("cc", context_settings={"ignore_unknown_options": False})
+@click.command("cc", context_settings={"ignore_unknown_options": True})
 @click.argument("sources", nargs=-1, type=click.Path(dir_okay=False))
 @click.option(
     "--spu",
@@ -55,7 +55,8 @@ def cc_cmd(
     """Build a C program written on the Cell SDK's headers into an app for `cellsim exec`.
 
     SOURCES are the PPU program's files (main(argc, argv)); each --spu NAME=FILE.c adds an
-    SPU program (main(speid, argp, envp)). The host C compiler ($CC, cc or gcc) builds them.
+    SPU program (main(speid, argp, envp)). The host C compiler ($CC, cc or gcc) builds them
+    (with -g -O2); other compiler flags among the sources (-O0, -DNAME, -Idir...) go to it too.
 
         cellsim cc ppu.c --spu worker=spu.c -o app && cellsim exec app
     """
@@ -64,7 +65,9 @@ def cc_cmd(
         return
     if output is None:
         raise UsageError("cellsim cc: give the app's directory with -o APP")
-    app = build(list(sources), spus, output, count_intrinsics=count_intrinsics, cflags=cflags)
+    extra = [s for s in sources if s.startswith("-")]
+    sources = tuple(s for s in sources if not s.startswith("-"))
+    app = build(list(sources), spus, output, count_intrinsics=count_intrinsics, cflags=[*cflags, *extra])
     names = ", ".join(sorted(spus)) or "none"
     click.echo(f"built {app}: PPU program {'yes' if sources else 'none'}, SPU programs: {names}", err=True)
 

@@ -57,6 +57,8 @@ class CEnv:
     ppu_data_ea: int = 0
     contexts: dict[int, ppe.SpeContext] = field(default_factory=dict)
     threads: dict[int, ppe.PpeThread] = field(default_factory=dict)
+    # each C thread's last call: (the C string of its file, its line), for reports
+    calls: dict[int, tuple[int, int]] = field(default_factory=dict)
 
     ls_bases: list[int] = field(default_factory=list)
 
@@ -177,6 +179,7 @@ class CThread:
         if home:
             self.image.set_data(t, home)
         resume = self.image.lib.cellsim_thread_resume
+        calls, tid = self.env.calls, self.program.tid
         try:
             while True:
                 if self.list_patches:
@@ -185,6 +188,7 @@ class CThread:
                 if self.list_patches:
                     self._leave()
                 w = words.tolist()
+                calls[tid] = (w[_FILE], w[_LINE])
                 if w[_EVEN] or w[_ODD]:
                     self._charge(max(w[_EVEN], w[_ODD]))
                 if op <= rq.EXIT:
@@ -428,7 +432,7 @@ class CThread:
 
 
 _HEADER_WORDS = 13
-_REPLY, _EVEN, _ODD = 6, 11, 12  # words of the thread's header (ThreadHeader)
+_REPLY, _FILE, _LINE, _EVEN, _ODD = 6, 7, 8, 11, 12  # words of the thread's header (ThreadHeader)
 
 _READERS: dict[int, Callable[[], int]] = {
     rq.SPU_RD_IN_MBOX: spu.spu_read_in_mbox,
@@ -454,6 +458,15 @@ _TAG_READS: dict[int, Callable[[], int]] = {
     spu.MFC_TAG_UPDATE_ALL: spu.mfc_read_tag_status_all,
     spu.MFC_TAG_UPDATE_ANY: spu.mfc_read_tag_status_any,
 }
+
+
+def where_blocked(env: CEnv) -> str:
+    """Where each C thread made its last call (for a deadlock or a runaway)."""
+    out = []
+    for tid, (file, line) in sorted(env.calls.items()):
+        if file:
+            out.append(f"thread {tid} at {ctypes.string_at(file).decode()}:{line}")
+    return "; ".join(out)
 
 
 def _host_word(v: int) -> int:
