@@ -133,6 +133,61 @@ int main(void) {
     vec_int4 ci = spu_convts(spu_splats(3e9f), 0), cj = spu_convts(f, 2);
     CHECK(ci[0] == 0x7fffffff && cj[0] == 6 && cj[1] == -8, "convts saturates and scales");
 
+
+    /* halfword multiplies, byte counts, sums and averages */
+    vec_short8 ha = {1, -2, 3, -4, 300, 6, -7, 8}, hb = {10, 20, 30, 40, 500, 60, 70, 80};
+    vec_int4 me = spu_mule(ha, hb), mo = spu_mulo(ha, hb);
+    for (int i = 0; i < 4; i++) {
+        CHECK(me[i] == ha[2 * i] * hb[2 * i], "mule %d", i);
+        CHECK(mo[i] == ha[2 * i + 1] * hb[2 * i + 1], "mulo %d", i);
+    }
+    vec_uchar16 cb = spu_cntb(u), ad = spu_absd(u, spu_splats((unsigned char)100)), av = spu_avg(u, cb);
+    for (int i = 0; i < 16; i++) {
+        int bits = 0;
+        for (int k = 0; k < 8; k++) bits += (u[i] >> k) & 1;
+        CHECK(cb[i] == bits, "cntb %d", i);
+        CHECK(ad[i] == (u[i] > 100 ? u[i] - 100 : 100 - u[i]), "absd %d", i);
+        CHECK(av[i] == (u[i] + cb[i] + 1) / 2, "avg %d", i);
+    }
+    vec_ushort8 sb8 = spu_sumb(u, cb);
+    for (int w2 = 0; w2 < 4; w2++) {
+        CHECK(sb8[2 * w2] == cb[4 * w2] + cb[4 * w2 + 1] + cb[4 * w2 + 2] + cb[4 * w2 + 3], "sumb b word %d", w2);
+        CHECK(sb8[2 * w2 + 1] == u[4 * w2] + u[4 * w2 + 1] + u[4 * w2 + 2] + u[4 * w2 + 3], "sumb a word %d", w2);
+    }
+    vec_uint4 cag = spu_cmpabsgt(f, g), cae = spu_cmpabseq(f, spu_splats(-1.5f));
+    for (int i = 0; i < 4; i++) {
+        float fa = f[i] < 0 ? -f[i] : f[i], ga = g[i] < 0 ? -g[i] : g[i];
+        CHECK(cag[i] == (fa > ga ? 0xffffffffu : 0), "cmpabsgt %d", i);
+        CHECK(cae[i] == (fa == 1.5f ? 0xffffffffu : 0), "cmpabseq %d", i);
+    }
+
+    /* gather, masks, or across */
+    vec_uint4 gw = spu_gather(w);
+    CHECK(gw[0] == ((w[0] & 1) << 3 | (w[1] & 1) << 2 | (w[2] & 1) << 1 | (w[3] & 1)) && gw[1] == 0, "gather words");
+    vec_uint4 gb = spu_gather(u);
+    unsigned int want_gb = 0;
+    for (int i = 0; i < 16; i++) want_gb = (want_gb << 1) | (u[i] & 1);
+    CHECK(gb[0] == want_gb, "gather bytes");
+    vec_uchar16 mb = spu_maskb(0x8001);
+    CHECK(mb[0] == 0xFF && mb[15] == 0xFF && mb[1] == 0 && mb[14] == 0, "maskb");
+    vec_ushort8 mh = spu_maskh(0x81);
+    CHECK(mh[0] == 0xFFFF && mh[7] == 0xFFFF && mh[1] == 0, "maskh");
+    vec_uint4 mw = spu_maskw(0x5);
+    CHECK(mw[0] == 0 && mw[1] == 0xFFFFFFFFu && mw[2] == 0 && mw[3] == 0xFFFFFFFFu, "maskw");
+    vec_uint4 ox = spu_orx(w);
+    CHECK(ox[0] == (w[0] | w[1] | w[2] | w[3]) && ox[1] == 0 && ox[3] == 0, "orx");
+
+    /* widening and narrowing */
+    vec_int4 ex = spu_extend(ha);
+    for (int i = 0; i < 4; i++) CHECK(ex[i] == ha[2 * i + 1], "extend halfwords %d", i);
+    vec_char16 c8 = {0, -1, 0, 2, 0, -128, 0, 127, 0, 5, 0, -5, 0, 1, 0, -2};
+    vec_short8 e8 = spu_extend(c8);
+    for (int i = 0; i < 8; i++) CHECK(e8[i] == c8[2 * i + 1], "extend bytes %d", i);
+    vec_double2 ed = spu_extend(f);
+    CHECK(ed[0] == (double)f[0] && ed[1] == (double)f[2], "extend floats (elements 0 and 2)");
+    vec_float4 rt = spu_roundtf(d);
+    CHECK(rt[0] == 1.5f && rt[1] == 0 && rt[2] == -2.0f && rt[3] == 0, "roundtf");
+
     printf("%d checks, %d failures\n", checks, failures);
     return failures != 0;
 }

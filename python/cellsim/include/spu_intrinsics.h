@@ -251,4 +251,130 @@ static inline int __cs_sat_s32(double x) { return x >= 2147483647.0 ? 2147483647
         __r;                                                                               \
     })
 
+/* -- more arithmetic: multiplies of halfwords, byte sums and averages ------------------ */
+
+/* 16 x 16 -> 32-bit products of the even (0, 2, 4, 6) or odd halfwords. */
+#define __CS_MUL_HALVES(a, b, first)                                                        \
+    ({                                                                                      \
+        __typeof__(a) __a = (a), __b = (b);                                                 \
+        __typeof__(_Generic((a), vec_ushort8: (vec_uint4){0}, vec_short8: (vec_int4){0})) __r; \
+        __CS_EVEN(1);                                                                       \
+        for (int __i = 0; __i < 4; __i++) __r[__i] = __a[2 * __i + (first)] * __b[2 * __i + (first)]; \
+        __r;                                                                                \
+    })
+#define spu_mule(a, b) __CS_MUL_HALVES(a, b, 0)
+#define spu_mulo(a, b) __CS_MUL_HALVES(a, b, 1)
+
+static inline vec_uchar16 __cs_cntb(vec_uchar16 a) {
+    vec_uchar16 r;
+    for (int i = 0; i < 16; i++) r[i] = (unsigned char)__builtin_popcount(a[i]);
+    return r;
+}
+#define spu_cntb(a) ({ __CS_EVEN(1); (__typeof__(a))__cs_cntb((vec_uchar16)(a)); })
+
+static inline vec_uchar16 __cs_absd(vec_uchar16 a, vec_uchar16 b) {
+    vec_uchar16 r;
+    for (int i = 0; i < 16; i++) r[i] = a[i] > b[i] ? a[i] - b[i] : b[i] - a[i];
+    return r;
+}
+static inline vec_uchar16 __cs_avg(vec_uchar16 a, vec_uchar16 b) {
+    vec_uchar16 r;
+    for (int i = 0; i < 16; i++) r[i] = (unsigned char)((a[i] + b[i] + 1) >> 1);
+    return r;
+}
+/* Each word: halfword 0 the sum of b's four bytes, halfword 1 the sum of a's. */
+static inline vec_ushort8 __cs_sumb(vec_uchar16 a, vec_uchar16 b) {
+    vec_ushort8 r;
+    for (int w = 0; w < 4; w++) {
+        r[2 * w] = (unsigned short)(b[4 * w] + b[4 * w + 1] + b[4 * w + 2] + b[4 * w + 3]);
+        r[2 * w + 1] = (unsigned short)(a[4 * w] + a[4 * w + 1] + a[4 * w + 2] + a[4 * w + 3]);
+    }
+    return r;
+}
+#define spu_absd(a, b) ({ __CS_EVEN(1); __cs_absd((a), (b)); })
+#define spu_avg(a, b) ({ __CS_EVEN(1); __cs_avg((a), (b)); })
+#define spu_sumb(a, b) ({ __CS_EVEN(1); __cs_sumb((a), (b)); })
+
+/* |a| > |b|, |a| == |b| (floats). */
+#define spu_cmpabsgt(a, b) ({ __CS_EVEN(1); (vec_uint4)(__cs_fabs4(a) > __cs_fabs4(b)); })
+#define spu_cmpabseq(a, b) ({ __CS_EVEN(1); (vec_uint4)(__cs_fabs4(a) == __cs_fabs4(b)); })
+static inline vec_float4 __cs_fabs4(vec_float4 a) {
+    vec_uint4 u;
+    memcpy(&u, &a, 16);
+    u &= 0x7fffffffu;
+    memcpy(&a, &u, 16);
+    return a;
+}
+
+/* -- gathering bits, masks from bits, or across ----------------------------------------- */
+
+/* The rightmost bit of each element, gathered into element 0 (element 0's bit leftmost). */
+#define spu_gather(a)                                                              \
+    ({                                                                             \
+        __typeof__(a) __a = (a);                                                   \
+        __CS_MASK_T(a) __u;                                                        \
+        memcpy(&__u, &__a, 16);                                                    \
+        unsigned int __bits = 0;                                                   \
+        for (int __i = 0; __i < __CS_N(__u); __i++) __bits = (__bits << 1) | (__u[__i] & 1); \
+        __CS_ODD(1);                                                               \
+        __typeof__(_Generic((a), vec_uchar16: (vec_uint4){0}, vec_char16: (vec_int4){0}, \
+            vec_ushort8: (vec_uint4){0}, vec_short8: (vec_int4){0}, vec_uint4: (vec_uint4){0}, \
+            vec_int4: (vec_int4){0}, vec_float4: (vec_uint4){0})) __g = {0};       \
+        __g[0] = __bits;                                                           \
+        __g;                                                                       \
+    })
+/* A mask per byte, halfword or word from the rightmost 16, 8 or 4 bits of x (its
+ * leftmost bit for element 0). */
+static inline vec_uchar16 __cs_maskb(unsigned int x) {
+    vec_uchar16 r;
+    for (int i = 0; i < 16; i++) r[i] = (x >> (15 - i)) & 1 ? 0xFF : 0;
+    return r;
+}
+static inline vec_ushort8 __cs_maskh(unsigned int x) {
+    vec_ushort8 r;
+    for (int i = 0; i < 8; i++) r[i] = (x >> (7 - i)) & 1 ? 0xFFFF : 0;
+    return r;
+}
+static inline vec_uint4 __cs_maskw(unsigned int x) {
+    vec_uint4 r;
+    for (int i = 0; i < 4; i++) r[i] = (x >> (3 - i)) & 1 ? 0xFFFFFFFFu : 0;
+    return r;
+}
+#define spu_maskb(x) ({ __CS_ODD(1); __cs_maskb((unsigned int)(x)); })
+#define spu_maskh(x) ({ __CS_ODD(1); __cs_maskh((unsigned int)(x)); })
+#define spu_maskw(x) ({ __CS_ODD(1); __cs_maskw((unsigned int)(x)); })
+/* The OR of the four words, in element 0. */
+#define spu_orx(a)                                                   \
+    ({                                                               \
+        __typeof__(a) __a = (a), __r = {0};                          \
+        __CS_ODD(1);                                                 \
+        __r[0] = __a[0] | __a[1] | __a[2] | __a[3];                  \
+        __r;                                                         \
+    })
+
+/* -- widening and narrowing -------------------------------------------------------------- */
+
+/* Sign-extends the odd (right) half of each element pair; a float vector's even
+ * elements become doubles. */
+#define spu_extend(a)                                                                       \
+    ({                                                                                      \
+        __typeof__(a) __a = (a);                                                            \
+        __typeof__(_Generic((a), vec_char16: (vec_short8){0}, vec_short8: (vec_int4){0},    \
+            vec_int4: (vec_llong2){0}, vec_float4: (vec_double2){0})) __r;                  \
+        const int __odd = !__builtin_types_compatible_p(__typeof__(a), vec_float4);         \
+        __CS_EVEN(1);                                                                       \
+        for (int __i = 0; __i < __CS_N(__r); __i++) __r[__i] = __a[2 * __i + __odd];        \
+        __r;                                                                                \
+    })
+/* Doubles rounded to floats, in elements 0 and 2 (1 and 3 are zero). */
+#define spu_roundtf(a)                                  \
+    ({                                                  \
+        vec_double2 __a = (a);                          \
+        vec_float4 __r = {0};                           \
+        __CS_EVEN(7);                                   \
+        __r[0] = (float)__a[0];                         \
+        __r[2] = (float)__a[1];                         \
+        __r;                                            \
+    })
+
 #endif
