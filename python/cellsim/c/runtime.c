@@ -98,14 +98,17 @@ cellsim_thread *cellsim_thread_new(int kind, void *fn, uint64_t a0, uint64_t a1,
     t->a0 = a0;
     t->a1 = a1;
     t->a2 = a2;
-    t->stack_size = stack_size;
-    t->stack = mmap(0, stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    /* a guard page below the stack: an overflow faults instead of corrupting memory */
+    size_t guard = 4096;
+    t->stack_size = stack_size + guard;
+    t->stack = mmap(0, t->stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
     if (t->stack == MAP_FAILED) {
         free(t);
         return 0;
     }
+    mprotect(t->stack, guard, PROT_NONE);
     getcontext(&t->coro);
-    t->coro.uc_stack.ss_sp = t->stack;
+    t->coro.uc_stack.ss_sp = (char *)t->stack + guard;
     t->coro.uc_stack.ss_size = stack_size;
     t->coro.uc_link = 0;
     makecontext(&t->coro, trampoline, 0);
