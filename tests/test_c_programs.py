@@ -488,3 +488,23 @@ def test_a_deadlocked_app_names_the_c_lines(tmp_path: Path) -> None:
     assert code in (0, None)
     with pytest.raises(DeadlockError, match=r"the C threads' last calls: thread 0 at .*ppu\.c:5"):
         run_app(tmp_path / "app")
+
+
+def test_host_time_scaling_is_off_by_default_and_said_when_on(tmp_path: Path) -> None:
+    (tmp_path / "ppu.c").write_text(
+        "#include <libspe2.h>\n"
+        "volatile unsigned long sink;\n"
+        "int main(void) {\n"
+        "    for (unsigned long i = 0; i < 20000000; i++) sink += i;  /* host work, no annotation */\n"
+        "    spe_cpu_info_get(SPE_COUNT_USABLE_SPES, -1);\n"
+        "    return 0;\n"
+        "}\n"
+    )
+    app = build([tmp_path / "ppu.c"], {}, tmp_path / "app")
+    plain = run_app(app, machine="qs20-1chip")
+    scaled = run_app(app, machine="qs20-1chip", host_time_scale=1.0)
+    assert plain.run.cycles == 0  # C code between calls takes no simulated time
+    assert scaled.run.cycles > 1000  # a few ms of host CPU time, as cycles
+    assert "not deterministic" in scaled.compute_mode and "annotations only" in plain.compute_mode
+    with pytest.raises(UsageError, match="host_time_scale"):
+        run_app(app, host_time_scale=-1)

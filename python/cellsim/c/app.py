@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .._checks import positive
 from ..exceptions import DeadlockError, RunawayError, UsageError
 from ..machine import Machine, RunResult
 from .image import Image, load_image
@@ -240,8 +241,13 @@ def run_app(
     seed: int = 0,
     argv: Sequence[str] = (),
     trace: str | Path | None = None,
+    host_time_scale: float | None = None,
 ) -> ExecResult:
-    """Runs the app's PPU ``main(argc, argv)`` on a new machine to the end."""
+    """Runs the app's PPU ``main(argc, argv)`` on a new machine to the end.
+
+    ``host_time_scale``: charge each C thread's host CPU time between two
+    calls, times this factor, as simulated time (SMPI's host-time scaling;
+    off by default because the run then depends on the host)."""
     from .threads import ComputeMode, env_of, run_ppu_main, where_blocked
 
     app = CApp.load(app_path)
@@ -252,7 +258,8 @@ def run_app(
     m = Machine(machine, seed=seed, trace=trace is not None)
     env = env_of(m)
     env.app = app
-    env.mode = ComputeMode(app.count_intrinsics)
+    scale = None if host_time_scale is None else positive(host_time_scale, "host_time_scale")
+    env.mode = ComputeMode(app.count_intrinsics, scale)
     ppu = app.ppu
     name = Path(app_path).name
     try:

@@ -77,13 +77,28 @@ def cc_cmd(
 @click.option("--machine", default="qs20", show_default=True, help="Machine name or TOML file.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed of the run.")
 @click.option("--trace", type=click.Path(dir_okay=False), help="Write a Chrome/Perfetto trace here.")
+@click.option(
+    "--host-time-scale",
+    type=float,
+    metavar="F",
+    help="Charge the C code's host CPU time between calls, times F, as simulated time "
+    "(off by default: not deterministic).",
+)
 @click.option("--quiet", is_flag=True, help="No run summary on stderr.")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def exec_cmd(app: str, machine: str, seed: int, trace: str | None, quiet: bool, args: tuple[str, ...]) -> int:
+def exec_cmd(
+    app: str,
+    machine: str,
+    seed: int,
+    trace: str | None,
+    host_time_scale: float | None,
+    quiet: bool,
+    args: tuple[str, ...],
+) -> int:
     """Run a C app built by `cellsim cc` on a simulated machine: its PPU main(argc, argv)
     with ARGS (after --), to the end. The exit status is main's."""
     argv = list(args[1:] if args[:1] == ("--",) else args)
-    r = run_app(app, machine=machine, seed=seed, argv=argv, trace=trace)
+    r = run_app(app, machine=machine, seed=seed, argv=argv, trace=trace, host_time_scale=host_time_scale)
     if not quiet:
         run = r.run
         click.echo(

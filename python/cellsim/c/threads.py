@@ -12,6 +12,7 @@ C thread stays suspended on its own stack.
 from __future__ import annotations
 
 import ctypes
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -37,11 +38,19 @@ class ComputeMode:
     """How a run charges the C code's own work (see docs/c-programs.md)."""
 
     count_intrinsics: bool = False
+    host_time_scale: float | None = None
+    """Charge each C thread's host CPU time between calls, times this, as
+    simulated time (off by default: it makes runs depend on the host)."""
 
     def describe(self) -> str:
+        parts = ["spu_compute() annotations"]
         if self.count_intrinsics:
-            return "spu_compute() annotations + intrinsic costs (--count-intrinsics)"
-        return "spu_compute() annotations only (C code between calls takes no simulated time)"
+            parts.append("intrinsic costs (--count-intrinsics)")
+        if self.host_time_scale:
+            parts.append(f"host CPU time x {self.host_time_scale:g} (--host-time-scale: not deterministic)")
+        if len(parts) == 1:
+            return "spu_compute() annotations only (C code between calls takes no simulated time)"
+        return " + ".join(parts)
 
 
 @dataclass
@@ -180,17 +189,26 @@ class CThread:
             self.image.set_data(t, home)
         resume = self.image.lib.cellsim_thread_resume
         calls, tid = self.env.calls, self.program.tid
+        scale = self.env.mode.host_time_scale
+        cycles_per_host_ns = (scale or 0.0) * self.program.machine.core_hz / 1e9
+        host_ns = 0
         try:
             while True:
                 if self.list_patches:
                     self._enter()
-                op = resume(t)
+                if scale:
+                    t0 = time.thread_time_ns()
+                    op = resume(t)
+                    host_ns = time.thread_time_ns() - t0
+                else:
+                    op = resume(t)
                 if self.list_patches:
                     self._leave()
                 w = words.tolist()
                 calls[tid] = (w[_FILE], w[_LINE])
-                if w[_EVEN] or w[_ODD]:
-                    self._charge(max(w[_EVEN], w[_ODD]))
+                work = max(w[_EVEN], w[_ODD]) + round(host_ns * cycles_per_host_ns)
+                if work:
+                    self._charge(work)
                 if op <= rq.EXIT:
                     return int(hdr.result)
                 try:
