@@ -178,52 +178,57 @@ class CThread:
     # -- the loop ------------------------------------------------------------------------
 
     def run(self) -> int:
+        """Runs the C thread to its end (in simulated time); returns its exit value."""
         if self.kind == KIND_SPU_MAIN:
             self._setup_spu()
         t = self.image.new_thread(self.kind, self.fn, *self.args)
-        hdr = ThreadHeader.from_address(t)
         # the header as 64-bit words, read in one go per request
         words = np.frombuffer(memoryview((ctypes.c_uint64 * _HEADER_WORDS).from_address(t)), dtype=np.uint64)
         home = self._home()
         if home:
             self.image.set_data(t, home)
-        resume = self.image.lib.cellsim_thread_resume
-        calls, tid = self.env.calls, self.program.tid
-        scale = self.env.mode.host_time_scale
-        cycles_per_host_ns = (scale or 0.0) * self.program.machine.core_hz / 1e9
-        host_ns = 0
         try:
             while True:
-                if self.list_patches:
-                    self._enter()
-                if scale:
-                    t0 = time.thread_time_ns()
-                    op = resume(t)
-                    host_ns = time.thread_time_ns() - t0
-                else:
-                    op = resume(t)
-                if self.list_patches:
-                    self._leave()
-                w = words.tolist()
-                calls[tid] = (w[_FILE], w[_LINE])
-                work = max(w[_EVEN], w[_ODD]) + round(host_ns * cycles_per_host_ns)
-                if work:
-                    self._charge(work)
+                op, w = self._step(t, words)
                 if op <= rq.EXIT:
-                    return int(hdr.result)
-                try:
-                    handler = _HANDLERS.get(op)
-                    if handler is None or handler.spu != (self.kind == KIND_SPU_MAIN):
-                        self._misuse(op, handler)
-                    words[_REPLY] = int(handler.fn(self, w)) & U64  # type: ignore[union-attr]
-                except CellsimError as e:
-                    if hdr.file:
-                        where = f"{hdr.file.decode()}:{hdr.line}"
-                        e.args = (f"{e.args[0] if e.args else ''} (in C at {where})", *e.args[1:])
-                        e.c_location = where  # type: ignore[attr-defined]
-                    raise
+                    return int(ThreadHeader.from_address(t).result)
+                words[_REPLY] = self._answer(op, w, t)
         finally:
             self.image.free_thread(t)
+
+    def _step(self, t: int, words: np.ndarray) -> tuple[int, list[int]]:
+        """Resumes the thread to its next request; charges the work it reported."""
+        if self.list_patches:
+            self._enter()
+        scale = self.env.mode.host_time_scale
+        t0 = time.thread_time_ns() if scale else 0
+        op = int(self.image.lib.cellsim_thread_resume(t))
+        host_ns = time.thread_time_ns() - t0 if scale else 0
+        if self.list_patches:
+            self._leave()
+        w: list[int] = words.tolist()
+        self.env.calls[self.program.tid] = (w[_FILE], w[_LINE])
+        work = max(w[_EVEN], w[_ODD])
+        if scale:
+            work += round(host_ns * scale * self.program.machine.core_hz / 1e9)
+        if work:
+            self._charge(work)
+        return op, w
+
+    def _answer(self, op: int, w: list[int], t: int) -> int:
+        """The reply to request ``op``; an error names the C line that made it."""
+        try:
+            handler = _HANDLERS.get(op)
+            if handler is None or handler.spu != (self.kind == KIND_SPU_MAIN):
+                self._misuse(op, handler)
+            return int(handler.fn(self, w)) & U64  # type: ignore[union-attr]
+        except CellsimError as e:
+            hdr = ThreadHeader.from_address(t)
+            if hdr.file:
+                where = f"{hdr.file.decode()}:{hdr.line}"
+                e.args = (f"{e.args[0] if e.args else ''} (in C at {where})", *e.args[1:])
+                e.c_location = where  # type: ignore[attr-defined]
+            raise
 
     def _charge(self, cycles: int) -> None:
         if self.kind == KIND_SPU_MAIN:
