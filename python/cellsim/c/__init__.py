@@ -1,8 +1,11 @@
 """C programs on the Cell SDK's headers: build them with the host C compiler
 and run them on the simulated machine (see docs/c-programs.md).
 
->>> from cellsim.c import build, include_dir            # doctest: +SKIP
->>> build(["main.c"], {"worker": ["worker.c"]}, "app")   # doctest: +SKIP
+``build(ppu_sources, {"NAME": spu_sources}, "app")`` (``cellsim cc``) makes an
+app directory; ``run_app("app")`` (``cellsim exec``) runs its PPU ``main``;
+``Machine.load(spe, CProgram("app", "NAME"))`` runs one of its SPU programs
+from Python, as ``spe_program_load(ctx, CProgram(...))`` does from a Python
+PPE program.
 """
 
 from .app import CApp, ExecResult, build, compiler, include_dir, run_app
