@@ -59,6 +59,10 @@ def test_the_wheel_is_abi3_manylinux_with_its_license_and_data(wheel: Path) -> N
         "cellsim/cellsim.mplstyle",
         "cellsim/py.typed",
         "cellsim/data/published.toml",
+        # C programs: the SDK headers and the C runtime `cellsim cc` compiles in
+        "cellsim/include/spu_mfcio.h",
+        "cellsim/include/libspe2.h",
+        "cellsim/c/runtime.c",
     ):
         assert data in names, data
     assert "Requires-Python: >=3.11" in meta and "Provides-Extra: report" in meta

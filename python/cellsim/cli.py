@@ -5,6 +5,8 @@
     cellsim run dma-latency [--machine M] [--seed N] [--json PATH|-] [--plot PATH] [--csv PATH] [--python]
     cellsim reproduce [--out DIR] [--machine M] [--seed N] [--python]
     cellsim plan-buffers --c-inner NS --c-outer NS --bytes-per-iter B --budget BYTES [--machine M] [--json]
+    cellsim cc PPU.c --spu NAME=SPU.c -o APP     (C programs on the SDK headers)
+    cellsim exec APP [--machine M] [--seed N] [--trace T] [-- ARGS]
     cellsim machines
     cellsim machine show NAME
     cellsim errors
@@ -39,6 +41,7 @@ import cellsim
 
 from ._outputs import check_output, check_plot, require_report
 from .buffering.cli import plan_buffers
+from .c.cli import cc_cmd, exec_cmd
 from .exceptions import CellsimError, ConfigError, UsageError
 from .experiments import Experiment, Option, all_experiments
 from .limits import COUNT, SEED, command_limits, limit_params
@@ -446,6 +449,8 @@ for _exp in all_experiments():
 cli.add_command(plan_buffers)
 cli.add_command(map_cmd)
 cli.add_command(mpirun_cmd)
+cli.add_command(cc_cmd)
+cli.add_command(exec_cmd)
 
 
 @cli.command()

@@ -1,0 +1,276 @@
+"""C apps: building them with the host C compiler (``cellsim cc``) and running
+them on a simulated machine (``cellsim exec``).
+
+An app is a directory: ``cellsim-app.json`` (what it holds), ``ppu.so`` (the
+PPU program, if any) and one ``spu-NAME.so`` per SPU program. Each is a shared
+object of host code built against cellsim's headers (:func:`include_dir`) and
+its C runtime; the SPU programs are named as ``spe_image_open("NAME")`` and
+``extern spe_program_handle_t NAME;`` find them.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .._checks import positive
+from ..exceptions import DeadlockError, RunawayError, UsageError
+from ..machine import Machine, RunResult
+from .image import Image, load_image
+
+MANIFEST = "cellsim-app.json"
+_HERE = Path(__file__).resolve().parent
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+# The host calls a program's image must not make on the host: exit ends the
+# simulated program; a PPU program's heap and threads are the simulated machine's.
+_SPU_WRAPS = ["exit"]
+_PPU_WRAPS = [
+    "exit",
+    "malloc",
+    "free",
+    "calloc",
+    "realloc",
+    "posix_memalign",
+    "memalign",
+    "aligned_alloc",
+    "pthread_create",
+    "pthread_join",
+    "pthread_mutex_lock",
+]
+
+
+def include_dir() -> Path:
+    """The directory of cellsim's SDK headers (``spu_mfcio.h``, ``libspe2.h``...)."""
+    return _HERE.parent / "include"
+
+
+def compiler() -> str:
+    """The host C compiler: ``$CC``, else ``cc``, else ``gcc``."""
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        raise UsageError("no C compiler found: install gcc or clang, or set CC")
+    return cc
+
+
+@dataclass
+class CApp:
+    """A built app, loaded: its PPU image and SPU images by name."""
+
+    path: Path
+    ppu: Image | None
+    spu: dict[str, Image] = field(default_factory=dict)
+    count_intrinsics: bool = False
+
+    @classmethod
+    def load(cls, path: str | Path) -> CApp:
+        path = Path(path)
+        manifest = path / MANIFEST
+        if not manifest.is_file():
+            raise UsageError(f"{path} is not an app built by `cellsim cc` (no {MANIFEST} in it)")
+        data = json.loads(manifest.read_text())
+        ppu = load_image(path / data["ppu"], "ppu") if data.get("ppu") else None
+        spu = {name: load_image(path / f, name) for name, f in data["spu"].items()}
+        return cls(path, ppu, spu, bool(data.get("count_intrinsics", False)))
+
+
+def load_spu(path: str | Path, name: str | None) -> Image:
+    """SPU image ``name`` of app ``path``, or the image file ``path`` itself."""
+    p = Path(path)
+    if p.is_dir():
+        app = CApp.load(p)
+        if name is None and len(app.spu) == 1:
+            name = next(iter(app.spu))
+        if name not in app.spu:
+            raise UsageError(f"{p} has no SPU program {name!r} (it has: {', '.join(sorted(app.spu))})")
+        return app.spu[name]
+    if not p.is_file():
+        raise UsageError(f"no C program at {p}")
+    return load_image(p, name or p.stem)
+
+
+# -- building ---------------------------------------------------------------------------
+
+
+def _flags(side: str, count_intrinsics: bool, wraps: Sequence[str]) -> list[str]:
+    flags = [
+        "-shared",
+        "-fPIC",
+        "-g",
+        "-O2",
+        "-std=gnu11",
+        "-Wno-main",
+        f"-D__{side}__",
+        "-I",
+        str(include_dir()),
+        # the writable data after RELRO is exactly .data and .bss (see image.py)
+        "-Wl,-z,now",
+        "-Wl,-z,relro",
+        # the image's own symbols bind inside it, never to the host process's
+        "-Wl,-Bsymbolic",
+        "-Wl," + ",".join(f"--wrap={w}" for w in wraps),
+    ]
+    if count_intrinsics:
+        flags.append("-DCELLSIM_COUNT_INTRINSICS")
+    return flags
+
+
+_VECTOR = re.compile(r"\bvector\s+(?:(unsigned|signed)\s+)?(char|short|int|long\s+long|float|double)\b")
+_VEC_NAMES = {
+    ("unsigned", "char"): "vec_uchar16",
+    ("signed", "char"): "vec_char16",
+    ("", "char"): "vec_char16",
+    ("unsigned", "short"): "vec_ushort8",
+    ("signed", "short"): "vec_short8",
+    ("", "short"): "vec_short8",
+    ("unsigned", "int"): "vec_uint4",
+    ("signed", "int"): "vec_int4",
+    ("", "int"): "vec_int4",
+    ("unsigned", "long long"): "vec_ullong2",
+    ("signed", "long long"): "vec_llong2",
+    ("", "long long"): "vec_llong2",
+    ("", "float"): "vec_float4",
+    ("", "double"): "vec_double2",
+}
+
+
+def _vector_keyword(src: Path, tmp: Path) -> Path:
+    """The source with the SPU language's ``vector T`` types spelled as the
+    ``vec_*`` typedefs (the host compiler has no ``vector`` keyword); a
+    ``#line`` keeps errors and debug info on the original file and lines."""
+    text = src.read_text()
+    if not _VECTOR.search(text):
+        return src
+
+    def name(m: re.Match[str]) -> str:
+        base = " ".join(m.group(2).split())
+        return _VEC_NAMES.get((m.group(1) or "", base), m.group(0))
+
+    out = tmp / f"{src.stem}.vec{src.suffix}"
+    out.write_text(f'#line 1 "{src}"\n' + _VECTOR.sub(name, text))
+    return out
+
+
+def _compile(cmd: list[str]) -> None:
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise UsageError(f"the C compiler failed ({' '.join(cmd[:1])}):\n{proc.stderr.strip()}")
+
+
+def build(
+    ppu_sources: Sequence[str | Path],
+    spu_programs: Mapping[str, Sequence[str | Path]],
+    out: str | Path,
+    *,
+    count_intrinsics: bool = False,
+    cflags: Sequence[str] = (),
+) -> Path:
+    """Builds an app into directory ``out``: the PPU program from
+    ``ppu_sources`` (may be empty for SPU-only apps) and SPU program NAME from
+    ``spu_programs[NAME]``. Returns ``out``."""
+    out = Path(out)
+    if out.exists() and not (out / MANIFEST).exists() and any(out.iterdir()):
+        raise UsageError(f"-o {out}: exists and is not an app built by `cellsim cc`; pick a new name")
+    if not ppu_sources and not spu_programs:
+        raise UsageError("nothing to build: give PPU sources and/or --spu NAME=file.c")
+    for name in spu_programs:
+        if not _NAME.match(name):
+            raise UsageError(f"--spu {name!r}: an SPU program's name must be a C identifier")
+    for src in [*ppu_sources, *(s for v in spu_programs.values() for s in v)]:
+        if not Path(src).is_file():
+            raise UsageError(f"no source file {src}")
+    out.mkdir(parents=True, exist_ok=True)
+    cc = compiler()
+    runtime = [str(_HERE / "runtime.c")]
+    manifest: dict[str, object] = {"format": 1, "ppu": None, "spu": {}, "count_intrinsics": count_intrinsics}
+    spus: dict[str, str] = {}
+    with tempfile.TemporaryDirectory() as tmpdir:
+        tmp = Path(tmpdir)
+        for name, sources in spu_programs.items():
+            srcs = [str(_vector_keyword(Path(s).resolve(), tmp)) for s in sources]
+            target = out / f"spu-{name}.so"
+            flags = _flags("SPU", count_intrinsics, _SPU_WRAPS)
+            _compile(
+                [cc, *flags, *cflags, *srcs, *runtime, str(_HERE / "spu_runtime.c"), "-o", str(target), "-lm"]
+            )
+            spus[name] = target.name
+        if ppu_sources:
+            handles = tmp / "handles.c"
+            handles.write_text(
+                '#include "libspe2.h"\n'
+                + "".join(
+                    f'spe_program_handle_t {n} = {{sizeof(spe_program_handle_t), 0, 0, "{n}"}};\n'
+                    for n in spu_programs
+                )
+            )
+            srcs = [str(Path(s).resolve()) for s in ppu_sources]
+            target = out / "ppu.so"
+            flags = _flags("PPU", count_intrinsics, _PPU_WRAPS)
+            ppu_runtime = [*runtime, str(_HERE / "ppu_runtime.c"), str(handles)]
+            _compile([cc, *flags, *cflags, *srcs, *ppu_runtime, "-o", str(target), "-lpthread", "-lm"])
+            manifest["ppu"] = target.name
+    manifest["spu"] = spus
+    (out / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
+    return out
+
+
+# -- running ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    """How ``cellsim exec`` ended: the PPU ``main``'s exit status and the run."""
+
+    exit_code: int
+    run: RunResult
+    compute_mode: str
+
+
+def run_app(
+    app_path: str | Path,
+    *,
+    machine: str = "qs20",
+    seed: int = 0,
+    argv: Sequence[str] = (),
+    trace: str | Path | None = None,
+    host_time_scale: float | None = None,
+) -> ExecResult:
+    """Runs the app's PPU ``main(argc, argv)`` on a new machine to the end.
+
+    ``host_time_scale``: charge each C thread's host CPU time between two
+    calls, times this factor, as simulated time (SMPI's host-time scaling;
+    off by default because the run then depends on the host)."""
+    from .threads import ComputeMode, env_of, run_ppu_main, where_blocked
+
+    app = CApp.load(app_path)
+    if app.ppu is None:
+        raise UsageError(
+            f"{app_path} has no PPU program: load its SPU programs with Machine.load(spe, CProgram(...))"
+        )
+    m = Machine(machine, seed=seed, trace=trace is not None)
+    env = env_of(m)
+    env.app = app
+    scale = None if host_time_scale is None else positive(host_time_scale, "host_time_scale")
+    env.mode = ComputeMode(app.count_intrinsics, scale)
+    ppu = app.ppu
+    name = Path(app_path).name
+    try:
+        result = m.run(lambda: run_ppu_main(env, ppu, [name, *argv]))
+    except (DeadlockError, RunawayError) as e:
+        where = where_blocked(env)
+        if where and e.args:
+            e.args = (f"{e.args[0]} (the C threads' last calls: {where})", *e.args[1:])
+        raise
+    finally:
+        ctypes.CDLL(None).fflush(None)  # the C program's stdout before anything cellsim prints
+    if trace is not None:
+        m.write_trace(trace)
+    return ExecResult(int(result.value or 0) & 0xFF, result, env.mode.describe())

@@ -1,0 +1,109 @@
+"""``cellsim cc`` and ``cellsim exec``: build a C app and run it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..exceptions import UsageError
+from .app import build, include_dir, run_app
+
+
+def _spu_option(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for v in value:
+        name, sep, path = v.partition("=")
+        if not sep or not name or not path:
+            raise click.BadParameter(f"{v!r} is not NAME=file.c")
+        out.setdefault(name, []).append(path)
+    return out
+
+
+@click.command("cc", context_settings={"ignore_unknown_options": True})
+@click.argument("sources", nargs=-1, type=click.Path(dir_okay=False))
+@click.option(
+    "--spu",
+    "spus",
+    multiple=True,
+    callback=_spu_option,
+    metavar="NAME=FILE.c",
+    help="An SPU program NAME (spe_image_open(NAME), extern spe_program_handle_t NAME); "
+    "repeat for more files or programs.",
+)
+@click.option("-o", "output", type=click.Path(file_okay=False), help="The app directory to write.")
+@click.option(
+    "--count-intrinsics",
+    is_flag=True,
+    help="Charge each SPU intrinsic its issue cost in simulated time (see docs/c-programs.md).",
+)
+@click.option("--cflag", "cflags", multiple=True, metavar="FLAG", help="An extra flag for the C compiler.")
+@click.option(
+    "--include-dir",
+    "show_include",
+    is_flag=True,
+    help="Print the directory of cellsim's SDK headers and exit.",
+)
+def cc_cmd(
+    sources: tuple[str, ...],
+    spus: dict[str, list[str]],
+    output: str | None,
+    count_intrinsics: bool,
+    cflags: tuple[str, ...],
+    show_include: bool,
+) -> None:
+    """Build a C program written on the Cell SDK's headers into an app for `cellsim exec`.
+
+    SOURCES are the PPU program's files (main(argc, argv)); each --spu NAME=FILE.c adds an
+    SPU program (main(speid, argp, envp)). The host C compiler ($CC, cc or gcc) builds them
+    (with -g -O2); other compiler flags among the sources (-O0, -DNAME, -Idir...) go to it too.
+
+        cellsim cc ppu.c --spu worker=spu.c -o app && cellsim exec app
+    """
+    if show_include:
+        click.echo(str(include_dir()))
+        return
+    if output is None:
+        raise UsageError("cellsim cc: give the app's directory with -o APP")
+    extra = [s for s in sources if s.startswith("-")]
+    sources = tuple(s for s in sources if not s.startswith("-"))
+    app = build(list(sources), spus, output, count_intrinsics=count_intrinsics, cflags=[*cflags, *extra])
+    names = ", ".join(sorted(spus)) or "none"
+    click.echo(f"built {app}: PPU program {'yes' if sources else 'none'}, SPU programs: {names}", err=True)
+
+
+@click.command("exec", context_settings={"ignore_unknown_options": True})
+@click.argument("app", type=click.Path(file_okay=False))
+@click.option("--machine", default="qs20", show_default=True, help="Machine name or TOML file.")
+@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the run.")
+@click.option("--trace", type=click.Path(dir_okay=False), help="Write a Chrome/Perfetto trace here.")
+@click.option(
+    "--host-time-scale",
+    type=float,
+    metavar="F",
+    help="Charge the C code's host CPU time between calls, times F, as simulated time "
+    "(off by default: not deterministic).",
+)
+@click.option("--quiet", is_flag=True, help="No run summary on stderr.")
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def exec_cmd(
+    app: str,
+    machine: str,
+    seed: int,
+    trace: str | None,
+    host_time_scale: float | None,
+    quiet: bool,
+    args: tuple[str, ...],
+) -> int:
+    """Run a C app built by `cellsim cc` on a simulated machine: its PPU main(argc, argv)
+    with ARGS (after --), to the end. The exit status is main's."""
+    argv = list(args[1:] if args[:1] == ("--",) else args)
+    r = run_app(app, machine=machine, seed=seed, argv=argv, trace=trace, host_time_scale=host_time_scale)
+    if not quiet:
+        run = r.run
+        click.echo(
+            f"cellsim exec: {Path(app).name} on {machine} (seed {seed}): main returned {r.exit_code} "
+            f"at cycle {run.cycles:,} ({run.ns / 1000:.1f} us simulated); compute time: {r.compute_mode}",
+            err=True,
+        )
+    return r.exit_code

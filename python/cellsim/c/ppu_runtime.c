@@ -1,0 +1,242 @@
+/* The PPE side of cellsim's C runtime: libspe2, and the host calls a PPU program
+ * makes that must go to the simulated machine (memory allocation, pthreads, exit).
+ * The image is linked with --wrap for malloc & co. and the pthread calls, so the
+ * program's own calls come here while the C library keeps its own. Written for cellsim. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CELLSIM_RUNTIME /* the functions themselves, not libspe2.h's call-site macros */
+#include "cellsim_rt.h"
+#include "libspe2.h"
+
+int cellsim_in_thread(void);
+
+/* A request from the call site libspe2.h's macros recorded (then forgotten). */
+static uint64_t rq_at(int op, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5) {
+    const char *file = cellsim_at_file;
+    int line = cellsim_at_line;
+    cellsim_at_file = 0;
+    return cellsim_request(op, a0, a1, a2, a3, a4, a5, file, line);
+}
+
+#define RQ(op, a0, a1, a2, a3, a4, a5) \
+    rq_at((op), (uint64_t)(a0), (uint64_t)(a1), (uint64_t)(a2), (uint64_t)(a3), (uint64_t)(a4), (uint64_t)(a5))
+
+/* -- libspe2 ----------------------------------------------------------------------- */
+
+spe_context_ptr_t spe_context_create(unsigned int flags, spe_gang_context_ptr_t gang) {
+    (void)gang;
+    struct spe_context *ctx = calloc(1, sizeof *ctx);
+    if (!ctx)
+        return 0;
+    ctx->spe = (int)RQ(CELLSIM_RQ_CTX_CREATE, flags, 0, 0, 0, 0, 0);
+    ctx->flags = flags;
+    return ctx;
+}
+
+int spe_context_destroy(spe_context_ptr_t spe) {
+    RQ(CELLSIM_RQ_CTX_DESTROY, spe->spe, 0, 0, 0, 0, 0);
+    free(spe);
+    return 0;
+}
+
+spe_gang_context_ptr_t spe_gang_context_create(unsigned int flags) {
+    struct spe_gang_context *g = calloc(1, sizeof *g);
+    if (g)
+        g->flags = flags;
+    return g;
+}
+
+int spe_gang_context_destroy(spe_gang_context_ptr_t gang) {
+    free(gang);
+    return 0;
+}
+
+spe_program_handle_t *spe_image_open(const char *filename) {
+    spe_program_handle_t *h = calloc(1, sizeof *h);
+    if (!h)
+        return 0;
+    const char *base = strrchr(filename, '/');
+    base = base ? base + 1 : filename;
+    h->handle_size = sizeof *h;
+    strncpy(h->name, base, sizeof h->name - 1);
+    return h;
+}
+
+int spe_image_close(spe_program_handle_t *program) {
+    free(program);
+    return 0;
+}
+
+int spe_program_load(spe_context_ptr_t spe, spe_program_handle_t *program) {
+    RQ(CELLSIM_RQ_PROGRAM_LOAD, spe->spe, program->name, 0, 0, 0, 0);
+    spe->program = program;
+    return 0;
+}
+
+int spe_context_run(spe_context_ptr_t spe, unsigned int *entry, unsigned int runflags, void *argp,
+                    void *envp, spe_stop_info_t *stopinfo) {
+    (void)runflags;
+    int code = (int)RQ(CELLSIM_RQ_CTX_RUN, spe->spe, argp, envp, 0, 0, 0);
+    if (entry)
+        *entry = SPE_DEFAULT_ENTRY;
+    if (stopinfo) {
+        memset(stopinfo, 0, sizeof *stopinfo);
+        stopinfo->stop_reason = SPE_EXIT;
+        stopinfo->result.spe_exit_code = code;
+    }
+    return 0;
+}
+
+int spe_in_mbox_write(spe_context_ptr_t spe, unsigned int *mbox_data, int count, unsigned int behavior) {
+    return (int)RQ(CELLSIM_RQ_IN_MBOX_WRITE, spe->spe, mbox_data, count, behavior, 0, 0);
+}
+
+int spe_in_mbox_status(spe_context_ptr_t spe) { return (int)RQ(CELLSIM_RQ_MBOX_STATUS, spe->spe, 0, 0, 0, 0, 0); }
+int spe_out_mbox_status(spe_context_ptr_t spe) { return (int)RQ(CELLSIM_RQ_MBOX_STATUS, spe->spe, 1, 0, 0, 0, 0); }
+int spe_out_intr_mbox_status(spe_context_ptr_t spe) {
+    return (int)RQ(CELLSIM_RQ_MBOX_STATUS, spe->spe, 2, 0, 0, 0, 0);
+}
+
+int spe_out_mbox_read(spe_context_ptr_t spe, unsigned int *mbox_data, int count) {
+    return (int)RQ(CELLSIM_RQ_OUT_MBOX_READ, spe->spe, mbox_data, count, 0, SPE_MBOX_ANY_NONBLOCKING, 0);
+}
+
+int spe_out_intr_mbox_read(spe_context_ptr_t spe, unsigned int *mbox_data, int count,
+                           unsigned int behavior) {
+    return (int)RQ(CELLSIM_RQ_OUT_MBOX_READ, spe->spe, mbox_data, count, 1, behavior, 0);
+}
+
+int spe_signal_write(spe_context_ptr_t spe, unsigned int signal_reg, unsigned int data) {
+    RQ(CELLSIM_RQ_SIGNAL_WRITE, spe->spe, signal_reg, data, 0, 0, 0);
+    return 0;
+}
+
+void *spe_ls_area_get(spe_context_ptr_t spe) { return (void *)RQ(CELLSIM_RQ_LS_AREA, spe->spe, 0, 0, 0, 0, 0); }
+size_t spe_ls_size_get(spe_context_ptr_t spe) {
+    (void)spe;
+    return 256 * 1024;
+}
+void *spe_ps_area_get(spe_context_ptr_t spe, int area) {
+    return (void *)RQ(CELLSIM_RQ_PS_AREA, spe->spe, area, 0, 0, 0, 0);
+}
+
+int spe_mfcio_get(spe_context_ptr_t spe, unsigned int lsa, void *ea, unsigned int size, unsigned int tag,
+                  unsigned int tid, unsigned int rid) {
+    (void)tid, (void)rid;
+    RQ(CELLSIM_RQ_MFCIO, spe->spe, 0x40, lsa, ea, size, tag);
+    return 0;
+}
+
+int spe_mfcio_put(spe_context_ptr_t spe, unsigned int lsa, void *ea, unsigned int size, unsigned int tag,
+                  unsigned int tid, unsigned int rid) {
+    (void)tid, (void)rid;
+    RQ(CELLSIM_RQ_MFCIO, spe->spe, 0x20, lsa, ea, size, tag);
+    return 0;
+}
+
+int spe_mfcio_tag_status_read(spe_context_ptr_t spe, unsigned int mask, unsigned int behavior,
+                              unsigned int *tag_status) {
+    *tag_status = (unsigned int)RQ(CELLSIM_RQ_MFCIO_STATUS, spe->spe, mask, behavior, 0, 0, 0);
+    return 0;
+}
+
+int spe_cpu_info_get(int info_requested, int cpu_node) {
+    (void)cpu_node;
+    uint64_t spes = RQ(CELLSIM_RQ_SPE_COUNT, 0, 0, 0, 0, 0, 0);
+    return info_requested == SPE_COUNT_PHYSICAL_CPU_NODES ? 1 : (int)spes;
+}
+
+/* -- memory: the program's heap is simulated main memory ------------------------------ */
+
+void *__real_malloc(size_t);
+void __real_free(void *);
+void *__real_calloc(size_t, size_t);
+void *__real_realloc(void *, size_t);
+
+static uintptr_t memory_lo, memory_hi;
+
+void cellsim_set_memory(uintptr_t lo, uintptr_t hi) {
+    memory_lo = lo;
+    memory_hi = hi;
+}
+
+static int simulated(const void *p) { return (uintptr_t)p >= memory_lo && (uintptr_t)p < memory_hi; }
+
+/* A block: the size in the 8 bytes before the pointer, the pointer aligned. */
+static void *sim_alloc(size_t size, size_t align) {
+    if (align < 16)
+        align = 16;
+    uint64_t p = RQ(CELLSIM_RQ_ALLOC, size + align, align, 0, 0, 0, 0);
+    if (!p)
+        return 0;
+    char *user = (char *)(uintptr_t)p + align;
+    ((uint64_t *)user)[-1] = size;
+    return user;
+}
+
+void *__wrap_malloc(size_t size) { return cellsim_in_thread() ? sim_alloc(size, 16) : __real_malloc(size); }
+
+void *__wrap_calloc(size_t n, size_t size) {
+    if (!cellsim_in_thread())
+        return __real_calloc(n, size);
+    return sim_alloc(n * size, 16); /* simulated memory starts zero-filled */
+}
+
+void __wrap_free(void *p) {
+    if (p && !simulated(p))
+        __real_free(p);
+}
+
+void *__wrap_realloc(void *p, size_t size) {
+    if (p && !simulated(p))
+        return __real_realloc(p, size);
+    if (!cellsim_in_thread())
+        return __real_realloc(p, size);
+    void *q = sim_alloc(size, 16);
+    if (p && q) {
+        size_t old = ((uint64_t *)p)[-1];
+        memcpy(q, p, old < size ? old : size);
+    }
+    return q;
+}
+
+int __wrap_posix_memalign(void **out, size_t align, size_t size) {
+    *out = sim_alloc(size, align);
+    return *out ? 0 : ENOMEM;
+}
+
+void *__wrap_memalign(size_t align, size_t size) { return sim_alloc(size, align); }
+void *__wrap_aligned_alloc(size_t align, size_t size) { return sim_alloc(size, align); }
+
+/* libmisc's malloc_align(size, log2_align). */
+void *malloc_align(size_t size, unsigned int log2_align) { return sim_alloc(size, (size_t)1 << log2_align); }
+void free_align(void *p) { (void)p; }
+
+/* -- pthreads: simulated PPE threads --------------------------------------------------- */
+
+int __wrap_pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *), void *arg) {
+    (void)attr;
+    *thread = (pthread_t)RQ(CELLSIM_RQ_THREAD_CREATE, fn, arg, 0, 0, 0, 0);
+    return 0;
+}
+
+int __wrap_pthread_join(pthread_t thread, void **ret) {
+    uint64_t v = RQ(CELLSIM_RQ_THREAD_JOIN, thread, 0, 0, 0, 0, 0);
+    if (ret)
+        *ret = (void *)(uintptr_t)v;
+    return 0;
+}
+
+int __real_pthread_mutex_lock(pthread_mutex_t *);
+/* All simulated threads share one host thread: a held mutex is waited for in
+ * simulated time (a short spin), never by blocking the host. */
+int __wrap_pthread_mutex_lock(pthread_mutex_t *m) {
+    while (pthread_mutex_trylock(m) == EBUSY)
+        RQ(CELLSIM_RQ_PPE_COMPUTE, 100, 0, 0, 0, 0, 0);
+    return 0;
+}
