@@ -7,14 +7,20 @@
 PY ?= python3
 FUZZ_EXAMPLES ?= 20000
 
-.PHONY: install test test-rust test-python lint reproduce bench fmt fuzz wheel docs
+.PHONY: check-cc install test test-rust test-python lint reproduce bench fmt fuzz wheel docs
 
 install:
 	@# a build from before the abi3 wheels left a version-tagged module that Python would load first
 	rm -f python/cellsim/_engine.cpython-*.so
 	$(PY) -m pip install -q -e '.[test,dask]'
 
-test: install lint test-rust test-python
+test: check-cc install lint test-rust test-python
+
+# C programs (cellsim cc, tests/test_c_programs.py) need a host C compiler: say so once, loudly,
+# rather than let their tests fail one by one (Debian: apt-get install gcc)
+check-cc:
+	@command -v "$${CC:-cc}" >/dev/null || command -v gcc >/dev/null || \
+	  { echo "error: no C compiler (cc or gcc, or \$$CC): cellsim cc and its tests need one; apt-get install gcc" >&2; exit 1; }
 
 test-rust:
 	cargo test -p cellsim-engine -p cellsim-programs
