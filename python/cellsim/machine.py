@@ -380,8 +380,7 @@ class Machine:
 
         spe, delay = _spe(spe), integer(delay, "delay")
         if isinstance(program, Kernel):
-            params = [(k, float(v)) for k, v in program.params.items()]
-            return int(self._engine.spawn_kernel_after(spe, program.name, params, delay))
+            return int(self._engine.spawn_program(spe, program.description(), delay))
         if not callable(program):
             raise UsageError(f"program must be a function or a Kernel, not {type(program).__name__}")
         argp, envp = integer(argp, "argp"), integer(envp, "envp")
@@ -437,12 +436,10 @@ class Machine:
         view = self._engine.memory(0, int(self.info["memory_bytes"]))
         return int(np.frombuffer(memoryview(view), dtype=np.uint8).ctypes.data)
 
-    def load_kernel(self, spe: int, name: str, **params: float) -> int:
+    def load_kernel(self, spe: int, name: str, **params: Any) -> int:
         """Loads native (Rust) kernel ``name`` on logical SPE ``spe``; see
         :mod:`cellsim.kernels`. Returns its thread id."""
-        return int(
-            self._engine.spawn_kernel(_spe(spe), str(name), [(k, float(v)) for k, v in params.items()])
-        )
+        return int(self._engine.spawn_program(_spe(spe), {"kind": str(name), **params}))
 
     def run(
         self,

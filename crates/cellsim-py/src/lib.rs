@@ -28,9 +28,6 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(machine::ls_ea, m)?)?;
     m.add_function(wrap_pyfunction!(machine::ps_ea, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    let mut kernels = cellsim_programs::kernels::NAMES.to_vec();
-    kernels.extend_from_slice(cellsim_programs::bandwidth::NAMES);
-    kernels.extend_from_slice(cellsim_programs::messaging::NAMES);
-    m.add("KERNELS", kernels)?;
+    m.add("KERNELS", cellsim_programs::program::KINDS.to_vec())?;
     Ok(())
 }

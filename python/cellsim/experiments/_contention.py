@@ -92,7 +92,7 @@ class Load:
 
     spe: int
     kernel: str
-    params: Mapping[str, int]
+    params: Mapping[str, Any]
     nbytes: int
 
 

@@ -54,7 +54,6 @@ DMA = 16384
 LATENCY_DMAS = 64
 """Blocking 128-byte gets whose mean is the latency."""
 
-_OPCODE = {"get": 0, "put": 1, "copy": 2}
 _PAGE = 65536
 
 FIELDS = (
@@ -89,7 +88,7 @@ def _memory(machine: str, seed: int, op: str, x: int, where: str, total: int, na
     def setup(m: Machine) -> list[Load]:
         loads = []
         for s in range(x):
-            params = {"op": _OPCODE[op], "span": total, "total": total, "size": DMA}
+            params = {"op": op, "span": total, "total": total, "size": DMA}
             if op in ("get", "copy"):
                 params["get_ea"] = int(m.alloc(total, _PAGE, node=node))
             if op in ("put", "copy"):
@@ -106,7 +105,7 @@ def _spe(machine: str, seed: int, where: str, total: int, native: bool) -> dict[
     partner = 1 if where == "local" else 9
     ls = Machine.ls_ea(partner)
     params = {
-        "op": 2,
+        "op": "copy",
         "get_ea": ls + LS_GET,
         "put_ea": ls + LS_PUT,
         "span": LS_SPAN,
@@ -125,7 +124,7 @@ def _latency(machine: str, seed: int, target: str, where: str, native: bool) -> 
             ea = int(m.alloc(4096, 128, node=0 if where == "local" else 1))
         else:
             ea = Machine.ls_ea(1 if where == "local" else 9) + LS_GET
-        params = {"put": 0, "ea": ea, "size": 128, "batch": 1, "count": LATENCY_DMAS}
+        params = {"put": False, "ea": ea, "size": 128, "batch": 1, "count": LATENCY_DMAS}
         return [Load(0, "dma_bench", params, LATENCY_DMAS * 128)]
 
     res = run_kernels(machine, seed, [], native=native, setup=setup, overrides=_both_chips(machine))

@@ -50,7 +50,6 @@ DEFAULT_PPE_KB = 256
 FIRST_MB = 2
 """MB per SPE and direction tried first; doubled until the SPEs outlast the window."""
 MAX_MB = 32
-_OPCODE = {"get": 0, "put": 1, "copy": 2}
 _PAGE = 64 << 10
 _DELAY = 20_000  # cycles (about 10 us on blade21) before the PPE starts
 FIELDS = (
@@ -93,7 +92,7 @@ def _window(
     total = mb * MB
     programs = []
     for _ in range(spes):
-        params: dict[str, Any] = {"op": _OPCODE[spe_op], "span": total, "total": total, "size": 16384}
+        params: dict[str, Any] = {"op": spe_op, "span": total, "total": total, "size": 16384}
         if spe_op in ("get", "copy"):
             params["get_ea"] = int(m.alloc(total, _PAGE))
         if spe_op in ("put", "copy"):

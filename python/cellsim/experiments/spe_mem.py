@@ -56,7 +56,6 @@ SPES: tuple[int, ...] = (1, 2, 4, 8)
 DEFAULT_MB = 32
 """MB moved per SPE and direction by default: the paper's 32 MB."""
 
-_OPCODE = {"get": 0, "put": 1, "copy": 2}
 _PAGE = 64 << 10
 
 FIELDS = (
@@ -119,7 +118,7 @@ def run(
         def setup(m: Machine, op: str = op, x: int = x, size: int = size, span: int = span) -> list[Load]:
             loads = []
             for s in range(x):
-                params = {"op": _OPCODE[op], "span": span, "total": total, "size": size}
+                params = {"op": op, "span": span, "total": total, "size": size}
                 if op in ("get", "copy"):
                     params["get_ea"] = int(m.alloc(span, _PAGE))
                 if op in ("put", "copy"):

@@ -72,14 +72,14 @@ def pair_load(
     bytes each way, as elements or as 16 KB DMA lists."""
     ls = Machine.ls_ea(passive)
     params = {
-        "op": 2,
+        "op": "copy",
         "get_ea": ls + LS_GET,
         "put_ea": ls + LS_PUT,
         "span": LS_SPAN,
         "total": total,
         "size": size,
         "wait_every": wait_every,
-        "list": int(lists),
+        "list": lists,
     }
     return Load(active, "region", params, 2 * total)
 

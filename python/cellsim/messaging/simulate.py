@@ -339,15 +339,15 @@ def simulate(
             tids.append(m.start_spe(mapping[t], program, argp=st.argp, envp=st.envp[t], delay=delay))
     noise_seed, hv_seed = (int(x) for x in rng.integers(1, 2**31, size=2))
     if variation.os_noise_ns > 0:
-        params: dict[str, float] = {
-            "done_ea": int(st.done),
-            "tasks": k,
-            "nspes": k,
-            "interval": _ns_cycles(variation.os_noise_ns, hz),
-            "seed": noise_seed,
-        }
-        params.update({f"spe{i}": mapping[i] for i in range(k)})
-        m.start_spe(0, Kernel("os_noise", **params))
+        noise = Kernel(
+            "os_noise",
+            done_ea=int(st.done),
+            tasks=k,
+            spes=[int(s) for s in mapping[:k]],
+            interval=_ns_cycles(variation.os_noise_ns, hz),
+            seed=noise_seed,
+        )
+        m.start_spe(0, noise)
     if hv_spe is not None:
         scratch = m.alloc(hv_bytes, 128)
         m.start_spe(
