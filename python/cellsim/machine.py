@@ -45,8 +45,8 @@ if TYPE_CHECKING:
 
 __all__ = ["EaBuffer", "LsBuffer", "Machine", "ProgramResult", "RunResult"]
 
-_FINISHED = -1
-_FAILED = -2
+_Next = int | _engine.RunEnd
+"""Who runs after a call: a program's thread id, or how the run ended."""
 _PUMP_EVERY = 4096
 """Program switches between two writes of a streamed trace."""
 
@@ -184,12 +184,12 @@ class Program(greenlet):
         """The current cycle (for errors raised before a call reaches the engine)."""
         return int(self.engine.now)
 
-    def call(self, method: Callable[..., tuple[int, int]], *args: Any) -> int:
+    def call(self, method: Callable[..., tuple[_Next, int]], *args: Any) -> int:
         """Submits one call and blocks (in simulated time) until it is done."""
         nxt, reply = method(self.tid, *args)
         if nxt == self.tid:
             return reply
-        if nxt >= 0:
+        if not isinstance(nxt, _engine.RunEnd):
             return self.machine._programs[nxt].switch(reply)
         driver = self.machine._driver
         assert driver is not None, "a program runs only inside Machine.run"
@@ -482,10 +482,9 @@ class Machine:
         pumped = 0
         try:
             while True:
-                if nxt == _FINISHED:
-                    break
-                if nxt == _FAILED:
-                    self._engine.take_error()
+                if isinstance(nxt, _engine.RunEnd):
+                    if nxt == _engine.RunEnd.Failed:
+                        self._engine.take_error()  # raises why
                     break
                 pumped += 1
                 if self._trace_writer is not None and pumped % _PUMP_EVERY == 0:

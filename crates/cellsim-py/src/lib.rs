@@ -22,6 +22,7 @@ use pyo3::prelude::*;
 fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<machine::PyEngine>()?;
     m.add_class::<buffer::StorageView>()?;
+    m.add_class::<machine::RunEnd>()?;
     m.add_function(wrap_pyfunction!(machine::machine_names, m)?)?;
     m.add_function(wrap_pyfunction!(machine::machine_toml, m)?)?;
     m.add_function(wrap_pyfunction!(machine::error_catalogue, m)?)?;
