@@ -40,7 +40,18 @@ from .. import published as pub
 from ..machine import Machine
 from . import Experiment, Option, Table
 from ._common import ProgressFn, check_choices, figure_legend
-from ._contention import LS_GET, LS_PUT, LS_SPAN, MB, Load, check_positive, check_spes, rows_for, run_kernels
+from ._contention import (
+    LS_GET,
+    MB,
+    Load,
+    check_positive,
+    check_spes,
+    memory_load,
+    memory_region,
+    pair_load,
+    rows_for,
+    run_kernels,
+)
 
 __all__ = ["EXPERIMENT", "FIELDS", "PATHS", "compare", "plot", "run", "tables"]
 
@@ -54,7 +65,6 @@ DMA = 16384
 LATENCY_DMAS = 64
 """Blocking 128-byte gets whose mean is the latency."""
 
-_PAGE = 65536
 
 FIELDS = (
     "machine",
@@ -86,15 +96,10 @@ def _memory(machine: str, seed: int, op: str, x: int, where: str, total: int, na
     node = 0 if where == "local" else 1
 
     def setup(m: Machine) -> list[Load]:
-        loads = []
-        for s in range(x):
-            params = {"op": op, "span": total, "total": total, "size": DMA}
-            if op in ("get", "copy"):
-                params["get_ea"] = int(m.alloc(total, _PAGE, node=node))
-            if op in ("put", "copy"):
-                params["put_ea"] = int(m.alloc(total, _PAGE, node=node))
-            loads.append(Load(s, "region", params, (2 if op == "copy" else 1) * total))
-        return loads
+        return [
+            memory_load(s, memory_region(m, op, span=total, total=total, size=DMA, node=node))
+            for s in range(x)
+        ]
 
     res = run_kernels(machine, seed, [], native=native, setup=setup, overrides=_both_chips(machine))
     dirs = 2 if op == "copy" else 1
@@ -103,17 +108,12 @@ def _memory(machine: str, seed: int, op: str, x: int, where: str, total: int, na
 
 def _spe(machine: str, seed: int, where: str, total: int, native: bool) -> dict[str, Any]:
     partner = 1 if where == "local" else 9
-    ls = Machine.ls_ea(partner)
-    params = {
-        "op": "copy",
-        "get_ea": ls + LS_GET,
-        "put_ea": ls + LS_PUT,
-        "span": LS_SPAN,
-        "total": total,
-        "size": DMA,
-    }
     res = run_kernels(
-        machine, seed, [Load(0, "region", params, 2 * total)], native=native, overrides=_both_chips(machine)
+        machine,
+        seed,
+        [pair_load(0, partner, size=DMA, total=total)],
+        native=native,
+        overrides=_both_chips(machine),
     )
     return _record(res, "spe", where, "get+put", 1, res.aggregate_gbs, res.aggregate_gbs / 2)
 
