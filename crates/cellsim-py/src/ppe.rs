@@ -2,7 +2,7 @@
 //! caches, atomics (lwarx/stwcx), mailbox and signal registers of the SPEs,
 //! and proxy DMA commands.
 
-use crate::machine::PyEngine;
+use crate::machine::{PyEngine, Resumed};
 use crate::spu::{loop_op, tag_update};
 use cellsim_engine::mailbox::Outbound;
 use cellsim_engine::program::PpeLoop;
@@ -18,12 +18,12 @@ impl PyEngine {
     }
 
     /// Waits for thread `other` to finish; the reply is its exit value.
-    fn join(&mut self, py: Python<'_>, tid: usize, other: usize) -> PyResult<(i64, u64)> {
+    fn join(&mut self, py: Python<'_>, tid: usize, other: usize) -> PyResult<Resumed> {
         self.step(py, tid, Request::Join(other))
     }
 
     /// PPE load of `size` bytes at `ea`.
-    fn ppe_load(&mut self, py: Python<'_>, tid: usize, ea: u64, size: u8) -> PyResult<(i64, u64)> {
+    fn ppe_load(&mut self, py: Python<'_>, tid: usize, ea: u64, size: u8) -> PyResult<Resumed> {
         self.step(py, tid, Request::PpeLoad { ea, size })
     }
 
@@ -35,7 +35,7 @@ impl PyEngine {
         ea: u64,
         size: u8,
         value: u64,
-    ) -> PyResult<(i64, u64)> {
+    ) -> PyResult<Resumed> {
         self.step(py, tid, Request::PpeStore { ea, size, value })
     }
 
@@ -56,7 +56,7 @@ impl PyEngine {
         threads: u8,
         dependent: bool,
         fill: u8,
-    ) -> PyResult<(i64, u64)> {
+    ) -> PyResult<Resumed> {
         let op = loop_op(op)?;
         self.step(
             py,
@@ -97,7 +97,7 @@ impl PyEngine {
     }
 
     /// PPE lwarx/ldarx.
-    fn ppe_lwarx(&mut self, py: Python<'_>, tid: usize, ea: u64, size: u8) -> PyResult<(i64, u64)> {
+    fn ppe_lwarx(&mut self, py: Python<'_>, tid: usize, ea: u64, size: u8) -> PyResult<Resumed> {
         self.step(py, tid, Request::PpeLwarx { ea, size })
     }
 
@@ -109,7 +109,7 @@ impl PyEngine {
         ea: u64,
         size: u8,
         value: u64,
-    ) -> PyResult<(i64, u64)> {
+    ) -> PyResult<Resumed> {
         self.step(py, tid, Request::PpeStwcx { ea, size, value })
     }
 
@@ -121,7 +121,7 @@ impl PyEngine {
         spe: u32,
         intr: bool,
         wait: bool,
-    ) -> PyResult<(i64, u64)> {
+    ) -> PyResult<Resumed> {
         let which = if intr {
             Outbound::Interrupt
         } else {
@@ -138,12 +138,12 @@ impl PyEngine {
         spe: u32,
         value: u32,
         wait: bool,
-    ) -> PyResult<(i64, u64)> {
+    ) -> PyResult<Resumed> {
         self.step(py, tid, Request::PpeWriteMbox { spe, value, wait })
     }
 
     /// PPE read of an SPE's SPU_Mbox_Stat.
-    fn ppe_mbox_status(&mut self, py: Python<'_>, tid: usize, spe: u32) -> PyResult<(i64, u64)> {
+    fn ppe_mbox_status(&mut self, py: Python<'_>, tid: usize, spe: u32) -> PyResult<Resumed> {
         self.step(py, tid, Request::PpeMboxStatus { spe })
     }
 
@@ -155,7 +155,7 @@ impl PyEngine {
         spe: u32,
         which: u8,
         value: u32,
-    ) -> PyResult<(i64, u64)> {
+    ) -> PyResult<Resumed> {
         self.step(py, tid, Request::PpeSignal { spe, which, value })
     }
 
@@ -171,7 +171,7 @@ impl PyEngine {
         ea: u64,
         size: u32,
         tag: u32,
-    ) -> PyResult<(i64, u64)> {
+    ) -> PyResult<Resumed> {
         let op = crate::spu::opcode(py, self.m.now(), opcode)?;
         self.step(
             py,
@@ -198,7 +198,7 @@ impl PyEngine {
         spe: u32,
         mask: u32,
         mode: u32,
-    ) -> PyResult<(i64, u64)> {
+    ) -> PyResult<Resumed> {
         let mode = tag_update(mode)?;
         self.step(py, tid, Request::ProxyTagStatus { spe, mask, mode })
     }
