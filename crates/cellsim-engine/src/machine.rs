@@ -848,6 +848,11 @@ impl Machine {
     pub fn advance(&mut self) -> Result<Step, SimError> {
         loop {
             while let Some(tid) = self.ready.pop_front() {
+                if let Some(req) = self.scripted(tid) {
+                    // Part of a steady state: the loop's position is in its shape.
+                    self.submit_request(tid, req)?;
+                    continue;
+                }
                 self.ff.disturbed = true;
                 if self.threads[tid].is_native() {
                     self.poll_native(tid)?;

@@ -21,6 +21,7 @@ use crate::mfc::command::MfcCommand;
 use crate::mfc::list::{check_element, ListElement};
 use crate::mfc::tags::TagUpdate;
 use crate::program::{Channel, Port, ProgramFuture, Request};
+use crate::script::Script;
 use crate::time::{later, overflow_message, Cycle};
 use crate::topology::Ramp;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -133,6 +134,8 @@ pub(crate) struct Thread {
     pub(crate) deferred_load: Option<(Ramp, Space, u8)>,
     /// Its last call and the poll it repeats, for the livelock report.
     pub(crate) calls: LastCalls,
+    /// A command loop it declared: the engine issues its commands.
+    pub(crate) script: Option<Script>,
 }
 
 impl Thread {
@@ -158,6 +161,7 @@ impl Thread {
             stores_in_flight: 0,
             deferred_load: None,
             calls: LastCalls::default(),
+            script: None,
         }
     }
 
@@ -229,7 +233,12 @@ impl Machine {
             }
             Ok(Poll::Ready(code)) => Request::Exit(code),
             Ok(Poll::Pending) => match port.request.take() {
-                Some(req) => req,
+                Some(req) => {
+                    if let Some(script) = port.script.take() {
+                        self.threads[tid].script = (script.left > 0).then_some(script);
+                    }
+                    req
+                }
                 None => {
                     let th = &self.threads[tid];
                     let side = if th.spe.is_some() { "an SPU" } else { "a PPE" };
@@ -241,6 +250,20 @@ impl Machine {
             },
         };
         self.submit_request(tid, req)
+    }
+
+    /// The next command of the loop `tid` declared, if it is in one: the
+    /// request its program would make now.
+    #[inline]
+    pub(super) fn scripted(&mut self, tid: ThreadId) -> Option<Request> {
+        let th = &mut self.threads[tid];
+        let script = th.script.as_mut()?;
+        let cmd = script.take().expect("a script in a thread has commands left");
+        if script.left == 0 {
+            th.script = None;
+        }
+        th.take_reply();
+        Some(Request::Mfc(cmd))
     }
 
     /// Handles a thread's request at the current cycle.
