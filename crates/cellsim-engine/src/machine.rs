@@ -996,8 +996,8 @@ impl Machine {
     }
 
     fn handle(&mut self, e: Event) {
-        if self.ff.enabled {
-            self.ff.event(&e);
+        if self.ff.enabled && !self.in_shape(&e) {
+            self.ff.disturbed = true;
         }
         match e {
             Event::Wake(tid) => self.ready.push_back(tid),

@@ -14,7 +14,15 @@ fn main() {
             size: 16384,
             pairs: std::env::args().nth(1).map_or(2000, |a| a.parse().unwrap()),
         };
-        m.spawn_native(s, 0, 0, move |spu| stream(spu, p)).unwrap();
+        // `speed PAIRS x MODE stagger`: SPE s starts s * 1000 cycles late
+        // (as `spe_context_run` starts contexts one after the other).
+        let delay = if std::env::args().nth(4).is_some_and(|a| a == "stagger") {
+            s as u64 * 1000
+        } else {
+            0
+        };
+        m.spawn_native_after(s, 0, 0, delay, move |spu| stream(spu, p))
+            .unwrap();
     }
     let t0 = Instant::now();
     let s = m.run().unwrap();
