@@ -37,8 +37,15 @@ use crate::time::Cycle;
 
 /// Commands between two looks at the state, at first.
 const FIRST_SPACING: u64 = 16;
-/// Looks get rarer while nothing repeats, down to one per this many commands.
-const MAX_SPACING: u64 = 1024;
+/// Looks get rarer while nothing repeats, down to one per this many commands
+/// (a look costs a few tens of thousands of instructions, about ten
+/// transfers: one per 2^14 commands costs under 0.1%).
+const MAX_SPACING: u64 = 1 << 14;
+/// Looks at most this many commands apart record the byte moves from the
+/// start; further apart, only after a first repeat.
+const RECORD_SPACING: u64 = 64;
+/// The spacing a new state starts with grows up to this many commands.
+const MAX_FLOOR: u64 = 1024;
 /// Looks without a repeat before looks get rarer.
 const MISSES: u32 = 2;
 /// Looks remembered (their shapes' hashes) to find periods longer than the
@@ -95,6 +102,10 @@ pub struct FastForwardStats {
 /// needs to check and scale a repeat.
 struct Armed {
     words: Vec<u64>,
+    /// The byte moves since are logged.
+    recorded: bool,
+    /// Commands accepted then.
+    commands: u64,
     at: Cycle,
     /// Requests alive at arming, by name, with their addresses.
     ops: Vec<(OpId, u32, Space)>,
@@ -298,7 +309,7 @@ impl Machine {
             if ff.jumped {
                 ff.floor = (ff.floor / 2).max(FIRST_SPACING);
             } else if ff.looked {
-                ff.floor = (ff.floor * 2).min(MAX_SPACING);
+                ff.floor = (ff.floor * 2).min(MAX_FLOOR);
             }
             (ff.looked, ff.jumped) = (false, false);
             ff.disarm();
@@ -313,16 +324,34 @@ impl Machine {
         };
         shape.finish();
         self.ff.looked = true;
+        // Short periods are recorded from the first look (a state's first
+        // windows are short); once looks have backed off, recording (which
+        // costs on every transfer) waits for a first repeat.
+        let mut record = self.ff.spacing <= RECORD_SPACING;
         if let Some(armed) = self.ff.armed.take() {
+            if shape.words == armed.words && !armed.recorded {
+                // A repeat: record the next period (recording costs, so it
+                // waits for a first repeat).
+                self.arm(shape, true);
+                self.ff.next_look = commands + (commands - armed.commands);
+                return;
+            }
             if !self.ff.tainted && shape.words == armed.words {
+                let issued = self.ff.stats.commands;
                 let jumped = self.jump(&armed, &shape, boundary, limit);
                 self.ff.disarm();
                 if jumped {
-                    // The next look starts a new recording at the new time.
+                    // The next look starts a new state at the new time.
                     let ff = &mut self.ff;
                     ff.jumped = true;
                     ff.spacing = ff.floor;
                     ff.misses = 0;
+                    if ff.stats.commands > issued {
+                        // The looks remembered are whole periods behind
+                        // along the state's orbit: a distance to them is
+                        // no longer one period.
+                        ff.history.clear();
+                    }
                     return;
                 }
             } else {
@@ -348,13 +377,14 @@ impl Machine {
             let period = commands - then;
             if period > ff.spacing {
                 ff.next_look = commands + period;
+                record = true;
             }
         }
         if ff.history.len() == HISTORY {
             ff.history.clear();
         }
         ff.history.insert(h, commands);
-        self.arm(shape);
+        self.arm(shape, record);
     }
 
     /// The state's shape and the first event outside it, if the state is one
@@ -490,7 +520,9 @@ impl Machine {
         }
     }
 
-    fn arm(&mut self, shape: Shape) {
+    /// Takes `shape` as the state a period may start from; `record`: logs
+    /// the byte moves from here (a jump needs them).
+    fn arm(&mut self, shape: Shape, record: bool) {
         let ops = shape
             .ops
             .iter()
@@ -511,9 +543,11 @@ impl Machine {
         ff.log.clear();
         ff.tainted = false;
         ff.disturbed = false;
-        ff.recording = true;
+        ff.recording = record;
         let armed = Armed {
             words: shape.words,
+            recorded: record,
+            commands: self.commands(),
             at: self.now,
             ops,
             dones: self.progress(),

@@ -80,8 +80,11 @@ impl Tlb {
     pub(crate) fn shape(&self, s: &mut crate::steady::Shape) {
         for set in self.entries.chunks(self.ways) {
             for w in set {
-                let rank = set.iter().filter(|o| o.1 < w.1).count() as u64;
                 s.raw(w.0);
+                if w.1 == 0 {
+                    continue; // never used (all alike)
+                }
+                let rank = set.iter().filter(|o| o.1 < w.1).count() as u64;
                 s.raw(rank);
                 s.time(w.2);
             }

@@ -536,8 +536,10 @@ fn staggered_declared_streams_jump_over_retirements() {
         let preset = ["qs20-1chip", "qs20"][seed as usize % 2];
         let (reference, fast, ff) = run_declared(preset, seed * 104_729, true);
         assert_eq!(reference, fast, "seed {seed} on {preset}");
-        eprintln!("{ff:?}");
         jumped += (ff.commands > 0) as u32;
     }
-    assert!(jumped >= 2, "only {jumped} of 4 workloads jumped over new commands");
+    assert!(
+        jumped >= 2,
+        "only {jumped} of 4 workloads jumped over new commands"
+    );
 }
