@@ -463,10 +463,19 @@ def spu_write_decrementer(value: int) -> None:
     p.call(p.engine.write_decrementer, word(value, "spu_write_decrementer: value"))
 
 
-def compute(cycles: int) -> None:
-    """Spends ``cycles`` SPU cycles computing (the program's own work)."""
+def compute(cycles: int, ls_accesses: int = 0) -> None:
+    """Spends ``cycles`` SPU cycles computing (the program's own work).
+
+    ``ls_accesses`` of those cycles load or store in the local store: DMA
+    takes the local store's one port first, so the DMA lines that land or
+    leave meanwhile delay the computation by the share of cycles it wanted
+    the port (docs/model.md, "The local store's port")."""
     p = _program("compute")
-    p.call(p.engine.compute, integer(cycles, "compute: cycles"))
+    n = integer(cycles, "compute: cycles")
+    if ls_accesses:
+        p.call(p.engine.compute, n, integer(ls_accesses, "compute: ls_accesses"))
+    else:
+        p.call(p.engine.compute, n)
 
 
 def ls_access_loop(

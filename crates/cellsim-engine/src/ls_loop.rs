@@ -55,6 +55,44 @@ pub struct LsLoop {
     last_load: Cycle,
 }
 
+/// A computation that shares its SPE's local-store port with DMA.
+///
+/// The program says how many cycles it computes and how many of them use the
+/// port; the SPU spreads those accesses evenly, so each cycle DMA holds the
+/// port delays it with the probability `accesses / cycles`. The delays are
+/// added as a fraction carried from one span to the next (deterministic, no
+/// draw), and the added cycles are themselves a span DMA may take the port in.
+#[derive(Debug, Clone, Copy)]
+pub struct PortShare {
+    /// Its physical SPE.
+    pub spe: u8,
+    /// Start of the span not yet charged.
+    pub from: Cycle,
+    accesses: u64,
+    cycles: Cycle,
+    carry: u64,
+}
+
+impl PortShare {
+    /// A computation of `cycles` cycles with `accesses` port uses, from `now`.
+    pub fn new(spe: u8, cycles: Cycle, accesses: u64, now: Cycle) -> PortShare {
+        PortShare {
+            spe,
+            from: now,
+            accesses: accesses.min(cycles),
+            cycles,
+            carry: 0,
+        }
+    }
+
+    /// The cycles by which `busy` cycles of DMA on the port delay it.
+    pub fn stall(&mut self, busy: u64) -> Cycle {
+        let n = busy as u128 * self.accesses as u128 + self.carry as u128;
+        self.carry = (n % self.cycles as u128) as u64;
+        (n / self.cycles as u128) as Cycle
+    }
+}
+
 /// What [`LsLoop::run`] got to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LsProgress {

@@ -223,6 +223,8 @@ pub struct Machine {
     pub(crate) ppu: Ppu,
     /// SPU loops over their local stores.
     pub(crate) ls_loops: Vec<LsLoop>,
+    /// Threads computing while sharing their local-store port with DMA.
+    pub(crate) ls_computes: usize,
     /// Timing of SPU local-store accesses.
     pub(crate) ls_params: LsParams,
     /// When the cores' phase must run next.
@@ -340,6 +342,7 @@ impl Machine {
             dma_latencies: None,
             ppu: Ppu::new(cfg.ppu()),
             ls_loops: Vec::new(),
+            ls_computes: 0,
             ls_params: LsParams {
                 load_latency: cfg.spu.ls_load_latency_cycles,
                 narrow_load: cfg.spu.ls_narrow_load_slots,
@@ -1000,7 +1003,11 @@ impl Machine {
             self.ff.disturbed = true;
         }
         match e {
-            Event::Wake(tid) => self.ready.push_back(tid),
+            Event::Wake(tid) => {
+                if self.port_share_ends(tid) {
+                    self.ready.push_back(tid)
+                }
+            }
             Event::Enqueue(tid) => self.enqueue(tid),
             Event::Dmac(p) => self.dmac(p),
             Event::Snoop(op) => self.snoop(op),

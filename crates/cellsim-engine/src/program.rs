@@ -164,6 +164,15 @@ pub struct LsAccessLoop {
 pub enum Request {
     /// Run for this many cycles (the program's own computation).
     Compute(Cycle),
+    /// Run for `cycles` cycles that make `accesses` loads and stores to the
+    /// local store: DMA takes the port first, so its traffic meanwhile
+    /// delays them (see [`crate::ls_loop::PortShare`]).
+    ComputeLs {
+        /// Cycles of the computation alone.
+        cycles: Cycle,
+        /// Its local-store accesses (port uses).
+        accesses: u64,
+    },
     /// Issue an MFC command (channel writes, then the command enters the queue).
     Mfc(MfcCommand),
     /// `mfc_write_tag_mask`.
@@ -285,6 +294,9 @@ impl Request {
     pub fn describe(&self, tag_mask: u32) -> String {
         match self {
             Request::Compute(c) => format!("compute({c})"),
+            Request::ComputeLs { cycles, accesses } => {
+                format!("compute({cycles}, ls_accesses={accesses})")
+            }
             Request::Mfc(c) => c.to_string(),
             Request::WriteTagMask(m) => format!("mfc_write_tag_mask(0x{m:x})"),
             Request::ReadTagMask => "mfc_read_tag_mask()".into(),
@@ -532,6 +544,11 @@ impl Spu {
     /// Spends `cycles` SPU cycles computing.
     pub async fn compute(&self, cycles: Cycle) {
         self.call(Request::Compute(cycles)).await;
+    }
+    /// Spends `cycles` SPU cycles computing, with `accesses` loads and
+    /// stores to the local store among them, which DMA traffic delays.
+    pub async fn compute_ls(&self, cycles: Cycle, accesses: u64) {
+        self.call(Request::ComputeLs { cycles, accesses }).await;
     }
     /// `mfc_getl(ls, ea, list, list_size, tag)`: a DMA list into the local store.
     pub async fn mfc_getl(&self, lsa: u32, ea: u64, list: u32, list_size: u32, tag: u32) {

@@ -199,6 +199,20 @@ fn block_cycles(p: &KBufferedLoop, m: u32) -> u64 {
     (p.c_inner * m as f64 + p.c_outer + 0.5).floor() as u64
 }
 
+/// The local-store port uses of a block of `m` elements: one per element of
+/// each input (a quadword load) and two per element of each output (a
+/// narrower store reads, merges and writes its quadword), as the SPU's
+/// local-store loops count them (`cellsim_engine::ls_loop`). The Python twin
+/// counts the same.
+fn block_ls_accesses(p: &KBufferedLoop, m: u32) -> u64 {
+    let per_element = p.ins.len() as u64
+        + p.outs
+            .iter()
+            .map(|o| if o.size < 16 { 2 } else { 1 })
+            .sum::<u64>();
+    per_element * m as u64
+}
+
 /// `size` bytes between `ls` and `ea`, at most 16 KB per DMA, tagged `tag`.
 async fn dma(spu: &Spu, put: bool, ls: u32, ea: u64, size: u32, tag: u32) {
     let mut off = 0;
@@ -285,7 +299,7 @@ pub async fn k_buffered_loop(spu: Spu, p: KBufferedLoop) -> u32 {
         let m = bf.min(n - j * bf);
         let cycles = block_cycles(&p, m);
         if cycles > 0 {
-            spu.compute(cycles).await;
+            spu.compute_ls(cycles, block_ls_accesses(&p, m)).await;
         }
         // for (i = 0; i < m; i++) tB[o][t][i] = A_1[i] + ... + A_m[i] + o
         let acc = &mut acc[..m as usize];

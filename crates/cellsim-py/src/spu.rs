@@ -108,9 +108,25 @@ impl PyEngine {
         self.step(py, tid, Request::ChannelCount(c))
     }
 
-    /// Spends `cycles` cycles computing.
-    fn compute(&mut self, py: Python<'_>, tid: usize, cycles: u64) -> PyResult<Resumed> {
-        self.step(py, tid, Request::Compute(cycles))
+    /// Spends `cycles` cycles computing, `ls_accesses` of them using the
+    /// local-store port (which DMA takes first).
+    #[pyo3(signature = (tid, cycles, ls_accesses=0))]
+    fn compute(
+        &mut self,
+        py: Python<'_>,
+        tid: usize,
+        cycles: u64,
+        ls_accesses: u64,
+    ) -> PyResult<Resumed> {
+        let req = if ls_accesses == 0 {
+            Request::Compute(cycles)
+        } else {
+            Request::ComputeLs {
+                cycles,
+                accesses: ls_accesses,
+            }
+        };
+        self.step(py, tid, req)
     }
 
     /// `mfc_write_tag_mask`.

@@ -251,7 +251,9 @@ def k_buffered_loop(
         m = min(bf, n - j * bf)
         cycles = _round_cycles(c_inner * m + c_outer)
         if cycles > 0:
-            compute(cycles)  # for (i = 0; i < m; i++) tB[t][i] = f(tA[t][i], ...)
+            # for (i = 0; i < m; i++) tB[t][i] = f(tA[t][i], ...): a quadword load per input
+            # element, a load and a store per (narrower) output element, on the local store's port
+            compute(cycles, ls_accesses=m * (len(ins) + sum(2 if size < 16 else 1 for _, size in outs)))
         acc = np.zeros(m, dtype=np.uint64)
         for s, (_, size) in enumerate(ins):
             acc += tA[s][t].array(_dtype(size))[:m].astype(np.uint64)

@@ -16,11 +16,11 @@ use super::threads::{ThreadId, ThreadState, Wait};
 use super::{Event, Machine};
 use crate::bus::{BusOp, Leg, OpKind, Owner, Space};
 use crate::error::SimError;
-use crate::ls_loop::{LsLoop, LsProgress};
+use crate::ls_loop::{LsLoop, LsProgress, PortShare};
 use crate::memory_map::Target;
 use crate::ppu::{BusReq, Env, LoopOp, Single, StepResult, HW_THREADS};
 use crate::program::{LsAccessLoop, PpeLoop, Request};
-use crate::time::Cycle;
+use crate::time::{later, overflow_message, Cycle};
 
 /// Cycles a posted non-cacheable store (to a local store or a register)
 /// keeps the PPE thread: its issue slot in the load/store unit.
@@ -212,11 +212,69 @@ impl Machine {
         Ok(())
     }
 
+    /// `compute(cycles)` with `accesses` local-store accesses on the SPU of
+    /// `tid`: it ends when its cycles and the port cycles DMA took from it
+    /// are over ([`Machine::port_share_ends`]).
+    pub(super) fn compute_sharing_port(
+        &mut self,
+        tid: ThreadId,
+        cycles: Cycle,
+        accesses: u64,
+    ) -> Result<(), SimError> {
+        let now = self.now;
+        let end = later(now, cycles)
+            .ok_or_else(|| SimError::Usage(overflow_message(&format!("compute({cycles})"), now)))?;
+        let p = self.threads[tid].spe.expect("an SPU thread").physical;
+        self.threads[tid].ls_compute = Some(PortShare::new(p, cycles, accesses, now));
+        self.ls_computes += 1;
+        self.spes[p as usize]
+            .ls_log
+            .get_or_insert_with(Default::default);
+        if self.trace.is_some() {
+            let track = self.thread_track(tid);
+            self.record(track, now, end, || "compute".into());
+        }
+        self.schedule(end, Event::Wake(tid));
+        Ok(())
+    }
+
+    /// The wake-up of `tid` is due: if it computes sharing the local-store
+    /// port, the cycles DMA held the port since the last charge delay it
+    /// (true: it goes on computing), else it runs.
+    pub(super) fn port_share_ends(&mut self, tid: ThreadId) -> bool {
+        let Some(mut share) = self.threads[tid].ls_compute else {
+            return true;
+        };
+        let now = self.now;
+        let p = share.spe as usize;
+        let loops_here = self.ls_loops.iter().any(|l| l.spe == share.spe);
+        let log = self.spes[p].ls_log.get_or_insert_with(Default::default);
+        let busy = log.iter().filter(|&&b| b >= share.from && b < now).count() as u64;
+        if !loops_here {
+            while log.front().is_some_and(|&b| b < now) {
+                log.pop_front();
+            }
+        }
+        let stall = share.stall(busy);
+        if stall > 0 {
+            share.from = now;
+            self.threads[tid].ls_compute = Some(share);
+            self.schedule(now + stall, Event::Wake(tid));
+            return false;
+        }
+        self.threads[tid].ls_compute = None;
+        self.ls_computes -= 1;
+        if !loops_here {
+            self.spes[p].ls_log = None;
+        }
+        true
+    }
+
     /// A DMA bus request reads or writes the local store of SPE `p` now.
     #[inline(always)]
     pub(super) fn ls_touch(&mut self, p: u8) {
-        if self.ls_loops.is_empty() {
-            return; // the common case: no SPU loop is running
+        if self.ls_loops.is_empty() && self.ls_computes == 0 {
+            return; // the common case: no SPU loop or port-sharing compute is running
         }
         if let Some(log) = self.spes[p as usize].ls_log.as_mut() {
             let mut c = self.now;

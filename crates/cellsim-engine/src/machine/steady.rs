@@ -397,6 +397,7 @@ impl Machine {
                 .as_ref()
                 .is_none_or(|b| b.links.iter().all(|l| l.log.is_none()))
             && self.ls_loops.is_empty()
+            && self.ls_computes == 0 // the port's log is not in shapes
             && self.core_wake.is_none()
             && self.synthetic_rate == 0.0
             && self.ready.is_empty()

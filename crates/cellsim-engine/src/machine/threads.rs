@@ -15,6 +15,7 @@ use super::watch::LastCalls;
 use super::{Event, Machine};
 use crate::bus::Space;
 use crate::error::{Blocked, MfcError, MfcErrorKind, SimError};
+use crate::ls_loop::PortShare;
 use crate::mailbox::Outbound;
 use crate::memory_map::{ps, Target};
 use crate::mfc::command::MfcCommand;
@@ -158,6 +159,8 @@ pub(crate) struct Thread {
     pub(crate) calls: LastCalls,
     /// A command loop it declared: the engine issues its commands.
     pub(crate) script: Option<Script>,
+    /// The computation it runs, when that shares the local-store port with DMA.
+    pub(crate) ls_compute: Option<PortShare>,
 }
 
 impl Thread {
@@ -184,6 +187,7 @@ impl Thread {
             deferred_load: None,
             calls: LastCalls::default(),
             script: None,
+            ls_compute: None,
         }
     }
 
@@ -353,7 +357,10 @@ impl Machine {
         th.calls.note(req, now);
         let on_spu = th.spe.is_some();
         match req {
-            Request::Compute(c) => {
+            Request::ComputeLs { cycles, accesses } if on_spu && accesses > 0 && cycles > 0 => {
+                self.compute_sharing_port(tid, cycles, accesses)?
+            }
+            Request::Compute(c) | Request::ComputeLs { cycles: c, .. } => {
                 let end = later(now, c).ok_or_else(|| {
                     SimError::Usage(overflow_message(&format!("compute({c})"), now))
                 })?;

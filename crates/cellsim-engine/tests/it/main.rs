@@ -21,6 +21,7 @@ mod errors;
 mod fast_forward;
 mod hostile;
 mod invariants;
+mod ls_port;
 mod mix;
 mod ordering;
 mod ppe_cache;
