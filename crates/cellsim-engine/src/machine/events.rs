@@ -14,7 +14,9 @@
 //! not lost.
 //!
 //! An SPE's events are tracked from its program's first SPU_WrEventMask to
-//! its end ("armed"): a program that never uses events pays nothing, and
+//! its end ("armed"); what arrived before that write (a message, a signal,
+//! a stalled list, a met tag update) is pending from it, as if tracked
+//! since the program began. A program that never uses events pays nothing, and
 //! while any SPE is armed the exact fast-forward takes no shape (it could
 //! not replay the edges).
 //!
@@ -38,6 +40,10 @@ use crate::program::{
     SPE_EVENT_SPE_STOPPED,
 };
 use crate::time::Cycle;
+
+/// Conditions that hold when a program starts: no edge until they fall and rise again.
+const FREE_FROM_THE_START: u32 =
+    OUT_MBOX_AVAILABLE | OUT_INTR_MBOX_AVAILABLE | COMMAND_QUEUE_AVAILABLE | DECREMENTER;
 
 /// One SPU program's event state.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -74,7 +80,11 @@ impl Machine {
                     self.events.armed += 1;
                     let p = th.spe.expect("SPU thread").physical;
                     self.reservations.take_lost(p);
-                    let levels = self.event_levels(tid);
+                    // What arrived before (a message, a signal, a stall, a met
+                    // update) is pending, as if tracked since the program began;
+                    // a free mailbox or queue and a negative decrementer were so
+                    // from the start and are no event.
+                    let levels = self.event_levels(tid) & FREE_FROM_THE_START;
                     self.threads[tid].events.levels = levels;
                 }
                 self.threads[tid].events.mask = v;
