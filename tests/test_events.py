@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cellsim import Machine, MfcError, UsageError
-from cellsim import spu
+from cellsim import Machine, MfcError, UsageError, spu
 from cellsim.ppe import (
     SPE_EVENT_OUT_INTR_MBOX,
     SPE_EVENT_SPE_STOPPED,
@@ -26,7 +25,6 @@ from cellsim.ppe import (
     spe_program_load,
     spe_signal_write,
 )
-
 
 got: list[object] = []
 

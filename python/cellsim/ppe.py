@@ -329,7 +329,7 @@ def spe_event_wait(handler: SpeEventHandler, max_events: int = 1, timeout: int =
             return []
         raise UsageError("spe_event_wait: nothing registered could ever occur (register events first)")
     got = p.call(p.engine.ppe_event_wait, masks, timeout == -1)
-    out = []
+    out: list[SpeEventUnit] = []
     for spe in sorted(h.units):
         unit = h.units[spe]
         for bit in (SPE_EVENT_OUT_INTR_MBOX, SPE_EVENT_IN_MBOX, SPE_EVENT_SPE_STOPPED):
