@@ -313,6 +313,15 @@ def spe_event_wait(handler: SpeEventHandler, max_events: int = 1, timeout: int =
     reported once per ``spe_context_run``; mailbox events hold while their condition
     does. Costs one MMIO access when an event is already there; an event that comes
     while waiting wakes the thread at once (the OS's interrupt path is not modelled)."""
+    h = _handler("spe_event_wait", handler)
+    return [
+        SpeEventUnit(bit, h.units[spe].spe, h.units[spe].data)
+        for spe, bit in wait_events(h, max_events, timeout)
+    ]
+
+
+def wait_events(handler: SpeEventHandler, max_events: int, timeout: int) -> list[tuple[int, int]]:
+    """``spe_event_wait`` as (logical SPE, ``SPE_EVENT_*`` bit) pairs (for the C runtime)."""
     p = _ppe("spe_event_wait")
     h = _handler("spe_event_wait", handler)
     max_events = integer(max_events, "spe_event_wait: max_events", 1, 1 << 31)
@@ -329,14 +338,13 @@ def spe_event_wait(handler: SpeEventHandler, max_events: int = 1, timeout: int =
             return []
         raise UsageError("spe_event_wait: nothing registered could ever occur (register events first)")
     got = p.call(p.engine.ppe_event_wait, masks, timeout == -1)
-    out: list[SpeEventUnit] = []
+    out: list[tuple[int, int]] = []
     for spe in sorted(h.units):
-        unit = h.units[spe]
         for bit in (SPE_EVENT_OUT_INTR_MBOX, SPE_EVENT_IN_MBOX, SPE_EVENT_SPE_STOPPED):
             if (got >> (4 * spe)) & bit and len(out) < max_events:
                 if bit == SPE_EVENT_SPE_STOPPED:
-                    h.stops_seen[spe] = unit.spe.runs
-                out.append(SpeEventUnit(bit, unit.spe, unit.data))
+                    h.stops_seen[spe] = h.units[spe].spe.runs
+                out.append((spe, bit))
     return out
 
 
