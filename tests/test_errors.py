@@ -135,3 +135,31 @@ def test_bad_placement() -> None:
 def test_memory_exhaustion(m: Machine) -> None:
     with pytest.raises(UsageError, match="main memory exhausted"):
         m.alloc(2**40)
+
+
+@pytest.mark.parametrize(
+    ("params", "rule"),
+    [
+        ({"get_ea": 0, "put_ea": 0, "size": 128}, "missing field `pairs`"),
+        ({"get_ea": 0, "put_ea": 0, "size": 128, "pairs": 1, "burst": 2}, "unknown field `burst`"),
+        ({"get_ea": -1, "put_ea": 0, "size": 128, "pairs": 1}, "integer `-1`, expected u64"),
+        ({"get_ea": 0.5, "put_ea": 0, "size": 128, "pairs": 1}, "floating point `0.5`, expected u64"),
+        ({"get_ea": 0, "put_ea": 0, "size": "big", "pairs": 1}, 'string "big", expected u32'),
+    ],
+)
+def test_a_bad_native_program_names_the_value_and_the_rule(
+    m: Machine, params: dict[str, object], rule: str
+) -> None:
+    with pytest.raises(UsageError, match="bad program") as e:
+        m.load_kernel(0, "stream", **params)
+    assert rule in str(e.value)
+    assert '"kind":"stream"' in str(e.value)
+
+
+def test_a_native_program_of_an_unknown_kind_or_mode(m: Machine) -> None:
+    with pytest.raises(UsageError, match="unknown variant `nope`, expected one of `dma_bench`"):
+        m.load_kernel(0, "nope")
+    with pytest.raises(UsageError, match="unknown variant `both`, expected one of `get`, `put`, `copy`"):
+        m.load_kernel(0, "region", op="both", span=16384, total=16384, size=128)
+    with pytest.raises(UsageError, match="size 100 must divide 16384"):
+        m.load_kernel(0, "region", op="get", span=16384, total=16384, size=100)

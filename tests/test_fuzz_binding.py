@@ -30,6 +30,16 @@ U64 = st.one_of(
 )
 TID = st.one_of(st.integers(0, 4), st.integers(0, 2**20))
 SPE = st.one_of(st.integers(0, 8), st.integers(0, 2**32 - 1))
+PROGRAM = st.builds(
+    lambda kind, params: {"kind": kind, **params},
+    st.sampled_from([*_engine.KERNELS, "nope"]),
+    st.dictionaries(
+        st.sampled_from(["size", "ea", "count", "put", "op", "eas", "spes", "argp", "envp", "n", "k"]),
+        st.one_of(
+            U64, st.booleans(), st.sampled_from(["get", "copy", "x"]), st.lists(U64, max_size=3), st.floats()
+        ),
+    ),
+)
 OPCODES = st.sampled_from([0x20, 0x21, 0x24, 0x40, 0x42, 0x44, 0xA0, 0xB0, 0xB4, 0xC0, 0xCC, 0xD0, 0x99])
 
 CALLS: dict[str, st.SearchStrategy[tuple[Any, ...]]] = {
@@ -41,9 +51,7 @@ CALLS: dict[str, st.SearchStrategy[tuple[Any, ...]]] = {
     "spawn_external": st.tuples(SPE),
     "spawn_external_after": st.tuples(SPE, U64),
     "spawn_ppe": st.tuples(),
-    "spawn_kernel_after": st.tuples(
-        SPE, st.sampled_from([*_engine.KERNELS, "nope"]), st.just([("size", 128.0)]), U64
-    ),
+    "spawn_program": st.tuples(SPE, PROGRAM, U64),
     "start": st.tuples(),
     "mfc": st.tuples(TID, OPCODES, U32, U64, U32, U32, U32),
     "read_channel": st.tuples(TID, st.integers(0, 40)),

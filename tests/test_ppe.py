@@ -127,7 +127,7 @@ def test_a_native_kernel_runs_in_a_context(m: Machine) -> None:
 
     def main() -> int:
         ctx = spe_context_create()
-        spe_program_load(ctx, Kernel("dma_bench", put=0, ea=int(buf), size=128, batch=1, count=4))
+        spe_program_load(ctx, Kernel("dma_bench", put=False, ea=int(buf), size=128, batch=1, count=4))
         return spe_context_run(ctx).exit_code
 
     ticks = m.run(main).value

@@ -27,7 +27,7 @@ def split_top(s, sep=","):
 
 ALIASES = {
     m.group(1): " ".join(m.group(2).split())
-    for m in re.finditer(r"^type (\w+) = (\(.*?\));", src, re.S | re.M)
+    for m in re.finditer(r"^(?:pub(?:\(crate\))? )?type (\w+) = (\(.*?\));", src, re.S | re.M)
 }
 
 
@@ -67,6 +67,8 @@ def py_type(t):
         return "bytes"
     if t == "StorageView":
         return "StorageView"
+    if t == "Next":
+        return "int | RunEnd"
     if t == "Self":
         return "None"
     return "Any"
@@ -134,7 +136,7 @@ lines = [
     "",
     "from typing import Any, Self, final",
     "",
-    '__all__ = ["Engine", "KERNELS", "StorageView", "__version__", "error_catalogue", "ls_ea", "machine_names", "machine_toml", "ps_ea"]',
+    '__all__ = ["Engine", "KERNELS", "RunEnd", "StorageView", "__version__", "error_catalogue", "ls_ea", "machine_names", "machine_toml", "ps_ea"]',
     "KERNELS: list[str]",
     "__version__: str",
     "",
@@ -144,6 +146,12 @@ lines = [
     "    def __len__(self) -> int: ...",
     "    def __buffer__(self, flags: int, /) -> memoryview: ...",
     "    def __release_buffer__(self, view: memoryview, /) -> None: ...",
+    "",
+    "@final",
+    "class RunEnd:",
+    '    """How a run ended, where a step would name the next thread to resume."""',
+    "    Finished: RunEnd",
+    "    Failed: RunEnd",
     "",
     "@final",
     "class Engine:",

@@ -12,7 +12,7 @@ exit value.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
@@ -47,10 +47,12 @@ _MASK64 = (1 << 64) - 1
 
 class Kernel:
     """A native (Rust) SPE program with its parameters, for
-    ``spe_program_load(ctx, Kernel("dma_bench", put=0, ea=..., ...))`` or
-    ``Machine.start_spe``. The names are in ``cellsim._engine.KERNELS``."""
+    ``spe_program_load(ctx, Kernel("dma_bench", put=False, ea=..., ...))`` or
+    ``Machine.start_spe``. The names are in ``cellsim._engine.KERNELS``; the
+    parameters are the keywords of the Python twin, typed as there (the
+    engine checks them: ``cellsim_programs::program::Program``)."""
 
-    def __init__(self, name: str, **params: float) -> None:
+    def __init__(self, name: str, **params: Any) -> None:
         from . import _engine
 
         if name not in _engine.KERNELS:
@@ -59,6 +61,10 @@ class Kernel:
             raise UsageError(f"unknown kernel {name!r}: known kernels are {', '.join(_engine.KERNELS)}")
         self.name = name
         self.params = params
+
+    def description(self) -> dict[str, Any]:
+        """The program as the engine takes it: ``{"kind": name, **params}``."""
+        return {"kind": self.name, **self.params}
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v}" for k, v in self.params.items())
@@ -103,7 +109,7 @@ def region(
     argp: int,
     envp: int,
     *,
-    op: int,
+    op: str,
     span: int,
     total: int,
     size: int,
@@ -116,7 +122,7 @@ def region(
     moves ``total`` bytes in each direction between eight 16 KB local-store
     buffers and a remote region of ``span`` bytes at ``get_ea`` / ``put_ea``
     (memory or another local store), ``size`` bytes per DMA, or DMA lists of
-    16 KB with ``size``-byte elements; ``op`` 0 get, 1 put, 2 get+put pairs;
+    16 KB with ``size``-byte elements; ``op`` "get", "put" or "copy" (get+put pairs);
     waits every ``wait_every`` DMAs (pairs) or only at the end. Returns
     elapsed decrementer ticks."""
     buf = 16384
@@ -128,7 +134,7 @@ def region(
     mfc_write_tag_mask(0xFFFFFFFF)
     spu_write_decrementer(0xFFFFFFFF)
     start = spu_read_decrementer()
-    dirs = (False,) if op == 0 else (True,) if op == 1 else (False, True)
+    dirs = {"get": (False,), "put": (True,), "copy": (False, True)}[op]
     for i in range(steps):
         off = (i * per_cmd) % max(span, per_cmd)
         lsa = bufs + (i % 8) * buf
@@ -152,19 +158,19 @@ def traffic(
     argp: int,
     envp: int,
     *,
-    targets: int,
+    eas: Sequence[int],
     size: int,
     count: int,
     put: bool = False,
     random: bool = False,
     seed: int = 1,
-    **eas: int,
 ) -> int:
     """Seed 000's collective benchmark (twin of ``bandwidth.rs``'s ``traffic``):
-    ``count`` nonblocking DMAs of ``size`` bytes to ``ea0``, or each to a random
-    one of ``ea0`` .. ``ea<targets-1>`` (xorshift64* seeded by ``seed``), one
-    wait at the end. Returns elapsed decrementer ticks."""
-    ea = [int(eas[f"ea{i}"]) for i in range(targets)]
+    ``count`` nonblocking DMAs of ``size`` bytes to ``eas[0]``, or each to a
+    random one of ``eas`` (xorshift64* seeded by ``seed``), one wait at the
+    end. Returns elapsed decrementer ticks."""
+    ea = [int(e) for e in eas]
+    targets = len(ea)
     buf = ls_alloc(max(size, 128), 128)
     x = ((int(seed) * 0x9E3779B97F4A7C15) & _MASK64) | 1
     mfc_write_tag_mask(0xFFFFFFFF)
@@ -185,7 +191,7 @@ def traffic(
 
 def _load(m: Machine, spe: int, native: bool, name: str, fn: Callable[..., int], **params: Any) -> None:
     if native:
-        m.load_kernel(spe, name, **{k: float(v) for k, v in params.items()})
+        m.load_kernel(spe, name, **params)
     else:
         m.load(spe, partial(fn, **params))
 
@@ -204,13 +210,13 @@ def load_stream(
     _load(m, spe, native, "stream", stream, get_ea=get_ea, put_ea=put_ea, size=size, pairs=pairs)
 
 
-def load_region(m: Machine, spe: int, *, native: bool = True, **params: int) -> None:
+def load_region(m: Machine, spe: int, *, native: bool = True, **params: Any) -> None:
     """Loads :func:`region` (native or Python) on logical SPE ``spe``; ``params``
     as :func:`region`'s keywords."""
     _load(m, spe, native, "region", region, **params)
 
 
-def load_traffic(m: Machine, spe: int, *, native: bool = True, **params: int) -> None:
+def load_traffic(m: Machine, spe: int, *, native: bool = True, **params: Any) -> None:
     """Loads :func:`traffic` (native or Python) on logical SPE ``spe``; ``params``
-    as :func:`traffic`'s keywords (``ea0`` ... for the targets)."""
+    as :func:`traffic`'s keywords."""
     _load(m, spe, native, "traffic", traffic, **params)

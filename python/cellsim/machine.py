@@ -45,8 +45,8 @@ if TYPE_CHECKING:
 
 __all__ = ["EaBuffer", "LsBuffer", "Machine", "ProgramResult", "RunResult"]
 
-_FINISHED = -1
-_FAILED = -2
+_Next = int | _engine.RunEnd
+"""Who runs after a call: a program's thread id, or how the run ended."""
 _PUMP_EVERY = 4096
 """Program switches between two writes of a streamed trace."""
 
@@ -186,12 +186,12 @@ class Program(greenlet):
         """The current cycle (for errors raised before a call reaches the engine)."""
         return int(self.engine.now)
 
-    def call(self, method: Callable[..., tuple[int, int]], *args: Any) -> int:
+    def call(self, method: Callable[..., tuple[_Next, int]], *args: Any) -> int:
         """Submits one call and blocks (in simulated time) until it is done."""
         nxt, reply = method(self.tid, *args)
         if nxt == self.tid:
             return reply
-        if nxt >= 0:
+        if not isinstance(nxt, _engine.RunEnd):
             return self.machine._programs[nxt].switch(reply)
         driver = self.machine._driver
         assert driver is not None, "a program runs only inside Machine.run"
@@ -382,8 +382,7 @@ class Machine:
 
         spe, delay = _spe(spe), integer(delay, "delay")
         if isinstance(program, Kernel):
-            params = [(k, float(v)) for k, v in program.params.items()]
-            return int(self._engine.spawn_kernel_after(spe, program.name, params, delay))
+            return int(self._engine.spawn_program(spe, program.description(), delay))
         if not callable(program):
             raise UsageError(f"program must be a function or a Kernel, not {type(program).__name__}")
         argp, envp = integer(argp, "argp"), integer(envp, "envp")
@@ -439,12 +438,10 @@ class Machine:
         view = self._engine.memory(0, int(self.info["memory_bytes"]))
         return int(np.frombuffer(memoryview(view), dtype=np.uint8).ctypes.data)
 
-    def load_kernel(self, spe: int, name: str, **params: float) -> int:
+    def load_kernel(self, spe: int, name: str, **params: Any) -> int:
         """Loads native (Rust) kernel ``name`` on logical SPE ``spe``; see
         :mod:`cellsim.kernels`. Returns its thread id."""
-        return int(
-            self._engine.spawn_kernel(_spe(spe), str(name), [(k, float(v)) for k, v in params.items()])
-        )
+        return int(self._engine.spawn_program(_spe(spe), {"kind": str(name), **params}))
 
     def run(
         self,
@@ -487,10 +484,9 @@ class Machine:
         pumped = 0
         try:
             while True:
-                if nxt == _FINISHED:
-                    break
-                if nxt == _FAILED:
-                    self._engine.take_error()
+                if isinstance(nxt, _engine.RunEnd):
+                    if nxt == _engine.RunEnd.Failed:
+                        self._engine.take_error()  # raises why
                     break
                 pumped += 1
                 if self._trace_writer is not None and pumped % _PUMP_EVERY == 0:

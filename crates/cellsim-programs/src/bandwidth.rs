@@ -4,23 +4,36 @@
 //! Like [`crate::kernels`], each reports elapsed decrementer ticks as its exit
 //! value and reads like the C benchmark it stands for.
 
-use cellsim_engine::error::SimError;
-use cellsim_engine::machine::{Machine, ThreadId};
 use cellsim_engine::mfc::list::ListElement;
 use cellsim_engine::program::Spu;
-use cellsim_engine::time::Cycle;
+use serde::Deserialize;
 
 /// Most remote targets of [`traffic`].
 pub const MAX_TARGETS: usize = 8;
 
+/// What [`region`] does with the remote region.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RegionOp {
+    /// Gets only.
+    Get,
+    /// Puts only.
+    Put,
+    /// Get+put pairs.
+    Copy,
+}
+
 /// Parameters of [`region`].
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Region {
-    /// 0 get, 1 put, 2 get+put pairs (copy).
-    pub op: u32,
+    /// Get, put or copy.
+    pub op: RegionOp,
     /// Remote region the gets read.
+    #[serde(default)]
     pub get_ea: u64,
     /// Remote region the puts write.
+    #[serde(default)]
     pub put_ea: u64,
     /// Bytes of each remote region before the addresses wrap around.
     pub span: u64,
@@ -29,9 +42,24 @@ pub struct Region {
     /// Bytes per DMA (or per list element).
     pub size: u32,
     /// Wait for completion after this many DMAs (or get+put pairs); 0: only at the end.
+    #[serde(default)]
     pub wait_every: u32,
     /// Use DMA lists of 16 KB (elements of `size` bytes) instead of single DMAs.
+    #[serde(default)]
     pub list: bool,
+}
+
+impl Region {
+    /// The sizes the loop cannot run with.
+    pub fn check(&self) -> Result<(), String> {
+        if !(128..=16384).contains(&self.size) || 16384 % self.size != 0 {
+            return Err(format!(
+                "region: size {} must divide 16384 and be >= 128",
+                self.size
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// Seed 002's SPE bandwidth loop: the SPE moves `total` bytes between eight
@@ -53,9 +81,9 @@ pub async fn region(spu: Spu, p: Region) -> u32 {
     spu.spu_write_decrementer(u32::MAX).await;
     let start = spu.spu_read_decrementer().await;
     let dirs: &[bool] = match p.op {
-        0 => &[false],
-        1 => &[true],
-        _ => &[false, true],
+        RegionOp::Get => &[false],
+        RegionOp::Put => &[true],
+        RegionOp::Copy => &[false, true],
     };
     for i in 0..steps {
         let off = (i * per_cmd as u64) % p.span.max(per_cmd as u64);
@@ -95,22 +123,37 @@ pub async fn region(spu: Spu, p: Region) -> u32 {
 }
 
 /// Parameters of [`traffic`].
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Traffic {
     /// Puts instead of gets.
+    #[serde(default)]
     pub put: bool,
-    /// Remote buffers (memory or local stores), `targets` of them.
-    pub ea: [u64; MAX_TARGETS],
-    /// Number of remote buffers.
-    pub targets: u32,
+    /// Remote buffers (memory or local stores), 1 to [`MAX_TARGETS`].
+    pub eas: Vec<u64>,
     /// Pick a random buffer for every DMA (else the first only).
+    #[serde(default)]
     pub random: bool,
     /// Seed of the random picks.
+    #[serde(default = "crate::one")]
     pub seed: u64,
     /// Bytes per DMA.
     pub size: u32,
     /// DMAs in all.
     pub count: u32,
+}
+
+impl Traffic {
+    /// The target counts the benchmark cannot run with.
+    pub fn check(&self) -> Result<(), String> {
+        if self.eas.is_empty() || self.eas.len() > MAX_TARGETS {
+            return Err(format!(
+                "traffic: 1 to {MAX_TARGETS} targets, not {}",
+                self.eas.len()
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// Seed 000's collective benchmark: a stream of nonblocking DMAs to one
@@ -123,88 +166,24 @@ pub async fn traffic(spu: Spu, p: Traffic) -> u32 {
     spu.mfc_write_tag_mask(0xFFFF_FFFF).await;
     spu.spu_write_decrementer(u32::MAX).await;
     let start = spu.spu_read_decrementer().await;
+    let targets = p.eas.len() as u32;
     for i in 0..p.count {
-        let t = if p.random && p.targets > 1 {
+        let t = if p.random && targets > 1 {
             // xorshift64*: a cheap seeded choice of target.
             x ^= x >> 12;
             x ^= x << 25;
             x ^= x >> 27;
-            (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 33) as u32 % p.targets
+            (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 33) as u32 % targets
         } else {
             0
         };
         let tag = i % 16;
         if p.put {
-            spu.mfc_put(buf, p.ea[t as usize], p.size, tag).await;
+            spu.mfc_put(buf, p.eas[t as usize], p.size, tag).await;
         } else {
-            spu.mfc_get(buf, p.ea[t as usize], p.size, tag).await;
+            spu.mfc_get(buf, p.eas[t as usize], p.size, tag).await;
         }
     }
     spu.mfc_read_tag_status_all().await;
     start.wrapping_sub(spu.spu_read_decrementer().await)
-}
-
-/// Names of the kernels [`spawn_after`] knows.
-pub const NAMES: &[&str] = &["region", "traffic"];
-
-/// Starts kernel `name` on logical SPE `spe`, `delay` cycles from now.
-pub fn spawn_after(
-    m: &mut Machine,
-    spe: u32,
-    name: &str,
-    params: &[(String, f64)],
-    delay: Cycle,
-) -> Result<ThreadId, SimError> {
-    let get = |k: &str| -> Result<f64, SimError> {
-        params
-            .iter()
-            .find(|(n, _)| n == k)
-            .map(|(_, v)| *v)
-            .ok_or_else(|| SimError::Usage(format!("kernel {name} needs parameter '{k}'")))
-    };
-    let opt = |k: &str, d: f64| params.iter().find(|(n, _)| n == k).map_or(d, |(_, v)| *v);
-    match name {
-        "region" => {
-            let p = Region {
-                op: get("op")? as u32,
-                get_ea: opt("get_ea", 0.0) as u64,
-                put_ea: opt("put_ea", 0.0) as u64,
-                span: get("span")? as u64,
-                total: get("total")? as u64,
-                size: get("size")? as u32,
-                wait_every: opt("wait_every", 0.0) as u32,
-                list: opt("list", 0.0) != 0.0,
-            };
-            if !(128..=16384).contains(&p.size) || 16384 % p.size != 0 {
-                return Err(SimError::Usage(format!(
-                    "region: size {} must divide 16384 and be >= 128",
-                    p.size
-                )));
-            }
-            m.spawn_native_after(spe, 0, 0, delay, move |spu| region(spu, p))
-        }
-        "traffic" => {
-            let targets = get("targets")? as u32;
-            if targets == 0 || targets as usize > MAX_TARGETS {
-                return Err(SimError::Usage(format!(
-                    "traffic: 1 to {MAX_TARGETS} targets, not {targets}"
-                )));
-            }
-            let mut ea = [0u64; MAX_TARGETS];
-            for (i, e) in ea.iter_mut().enumerate().take(targets as usize) {
-                *e = get(&format!("ea{i}"))? as u64;
-            }
-            let p = Traffic {
-                put: opt("put", 0.0) != 0.0,
-                ea,
-                targets,
-                random: opt("random", 0.0) != 0.0,
-                seed: opt("seed", 1.0) as u64,
-                size: get("size")? as u32,
-                count: get("count")? as u32,
-            };
-            m.spawn_native_after(spe, 0, 0, delay, move |spu| traffic(spu, p))
-        }
-        _ => Err(SimError::Usage(format!("unknown kernel '{name}'"))),
-    }
 }

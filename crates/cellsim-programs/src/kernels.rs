@@ -6,12 +6,13 @@
 //! like the papers' benchmarks did: elapsed decrementer ticks as the exit
 //! value.
 
-use cellsim_engine::error::SimError;
-use cellsim_engine::machine::{Machine, ThreadId};
 use cellsim_engine::program::Spu;
+use serde::Deserialize;
 
-/// Direction of a DMA benchmark.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Direction of a DMA benchmark (from the benchmark's `put` flag, as the C
+/// benchmarks and their Python twins take it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(from = "bool")]
 pub enum Dir {
     /// `mfc_get`.
     Get,
@@ -19,10 +20,22 @@ pub enum Dir {
     Put,
 }
 
+impl From<bool> for Dir {
+    fn from(put: bool) -> Dir {
+        if put {
+            Dir::Put
+        } else {
+            Dir::Get
+        }
+    }
+}
+
 /// Parameters of [`dma_bench`].
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct DmaBench {
-    /// Get or put.
+    /// Get or put (`put`: true or false).
+    #[serde(rename = "put")]
     pub dir: Dir,
     /// Effective address of the remote buffer (memory or another SPE's LS).
     pub ea: u64,
@@ -60,7 +73,8 @@ pub async fn dma_bench(spu: Spu, p: DmaBench) -> u32 {
 }
 
 /// Parameters of [`stream`].
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Stream {
     /// Remote buffer for gets.
     pub get_ea: u64,
@@ -96,8 +110,10 @@ pub const MAX_STREAMS: usize = 8;
 /// Largest DMA; a block of a stream larger than this takes several.
 const MAX_DMA: u32 = 16384;
 
-/// One stream of [`k_buffered_loop`]: its array in memory and its element size.
-#[derive(Debug, Clone, Copy, Default)]
+/// One stream of [`k_buffered_loop`]: its array in memory and its element
+/// size (a pair `[ea, size]` or a map).
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct LoopStream {
     /// Effective address of element 0.
     pub ea: u64,
@@ -106,7 +122,8 @@ pub struct LoopStream {
 }
 
 /// Parameters of [`k_buffered_loop`].
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct KBufferedLoop {
     /// Iterations of the original loop.
     pub n: u32,
@@ -118,14 +135,50 @@ pub struct KBufferedLoop {
     pub c_inner: f64,
     /// SPU cycles per block (issuing its DMAs).
     pub c_outer: f64,
-    /// Input streams in use.
-    pub n_in: usize,
-    /// Output streams in use.
-    pub n_out: usize,
-    /// Input streams (`n_in` of them).
-    pub ins: [LoopStream; MAX_STREAMS],
-    /// Output streams (`n_out` of them).
-    pub outs: [LoopStream; MAX_STREAMS],
+    /// Input streams (at most [`MAX_STREAMS`]).
+    pub ins: Vec<LoopStream>,
+    /// Output streams (at most [`MAX_STREAMS`]).
+    pub outs: Vec<LoopStream>,
+}
+
+impl KBufferedLoop {
+    /// The values the loop cannot run with.
+    pub fn check(&self) -> Result<(), String> {
+        for (name, v) in [("n", self.n), ("bf", self.bf), ("k", self.k)] {
+            if v == 0 {
+                return Err(format!("{name} must be a positive integer, not 0"));
+            }
+        }
+        if self.k > 32 {
+            return Err(format!(
+                "k = {} buffers need more than the 32 tag groups",
+                self.k
+            ));
+        }
+        let (ci, co) = (self.c_inner, self.c_outer);
+        if !(ci >= 0.0 && co >= 0.0 && ci.is_finite() && co.is_finite()) {
+            return Err(format!(
+                "c_inner ({ci}) and c_outer ({co}) must be non-negative cycles"
+            ));
+        }
+        for (name, list) in [("ins", &self.ins), ("outs", &self.outs)] {
+            if list.len() > MAX_STREAMS {
+                return Err(format!(
+                    "{name}: at most {MAX_STREAMS} streams, not {}",
+                    list.len()
+                ));
+            }
+            for (s, st) in list.iter().enumerate() {
+                if ![1, 2, 4, 8].contains(&st.size) {
+                    return Err(format!(
+                        "{name}[{s}] size must be 1, 2, 4 or 8 bytes, not {}",
+                        st.size
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Cycles computed for a block of `m` elements: `round(c_inner * m + c_outer)`,
@@ -173,7 +226,7 @@ pub async fn k_buffered_loop(spu: Spu, p: KBufferedLoop) -> u32 {
     let blocks = n.div_ceil(bf);
     let mut t_a = [[0u32; 32]; MAX_STREAMS]; // tA[s][t]: buffer t of input s
     let mut t_b = [[0u32; 32]; MAX_STREAMS]; // tB[o][t]: buffer t of output o
-    for (a, bufs) in p.ins[..p.n_in].iter().zip(t_a.iter_mut()) {
+    for (a, bufs) in p.ins.iter().zip(t_a.iter_mut()) {
         for ls in bufs.iter_mut().take(k as usize) {
             let Ok(x) = spu.ls_alloc(bf * a.size, 128) else {
                 return u32::MAX;
@@ -181,7 +234,7 @@ pub async fn k_buffered_loop(spu: Spu, p: KBufferedLoop) -> u32 {
             *ls = x;
         }
     }
-    for (b, bufs) in p.outs[..p.n_out].iter().zip(t_b.iter_mut()) {
+    for (b, bufs) in p.outs.iter().zip(t_b.iter_mut()) {
         for ls in bufs.iter_mut().take(k as usize) {
             let Ok(x) = spu.ls_alloc(bf * b.size, 128) else {
                 return u32::MAX;
@@ -190,11 +243,12 @@ pub async fn k_buffered_loop(spu: Spu, p: KBufferedLoop) -> u32 {
         }
     }
     // DMA get A[j*bf : j*bf + m] to tA[t], tag = t
+    let ins = &p.ins;
     let dma_get = |j: u32, t: u32| {
         let (spu, t_a) = (&spu, &t_a);
         async move {
             let m = bf.min(n - j * bf);
-            for (s, a) in p.ins[..p.n_in].iter().enumerate() {
+            for (s, a) in ins.iter().enumerate() {
                 let ea = a.ea + (j * bf) as u64 * a.size as u64;
                 dma(spu, false, t_a[s][t as usize], ea, m * a.size, t).await;
             }
@@ -224,7 +278,7 @@ pub async fn k_buffered_loop(spu: Spu, p: KBufferedLoop) -> u32 {
         // for (i = 0; i < m; i++) tB[o][t][i] = A_1[i] + ... + A_m[i] + o
         let acc = &mut acc[..m as usize];
         acc.fill(0);
-        for (s, a) in p.ins[..p.n_in].iter().enumerate() {
+        for (s, a) in p.ins.iter().enumerate() {
             let e = a.size as usize;
             let buf = &mut bytes[..m as usize * e];
             spu.ls_read(t_a[s][t as usize], buf);
@@ -232,7 +286,7 @@ pub async fn k_buffered_loop(spu: Spu, p: KBufferedLoop) -> u32 {
                 *x = x.wrapping_add(load_be(el));
             }
         }
-        for (o, b) in p.outs[..p.n_out].iter().enumerate() {
+        for (o, b) in p.outs.iter().enumerate() {
             let e = b.size as usize;
             let buf = &mut bytes[..m as usize * e];
             for (x, el) in acc.iter().zip(buf.chunks_exact_mut(e)) {
@@ -241,7 +295,7 @@ pub async fn k_buffered_loop(spu: Spu, p: KBufferedLoop) -> u32 {
             spu.ls_write(t_b[o][t as usize], buf);
         }
         // DMA put tB[t] to B[j*bf : j*bf + m], tag = t
-        for (o, b) in p.outs[..p.n_out].iter().enumerate() {
+        for (o, b) in p.outs.iter().enumerate() {
             let ea = b.ea + (j * bf) as u64 * b.size as u64;
             dma(&spu, true, t_b[o][t as usize], ea, m * b.size, t).await;
         }
@@ -252,159 +306,15 @@ pub async fn k_buffered_loop(spu: Spu, p: KBufferedLoop) -> u32 {
     start.wrapping_sub(end)
 }
 
-/// Names of the kernels [`spawn`] knows.
-pub const NAMES: &[&str] = &["dma_bench", "stream", "k_buffered_loop"];
-
-/// Starts kernel `name` on logical SPE `spe` with named numeric parameters
-/// (the binding's entry point: `{"dir": 0|1, "ea": .., "size": .., ...}`).
-pub fn spawn(
-    m: &mut Machine,
-    spe: u32,
-    name: &str,
-    params: &[(String, f64)],
-) -> Result<ThreadId, SimError> {
-    spawn_after(m, spe, name, params, 0)
-}
-
-/// Like [`spawn`], the kernel starting `delay` cycles from now.
-pub fn spawn_after(
-    m: &mut Machine,
-    spe: u32,
-    name: &str,
-    params: &[(String, f64)],
-    delay: cellsim_engine::time::Cycle,
-) -> Result<ThreadId, SimError> {
-    let get = |k: &str| -> Result<f64, SimError> {
-        params
-            .iter()
-            .find(|(n, _)| n == k)
-            .map(|(_, v)| *v)
-            .ok_or_else(|| SimError::Usage(format!("kernel {name} needs parameter '{k}'")))
-    };
-    match name {
-        "dma_bench" => {
-            let p = DmaBench {
-                dir: if get("put")? != 0.0 {
-                    Dir::Put
-                } else {
-                    Dir::Get
-                },
-                ea: get("ea")? as u64,
-                size: get("size")? as u32,
-                batch: get("batch")? as u32,
-                count: get("count")? as u32,
-            };
-            m.spawn_native_after(spe, 0, 0, delay, move |spu| dma_bench(spu, p))
-        }
-        "stream" => {
-            let p = Stream {
-                get_ea: get("get_ea")? as u64,
-                put_ea: get("put_ea")? as u64,
-                size: get("size")? as u32,
-                pairs: get("pairs")? as u32,
-            };
-            m.spawn_native_after(spe, 0, 0, delay, move |spu| stream(spu, p))
-        }
-        "k_buffered_loop" => {
-            let p = k_buffered_loop_params(&get)?;
-            m.spawn_native_after(spe, 0, 0, delay, move |spu| k_buffered_loop(spu, p))
-        }
-        _ => Err(SimError::Usage(format!(
-            "unknown kernel '{name}': known kernels are {}",
-            NAMES.join(", ")
-        ))),
-    }
-}
-
-/// Reads and checks the parameters of [`k_buffered_loop`]: `n`, `bf`, `k`,
-/// `c_inner`, `c_outer` (cycles), `n_in`, `n_out`, and `in{s}_ea`,
-/// `in{s}_size`, `out{o}_ea`, `out{o}_size` for each stream.
-fn k_buffered_loop_params(
-    get: &dyn Fn(&str) -> Result<f64, SimError>,
-) -> Result<KBufferedLoop, SimError> {
-    let bad = |what: String| SimError::Usage(format!("kernel k_buffered_loop: {what}"));
-    let count = |k: &str| -> Result<u32, SimError> {
-        let v = get(k)?;
-        if v.fract() != 0.0 || !(1.0..=u32::MAX as f64).contains(&v) {
-            return Err(bad(format!("{k} must be a positive integer, not {v}")));
-        }
-        Ok(v as u32)
-    };
-    let streams = |k: &str| -> Result<usize, SimError> {
-        let v = get(k)?;
-        if v.fract() != 0.0 || !(0.0..=MAX_STREAMS as f64).contains(&v) {
-            return Err(bad(format!("{k} must be 0 to {MAX_STREAMS}, not {v}")));
-        }
-        Ok(v as usize)
-    };
-    let (n, bf, k) = (count("n")?, count("bf")?, count("k")?);
-    if k > 32 {
-        return Err(bad(format!(
-            "k = {k} buffers need more than the 32 tag groups"
-        )));
-    }
-    let (c_inner, c_outer) = (get("c_inner")?, get("c_outer")?);
-    if !(c_inner >= 0.0 && c_outer >= 0.0 && c_inner.is_finite() && c_outer.is_finite()) {
-        return Err(bad(format!(
-            "c_inner ({c_inner}) and c_outer ({c_outer}) must be non-negative cycles"
-        )));
-    }
-    let mut p = KBufferedLoop {
-        n,
-        bf,
-        k,
-        c_inner,
-        c_outer,
-        n_in: streams("n_in")?,
-        n_out: streams("n_out")?,
-        ins: [LoopStream::default(); MAX_STREAMS],
-        outs: [LoopStream::default(); MAX_STREAMS],
-    };
-    for (prefix, count, list) in [("in", p.n_in, &mut p.ins), ("out", p.n_out, &mut p.outs)] {
-        for (s, st) in list.iter_mut().enumerate().take(count) {
-            let size = get(&format!("{prefix}{s}_size"))?;
-            if ![1.0, 2.0, 4.0, 8.0].contains(&size) {
-                return Err(bad(format!(
-                    "{prefix}{s}_size must be 1, 2, 4 or 8 bytes, not {size}"
-                )));
-            }
-            *st = LoopStream {
-                ea: get(&format!("{prefix}{s}_ea"))? as u64,
-                size: size as u32,
-            };
-        }
-    }
-    Ok(p)
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use cellsim_engine::MachineConfig;
+    use crate::program::{spawn_after, Program};
+    use cellsim_engine::{Machine, MachineConfig};
+    use serde_json::{json, Value};
 
-    fn params(
-        n: u32,
-        bf: u32,
-        k: u32,
-        ins: &[(u64, u32)],
-        outs: &[(u64, u32)],
-    ) -> Vec<(String, f64)> {
-        let mut p = vec![
-            ("n".to_string(), n as f64),
-            ("bf".to_string(), bf as f64),
-            ("k".to_string(), k as f64),
-            ("c_inner".to_string(), 2.5),
-            ("c_outer".to_string(), 100.0),
-            ("n_in".to_string(), ins.len() as f64),
-            ("n_out".to_string(), outs.len() as f64),
-        ];
-        for (prefix, list) in [("in", ins), ("out", outs)] {
-            for (s, &(ea, size)) in list.iter().enumerate() {
-                p.push((format!("{prefix}{s}_ea"), ea as f64));
-                p.push((format!("{prefix}{s}_size"), size as f64));
-            }
-        }
-        p
+    fn params(n: u32, bf: u32, k: u32, ins: &[(u64, u32)], outs: &[(u64, u32)]) -> Value {
+        json!({"kind": "k_buffered_loop", "n": n, "bf": bf, "k": k, "c_inner": 2.5,
+               "c_outer": 100.0, "ins": ins, "outs": outs})
     }
 
     /// B[i] = A1[i] + A2[i] on big-endian 8-byte integers, for 1 to 4 buffers
@@ -426,8 +336,8 @@ mod tests {
                 m.memory()
                     .write((a2 + 8 * i) as usize, &(3 * i).to_be_bytes());
             }
-            let p = params(n, 96, k, &[(a1, 8), (a2, 8)], &[(b, 8)]);
-            spawn(&mut m, 0, "k_buffered_loop", &p).unwrap();
+            let p = Program::from_value(params(n, 96, k, &[(a1, 8), (a2, 8)], &[(b, 8)])).unwrap();
+            spawn_after(&mut m, 0, p, 0).unwrap();
             let summary = m.run().unwrap();
             for i in 0..n as u64 {
                 let mut out = [0u8; 8];
@@ -445,29 +355,28 @@ mod tests {
 
     #[test]
     fn k_buffered_loop_rejects_bad_parameters() {
-        let mut m = Machine::new(MachineConfig::load("qs20-1chip", &[]).unwrap(), 1);
         let mut p = params(64, 16, 2, &[(0x10000, 8)], &[(0x20000, 8)]);
-        p.retain(|(k, _)| k != "out0_size");
-        let e = spawn(&mut m, 0, "k_buffered_loop", &p)
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("needs parameter 'out0_size'"), "{e}");
+        p.as_object_mut().unwrap().remove("outs");
+        let e = Program::from_value(p).unwrap_err().to_string();
+        assert!(e.contains("missing field `outs`"), "{e}");
         for (key, v, want) in [
-            ("k", 33.0, "k = 33 buffers"),
-            ("bf", 0.0, "bf must be a positive integer, not 0"),
-            ("n_in", 9.0, "n_in must be 0 to 8, not 9"),
+            ("k", json!(33), "k = 33 buffers"),
+            ("bf", json!(0), "bf must be a positive integer, not 0"),
             (
-                "in0_size",
-                3.0,
-                "in0_size must be 1, 2, 4 or 8 bytes, not 3",
+                "ins",
+                json!(vec![[0, 8]; 9]),
+                "ins: at most 8 streams, not 9",
             ),
-            ("c_inner", -1.0, "must be non-negative cycles"),
+            (
+                "ins",
+                json!([[0, 3]]),
+                "ins[0] size must be 1, 2, 4 or 8 bytes, not 3",
+            ),
+            ("c_inner", json!(-1.0), "must be non-negative cycles"),
         ] {
             let mut p = params(64, 16, 2, &[(0x10000, 8)], &[(0x20000, 8)]);
-            p.iter_mut().find(|(k, _)| k == key).unwrap().1 = v;
-            let e = spawn(&mut m, 0, "k_buffered_loop", &p)
-                .unwrap_err()
-                .to_string();
+            p[key] = v;
+            let e = Program::from_value(p).unwrap_err().to_string();
             assert!(e.contains(want), "{key}: {e}");
         }
     }

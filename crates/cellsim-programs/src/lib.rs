@@ -7,8 +7,17 @@
 //! - [`messaging`]: Keller and Varbanescu's SPE message-passing library and
 //!   the programs built on it (the ring, PS3 hypervisor and OS noise).
 //!
-//! The binding (`cellsim-py`) starts them by name.
+//! [`program::Program`] describes them all, typed and closed: the binding
+//! (`cellsim-py`) deserialises one from a Python dict and starts it with
+//! [`program::spawn_after`].
 
 pub mod bandwidth;
 pub mod kernels;
 pub mod messaging;
+pub mod program;
+
+/// The default seed of the programs that draw random numbers (serde's
+/// `default = "crate::one"`).
+pub(crate) fn one() -> u64 {
+    1
+}

@@ -32,11 +32,10 @@
 //! - [`os_noise`]: a PPE thread standing for the operating system: memory-mapped
 //!   reads of the SPEs' status registers at random intervals.
 
-use cellsim_engine::error::SimError;
-use cellsim_engine::machine::{Machine, ThreadId};
 use cellsim_engine::memory_map::{ps, MemoryMap};
 use cellsim_engine::program::{Ppe, Spu};
 use cellsim_engine::time::Cycle;
+use serde::Deserialize;
 
 /// Most tasks (one per SPE of a two-chip blade).
 pub const MAX_TASKS: usize = 16;
@@ -632,7 +631,8 @@ pub async fn exchange_task(spu: Spu, argp: u64, envp: u64) -> u32 {
 }
 
 /// Parameters of [`hv_traffic`].
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct HvTraffic {
     /// The tasks' done flags (16 bytes each, in a region of at least `size` bytes).
     pub done_ea: u64,
@@ -645,7 +645,21 @@ pub struct HvTraffic {
     /// Mean SPU cycles between two rounds (uniform in 0..2x).
     pub interval: Cycle,
     /// Seed of the intervals.
+    #[serde(default = "crate::one")]
     pub seed: u64,
+}
+
+impl HvTraffic {
+    /// The sizes the hypervisor's rounds cannot have.
+    pub fn check(&self) -> Result<(), String> {
+        let (size, tasks) = (self.size, self.tasks);
+        if !size.is_multiple_of(16) || size < 16 * tasks || size > 16384 {
+            return Err(format!(
+                "hv_traffic: size {size} must be a multiple of 16 from 16 x tasks to 16384"
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// xorshift64*: the seeded draws of the background programs.
@@ -684,20 +698,33 @@ pub async fn hv_traffic(spu: Spu, p: HvTraffic) -> u32 {
 }
 
 /// Parameters of [`os_noise`].
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct OsNoise {
     /// The tasks' done flags (16 bytes each).
     pub done_ea: u64,
     /// Tasks to wait for.
     pub tasks: u32,
-    /// Logical SPEs whose status registers are read.
-    pub spes: [u32; MAX_TASKS],
-    /// How many of `spes`.
-    pub nspes: u32,
+    /// Logical SPEs whose status registers are read (at most [`MAX_TASKS`]).
+    pub spes: Vec<u32>,
     /// Mean core cycles between two reads (uniform in 0..2x).
     pub interval: Cycle,
     /// Seed of the intervals and of the SPE picked.
+    #[serde(default = "crate::one")]
     pub seed: u64,
+}
+
+impl OsNoise {
+    /// The SPE counts the noise cannot pick from.
+    pub fn check(&self) -> Result<(), String> {
+        if self.spes.len() > MAX_TASKS {
+            return Err(format!(
+                "os_noise: at most {MAX_TASKS} SPEs, not {}",
+                self.spes.len()
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// The operating system on the PPE as background traffic: at random
@@ -711,8 +738,8 @@ pub async fn os_noise(ppe: Ppe, p: OsNoise) -> u32 {
     loop {
         let gap = next_random(&mut x) % (2 * p.interval.max(1));
         ppe.compute(gap).await;
-        if p.nspes > 0 {
-            let spe = p.spes[(next_random(&mut x) % p.nspes as u64) as usize];
+        if !p.spes.is_empty() {
+            let spe = p.spes[(next_random(&mut x) % p.spes.len() as u64) as usize];
             ppe.load(MemoryMap::ps_ea(spe) + ps::SPU_MBOX_STAT as u64, 4)
                 .await;
             reads += 1;
@@ -730,92 +757,10 @@ pub async fn os_noise(ppe: Ppe, p: OsNoise) -> u32 {
     }
 }
 
-/// Names of the programs [`spawn_after`] knows (`os_noise` is a PPE thread:
-/// its `spe` is ignored).
-pub const NAMES: &[&str] = &["forward_task", "exchange_task", "hv_traffic", "os_noise"];
-
-/// Starts program `name` on logical SPE `spe`, `delay` cycles from now.
-/// `forward_task` and `exchange_task` take `argp` (the control blocks) and
-/// `envp` (the task id, or [`PINNED`]).
-pub fn spawn_after(
-    m: &mut Machine,
-    spe: u32,
-    name: &str,
-    params: &[(String, f64)],
-    delay: Cycle,
-) -> Result<ThreadId, SimError> {
-    let get = |k: &str| -> Result<f64, SimError> {
-        params
-            .iter()
-            .find(|(n, _)| n == k)
-            .map(|(_, v)| *v)
-            .ok_or_else(|| SimError::Usage(format!("kernel {name} needs parameter '{k}'")))
-    };
-    let opt = |k: &str, d: f64| params.iter().find(|(n, _)| n == k).map_or(d, |(_, v)| *v);
-    match name {
-        "forward_task" | "exchange_task" => {
-            let argp = get("argp")? as u64;
-            let envp = get("envp")? as u64;
-            if name == "forward_task" {
-                m.spawn_native_after(spe, argp, envp, delay, move |spu| {
-                    forward_task(spu, argp, envp)
-                })
-            } else {
-                m.spawn_native_after(spe, argp, envp, delay, move |spu| {
-                    exchange_task(spu, argp, envp)
-                })
-            }
-        }
-        "hv_traffic" => {
-            let tasks = get("tasks")? as u32;
-            let size = get("size")? as u32;
-            if !size.is_multiple_of(16) || size < 16 * tasks || size > 16384 {
-                return Err(SimError::Usage(format!(
-                    "hv_traffic: size {size} must be a multiple of 16 from 16 x tasks to 16384"
-                )));
-            }
-            let p = HvTraffic {
-                done_ea: get("done_ea")? as u64,
-                tasks,
-                scratch_ea: get("scratch_ea")? as u64,
-                size,
-                interval: get("interval")? as Cycle,
-                seed: opt("seed", 1.0) as u64,
-            };
-            m.spawn_native_after(spe, 0, 0, delay, move |spu| hv_traffic(spu, p))
-        }
-        "os_noise" => {
-            let nspes = get("nspes")? as u32;
-            if nspes as usize > MAX_TASKS {
-                return Err(SimError::Usage(format!(
-                    "os_noise: at most {MAX_TASKS} SPEs, not {nspes}"
-                )));
-            }
-            let mut spes = [0u32; MAX_TASKS];
-            for (i, s) in spes.iter_mut().enumerate().take(nspes as usize) {
-                *s = get(&format!("spe{i}"))? as u32;
-            }
-            let p = OsNoise {
-                done_ea: get("done_ea")? as u64,
-                tasks: get("tasks")? as u32,
-                spes,
-                nspes,
-                interval: get("interval")? as Cycle,
-                seed: opt("seed", 1.0) as u64,
-            };
-            Ok(m.spawn_ppe_native(move |ppe| os_noise(ppe, p)))
-        }
-        _ => Err(SimError::Usage(format!(
-            "unknown kernel '{name}': known messaging kernels are {}",
-            NAMES.join(", ")
-        ))),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cellsim_engine::{MachineConfig, ThreadState};
+    use cellsim_engine::{Machine, MachineConfig, ThreadState};
 
     #[test]
     fn packet_sizes_and_copy_cost() {
@@ -863,8 +808,7 @@ mod tests {
         let n = OsNoise {
             done_ea: done,
             tasks: 2,
-            spes: [0; MAX_TASKS],
-            nspes: 1,
+            spes: vec![0],
             interval: 1000,
             seed: 3,
         };

@@ -22,15 +22,13 @@ use pyo3::prelude::*;
 fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<machine::PyEngine>()?;
     m.add_class::<buffer::StorageView>()?;
+    m.add_class::<machine::RunEnd>()?;
     m.add_function(wrap_pyfunction!(machine::machine_names, m)?)?;
     m.add_function(wrap_pyfunction!(machine::machine_toml, m)?)?;
     m.add_function(wrap_pyfunction!(machine::error_catalogue, m)?)?;
     m.add_function(wrap_pyfunction!(machine::ls_ea, m)?)?;
     m.add_function(wrap_pyfunction!(machine::ps_ea, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    let mut kernels = cellsim_programs::kernels::NAMES.to_vec();
-    kernels.extend_from_slice(cellsim_programs::bandwidth::NAMES);
-    kernels.extend_from_slice(cellsim_programs::messaging::NAMES);
-    m.add("KERNELS", kernels)?;
+    m.add("KERNELS", cellsim_programs::program::KINDS.to_vec())?;
     Ok(())
 }

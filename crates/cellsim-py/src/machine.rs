@@ -6,8 +6,8 @@
 //! Python programs are external threads of the engine. Each SPU call is one
 //! method here that submits the call as a `Request` and runs the machine
 //! until some external program must run again; it returns `(thread, reply)`
-//! for that program (`thread == -1`: the run finished; `-2`: the run failed,
-//! `take_error()` raises why). The greenlet driver in `cellsim.machine`
+//! for that program: `thread` is [`Next`], the thread's id or a [`RunEnd`]
+//! (the run finished, or failed and `take_error()` raises why). The greenlet driver in `cellsim.machine`
 //! switches to that thread. Errors in the call itself (a bad DMA) are raised
 //! at once, in the calling program.
 
@@ -44,17 +44,32 @@ pub struct PyEngine {
 unsafe impl Send for PyEngine {}
 unsafe impl Sync for PyEngine {}
 
-const FINISHED: i64 = -1;
-const FAILED: i64 = -2;
+/// How a run ended, where a step would name the next thread to resume.
+#[pyclass(module = "cellsim._engine", eq, frozen)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunEnd {
+    /// Every program ended.
+    Finished,
+    /// The run stopped with an error; `take_error()` raises it.
+    Failed,
+}
+
+/// Who runs after a call: an external (Python) thread by id, or nobody
+/// because the run ended.
+#[derive(Debug, Clone, Copy, IntoPyObject)]
+pub enum Next {
+    /// Resume this thread.
+    Thread(usize),
+    /// The run ended.
+    End(RunEnd),
+}
+
+/// What a call of a program returns: who runs next and the reply it gets.
+pub(crate) type Resumed = (Next, u64);
 
 impl PyEngine {
     /// Submits `req` for `tid` and runs to the next external resume.
-    pub(crate) fn step(
-        &mut self,
-        py: Python<'_>,
-        tid: usize,
-        req: Request,
-    ) -> PyResult<(i64, u64)> {
+    pub(crate) fn step(&mut self, py: Python<'_>, tid: usize, req: Request) -> PyResult<Resumed> {
         match guarded(|| self.m.submit(tid, req)) {
             Ok(Ok(())) => {}
             Ok(Err(e)) => return Err(self.error_to_py(py, e)),
@@ -63,13 +78,13 @@ impl PyEngine {
         self.advance(py)
     }
 
-    pub(crate) fn advance(&mut self, py: Python<'_>) -> PyResult<(i64, u64)> {
+    pub(crate) fn advance(&mut self, py: Python<'_>) -> PyResult<Resumed> {
         match guarded(|| self.m.advance()) {
-            Ok(Ok(Step::Resume { thread, reply })) => Ok((thread as i64, reply)),
-            Ok(Ok(Step::Finished)) => Ok((FINISHED, 0)),
+            Ok(Ok(Step::Resume { thread, reply })) => Ok((Next::Thread(thread), reply)),
+            Ok(Ok(Step::Finished)) => Ok((Next::End(RunEnd::Finished), 0)),
             Ok(Err(e)) => {
                 self.error = Some(e);
-                Ok((FAILED, 0))
+                Ok((Next::End(RunEnd::Failed), 0))
             }
             Err(bug) => Err(internal_error(py, &bug)),
         }
@@ -309,11 +324,11 @@ impl PyEngine {
     }
 
     /// Runs until an external program must run: `(thread, reply)`.
-    fn start(&mut self, py: Python<'_>) -> PyResult<(i64, u64)> {
+    fn start(&mut self, py: Python<'_>) -> PyResult<Resumed> {
         self.advance(py)
     }
 
-    /// Raises the error that ended the run (after a call returned thread -2).
+    /// Raises the error that ended the run (after a call returned `RunEnd.Failed`).
     fn take_error(&mut self, py: Python<'_>) -> PyResult<()> {
         match self.error.take() {
             Some(e) => Err(self.error_to_py(py, e)),

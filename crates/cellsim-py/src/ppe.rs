@@ -2,7 +2,7 @@
 //! caches, atomics (lwarx/stwcx), mailbox and signal registers of the SPEs,
 //! and proxy DMA commands.
 
-use crate::machine::PyEngine;
+use crate::machine::{PyEngine, Resumed};
 use crate::spu::{loop_op, tag_update};
 use cellsim_engine::mailbox::Outbound;
 use cellsim_engine::program::PpeLoop;
@@ -18,7 +18,7 @@ impl PyEngine {
     }
 
     /// Waits for thread `other` to finish; the reply is its exit value.
-    fn join(&mut self, py: Python<'_>, tid: usize, other: usize) -> PyResult<(i64, u64)> {
+    fn join(&mut self, py: Python<'_>, tid: usize, other: usize) -> PyResult<Resumed> {
         self.step(py, tid, Request::Join(other))
     }
 
@@ -31,12 +31,12 @@ impl PyEngine {
         tid: usize,
         masks: u64,
         wait: bool,
-    ) -> PyResult<(i64, u64)> {
+    ) -> PyResult<Resumed> {
         self.step(py, tid, Request::PpeEventWait { masks, wait })
     }
 
     /// PPE load of `size` bytes at `ea`.
-    fn ppe_load(&mut self, py: Python<'_>, tid: usize, ea: u64, size: u8) -> PyResult<(i64, u64)> {
+    fn ppe_load(&mut self, py: Python<'_>, tid: usize, ea: u64, size: u8) -> PyResult<Resumed> {
         self.step(py, tid, Request::PpeLoad { ea, size })
     }
 
@@ -48,7 +48,7 @@ impl PyEngine {
         ea: u64,
         size: u8,
         value: u64,
-    ) -> PyResult<(i64, u64)> {
+    ) -> PyResult<Resumed> {
         self.step(py, tid, Request::PpeStore { ea, size, value })
     }
 
@@ -69,7 +69,7 @@ impl PyEngine {
         threads: u8,
         dependent: bool,
         fill: u8,
-    ) -> PyResult<(i64, u64)> {
+    ) -> PyResult<Resumed> {
         let op = loop_op(op)?;
         self.step(
             py,
@@ -110,7 +110,7 @@ impl PyEngine {
     }
 
     /// PPE lwarx/ldarx.
-    fn ppe_lwarx(&mut self, py: Python<'_>, tid: usize, ea: u64, size: u8) -> PyResult<(i64, u64)> {
+    fn ppe_lwarx(&mut self, py: Python<'_>, tid: usize, ea: u64, size: u8) -> PyResult<Resumed> {
         self.step(py, tid, Request::PpeLwarx { ea, size })
     }
 
@@ -122,7 +122,7 @@ impl PyEngine {
         ea: u64,
         size: u8,
         value: u64,
-    ) -> PyResult<(i64, u64)> {
+    ) -> PyResult<Resumed> {
         self.step(py, tid, Request::PpeStwcx { ea, size, value })
     }
 
@@ -134,7 +134,7 @@ impl PyEngine {
         spe: u32,
         intr: bool,
         wait: bool,
-    ) -> PyResult<(i64, u64)> {
+    ) -> PyResult<Resumed> {
         let which = if intr {
             Outbound::Interrupt
         } else {
@@ -151,12 +151,12 @@ impl PyEngine {
         spe: u32,
         value: u32,
         wait: bool,
-    ) -> PyResult<(i64, u64)> {
+    ) -> PyResult<Resumed> {
         self.step(py, tid, Request::PpeWriteMbox { spe, value, wait })
     }
 
     /// PPE read of an SPE's SPU_Mbox_Stat.
-    fn ppe_mbox_status(&mut self, py: Python<'_>, tid: usize, spe: u32) -> PyResult<(i64, u64)> {
+    fn ppe_mbox_status(&mut self, py: Python<'_>, tid: usize, spe: u32) -> PyResult<Resumed> {
         self.step(py, tid, Request::PpeMboxStatus { spe })
     }
 
@@ -168,7 +168,7 @@ impl PyEngine {
         spe: u32,
         which: u8,
         value: u32,
-    ) -> PyResult<(i64, u64)> {
+    ) -> PyResult<Resumed> {
         self.step(py, tid, Request::PpeSignal { spe, which, value })
     }
 
@@ -184,7 +184,7 @@ impl PyEngine {
         ea: u64,
         size: u32,
         tag: u32,
-    ) -> PyResult<(i64, u64)> {
+    ) -> PyResult<Resumed> {
         let op = crate::spu::opcode(py, self.m.now(), opcode)?;
         self.step(
             py,
@@ -211,7 +211,7 @@ impl PyEngine {
         spe: u32,
         mask: u32,
         mode: u32,
-    ) -> PyResult<(i64, u64)> {
+    ) -> PyResult<Resumed> {
         let mode = tag_update(mode)?;
         self.step(py, tid, Request::ProxyTagStatus { spe, mask, mode })
     }

@@ -1,27 +1,20 @@
 //! Native programs on `Engine`: Python programs as external threads, the
-//! Rust programs of `cellsim-programs` by name, and synthetic traffic.
+//! Rust programs of `cellsim-programs` from their typed description, and
+//! synthetic traffic.
 
 use crate::errors::{internal_error, to_py};
 use crate::machine::{guarded, PyEngine};
-use cellsim_programs::kernels;
+use cellsim_engine::SimError;
+use cellsim_programs::program::{spawn_after, Program};
 use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use serde_json::Value;
 
 #[pymethods]
 impl PyEngine {
     /// Starts an external (Python) program on logical SPE `spe`; returns its thread id.
     fn spawn_external(&mut self, py: Python<'_>, spe: u32) -> PyResult<usize> {
         self.m.spawn_external(spe).map_err(|e| to_py(py, e))
-    }
-
-    /// Starts native kernel `name` on logical SPE `spe` with numeric parameters.
-    fn spawn_kernel(
-        &mut self,
-        py: Python<'_>,
-        spe: u32,
-        name: &str,
-        params: Vec<(String, f64)>,
-    ) -> PyResult<usize> {
-        self.spawn_kernel_after(py, spe, name, params, 0)
     }
 
     /// Starts an external SPE program `delay` cycles from now (spe_context_run).
@@ -31,23 +24,19 @@ impl PyEngine {
             .map_err(|e| to_py(py, e))
     }
 
-    /// Starts native kernel `name` `delay` cycles from now.
-    fn spawn_kernel_after(
+    /// Starts native program `program` (a dict: `{"kind": ..., parameters}`,
+    /// see `cellsim_programs::program::Program`) on logical SPE `spe`,
+    /// `delay` cycles from now; returns its thread id.
+    #[pyo3(signature = (spe, program, delay = 0))]
+    fn spawn_program(
         &mut self,
         py: Python<'_>,
         spe: u32,
-        name: &str,
-        params: Vec<(String, f64)>,
+        program: &Bound<'_, PyDict>,
         delay: u64,
     ) -> PyResult<usize> {
-        let r = if cellsim_programs::bandwidth::NAMES.contains(&name) {
-            cellsim_programs::bandwidth::spawn_after(&mut self.m, spe, name, &params, delay)
-        } else if cellsim_programs::messaging::NAMES.contains(&name) {
-            cellsim_programs::messaging::spawn_after(&mut self.m, spe, name, &params, delay)
-        } else {
-            kernels::spawn_after(&mut self.m, spe, name, &params, delay)
-        };
-        r.map_err(|e| to_py(py, e))
+        let program = Program::from_value(to_value(program.as_any())?).map_err(|e| to_py(py, e))?;
+        spawn_after(&mut self.m, spe, program, delay).map_err(|e| to_py(py, e))
     }
 
     /// Starts synthetic uniform traffic (`rate` transfers per ramp per bus cycle).
@@ -62,4 +51,65 @@ impl PyEngine {
             Err(bug) => Err(internal_error(py, &bug)),
         }
     }
+}
+
+/// A Python value (dict, list, tuple, str, bool, int, float; numpy integers
+/// too) as the serde value `Program` is deserialised from.
+fn to_value(v: &Bound<'_, PyAny>) -> PyResult<Value> {
+    let bad = |why: &str| {
+        to_py(
+            v.py(),
+            SimError::Usage(format!(
+                "bad program: {why} ({v:?} of type {})",
+                type_name(v)
+            )),
+        )
+    };
+    if v.is_instance_of::<PyBool>() {
+        return Ok(Value::Bool(v.extract()?));
+    }
+    if v.is_instance_of::<PyFloat>() {
+        let x: f64 = v.extract()?;
+        return serde_json::Number::from_f64(x)
+            .map(Value::Number)
+            .ok_or_else(|| bad("a number must be finite"));
+    }
+    if v.is_instance_of::<PyString>() {
+        return Ok(Value::String(v.extract()?));
+    }
+    if let Ok(d) = v.cast::<PyDict>() {
+        let mut map = serde_json::Map::new();
+        for (k, x) in d.iter() {
+            let key = k
+                .extract::<String>()
+                .map_err(|_| bad("keys must be strings"))?;
+            map.insert(key, to_value(&x)?);
+        }
+        return Ok(Value::Object(map));
+    }
+    if v.is_instance_of::<PyList>() || v.is_instance_of::<PyTuple>() {
+        let items = v
+            .try_iter()?
+            .map(|x| to_value(&x?))
+            .collect::<PyResult<_>>()?;
+        return Ok(Value::Array(items));
+    }
+    // Python ints and anything with `__index__` (numpy integers).
+    if v.is_instance_of::<PyInt>() || v.hasattr("__index__")? {
+        if let Ok(x) = v.extract::<u64>() {
+            return Ok(Value::from(x));
+        }
+        if let Ok(x) = v.extract::<i64>() {
+            return Ok(Value::from(x));
+        }
+        return Err(bad("an integer must fit in 64 bits"));
+    }
+    Err(bad("not a dict, list, string, bool or number"))
+}
+
+/// The Python type name of `v`, for errors.
+fn type_name(v: &Bound<'_, PyAny>) -> String {
+    v.get_type()
+        .name()
+        .map_or_else(|_| "?".to_string(), |n| n.to_string())
 }

@@ -3,7 +3,7 @@
 //! submits a request for the calling program and runs to the next switch.
 
 use crate::errors::to_py;
-use crate::machine::PyEngine;
+use crate::machine::{PyEngine, Resumed};
 use cellsim_engine::program::{Channel, LoopOp, LsAccessLoop};
 use cellsim_engine::{MfcCommand, MfcErrorKind, Opcode, Request, SimError, TagUpdate};
 use pyo3::exceptions::PyValueError;
@@ -68,7 +68,7 @@ impl PyEngine {
         size: u32,
         tag: u32,
         list: u32,
-    ) -> PyResult<(i64, u64)> {
+    ) -> PyResult<Resumed> {
         let op = self::opcode(py, self.m.now(), opcode)?;
         self.step(
             py,
@@ -85,7 +85,7 @@ impl PyEngine {
     }
 
     /// A blocking (or not) read of SPU channel `number`.
-    fn read_channel(&mut self, py: Python<'_>, tid: usize, number: u32) -> PyResult<(i64, u64)> {
+    fn read_channel(&mut self, py: Python<'_>, tid: usize, number: u32) -> PyResult<Resumed> {
         let c = channel(number)?;
         self.step(py, tid, Request::ReadChannel(c))
     }
@@ -97,55 +97,50 @@ impl PyEngine {
         tid: usize,
         number: u32,
         value: u32,
-    ) -> PyResult<(i64, u64)> {
+    ) -> PyResult<Resumed> {
         let c = channel(number)?;
         self.step(py, tid, Request::WriteChannel(c, value))
     }
 
     /// The count of SPU channel `number`.
-    fn channel_count(&mut self, py: Python<'_>, tid: usize, number: u32) -> PyResult<(i64, u64)> {
+    fn channel_count(&mut self, py: Python<'_>, tid: usize, number: u32) -> PyResult<Resumed> {
         let c = channel(number)?;
         self.step(py, tid, Request::ChannelCount(c))
     }
 
     /// Spends `cycles` cycles computing.
-    fn compute(&mut self, py: Python<'_>, tid: usize, cycles: u64) -> PyResult<(i64, u64)> {
+    fn compute(&mut self, py: Python<'_>, tid: usize, cycles: u64) -> PyResult<Resumed> {
         self.step(py, tid, Request::Compute(cycles))
     }
 
     /// `mfc_write_tag_mask`.
-    fn write_tag_mask(&mut self, py: Python<'_>, tid: usize, mask: u32) -> PyResult<(i64, u64)> {
+    fn write_tag_mask(&mut self, py: Python<'_>, tid: usize, mask: u32) -> PyResult<Resumed> {
         self.step(py, tid, Request::WriteTagMask(mask))
     }
 
     /// `mfc_read_tag_mask`.
-    fn read_tag_mask(&mut self, py: Python<'_>, tid: usize) -> PyResult<(i64, u64)> {
+    fn read_tag_mask(&mut self, py: Python<'_>, tid: usize) -> PyResult<Resumed> {
         self.step(py, tid, Request::ReadTagMask)
     }
 
     /// `mfc_read_tag_status_*` with mode 0 (immediate), 1 (any), 2 (all).
-    fn read_tag_status(&mut self, py: Python<'_>, tid: usize, mode: u32) -> PyResult<(i64, u64)> {
+    fn read_tag_status(&mut self, py: Python<'_>, tid: usize, mode: u32) -> PyResult<Resumed> {
         let mode = tag_update(mode)?;
         self.step(py, tid, Request::ReadTagStatus(mode))
     }
 
     /// `spu_read_decrementer`.
-    fn read_decrementer(&mut self, py: Python<'_>, tid: usize) -> PyResult<(i64, u64)> {
+    fn read_decrementer(&mut self, py: Python<'_>, tid: usize) -> PyResult<Resumed> {
         self.step(py, tid, Request::ReadDecrementer)
     }
 
     /// `spu_write_decrementer`.
-    fn write_decrementer(
-        &mut self,
-        py: Python<'_>,
-        tid: usize,
-        value: u32,
-    ) -> PyResult<(i64, u64)> {
+    fn write_decrementer(&mut self, py: Python<'_>, tid: usize, value: u32) -> PyResult<Resumed> {
         self.step(py, tid, Request::WriteDecrementer(value))
     }
 
     /// The program ends with `code`.
-    fn exit(&mut self, py: Python<'_>, tid: usize, code: u32) -> PyResult<(i64, u64)> {
+    fn exit(&mut self, py: Python<'_>, tid: usize, code: u32) -> PyResult<Resumed> {
         self.step(py, tid, Request::Exit(code))
     }
 
@@ -162,7 +157,7 @@ impl PyEngine {
         bytes: u32,
         elem: u8,
         fill: u8,
-    ) -> PyResult<(i64, u64)> {
+    ) -> PyResult<Resumed> {
         let op = loop_op(op)?;
         self.step(
             py,

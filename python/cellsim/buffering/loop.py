@@ -316,22 +316,8 @@ class BufferedLoop:
         return partial(k_buffered_loop, **self.params(ins, outs))
 
     def kernel(self, ins: Sequence[int], outs: Sequence[int]) -> Kernel:
-        """The native twin, with the same parameters flattened to numbers."""
-        p = self.params(ins, outs)
-        flat: dict[str, float] = {
-            "n": p["n"],
-            "bf": p["bf"],
-            "k": p["k"],
-            "c_inner": p["c_inner"],
-            "c_outer": p["c_outer"],
-            "n_in": len(p["ins"]),
-            "n_out": len(p["outs"]),
-        }
-        for prefix, streams in (("in", p["ins"]), ("out", p["outs"])):
-            for s, (ea, e) in enumerate(streams):
-                flat[f"{prefix}{s}_ea"] = ea
-                flat[f"{prefix}{s}_size"] = e
-        return Kernel(KERNEL, **flat)
+        """The native twin, with the same parameters."""
+        return Kernel(KERNEL, **self.params(ins, outs))
 
     def load(
         self, m: Machine, spe: int, ins: Sequence[int], outs: Sequence[int], *, native: bool = True

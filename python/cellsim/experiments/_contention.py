@@ -92,8 +92,52 @@ class Load:
 
     spe: int
     kernel: str
-    params: Mapping[str, int]
+    params: Mapping[str, Any]
     nbytes: int
+
+
+PAGE = 64 << 10
+"""Alignment of the memory regions the SPEs stream (a large page's worth)."""
+
+
+def memory_region(
+    m: Machine, op: str, *, span: int, total: int, size: int, node: int | None = None
+) -> dict[str, Any]:
+    """The ``region`` kernel's keywords for ``op`` (get, put or copy) on fresh
+    page-aligned memory regions of ``span`` bytes (on ``node``, else where the
+    machine's policy puts them): one to get from, one to put to, or both."""
+    params: dict[str, Any] = {"op": op, "span": span, "total": total, "size": size}
+    if op in ("get", "copy"):
+        params["get_ea"] = int(m.alloc(span, PAGE, node=node))
+    if op in ("put", "copy"):
+        params["put_ea"] = int(m.alloc(span, PAGE, node=node))
+    return params
+
+
+def memory_load(spe: int, params: Mapping[str, Any]) -> Load:
+    """The :class:`Load` of a :func:`memory_region` kernel on ``spe``: ``total``
+    bytes each way it goes (two ways for a copy)."""
+    return Load(spe, "region", params, (2 if params["op"] == "copy" else 1) * params["total"])
+
+
+def pair_load(
+    active: int, passive: int, *, size: int, total: int, wait_every: int = 0, lists: bool = False
+) -> Load:
+    """The ``region`` kernel on ``active``: get+put pairs of ``size`` bytes with
+    the local store of ``passive`` (:data:`LS_GET`, :data:`LS_PUT`), ``total``
+    bytes each way, as elements or as 16 KB DMA lists."""
+    ls = Machine.ls_ea(passive)
+    params = {
+        "op": "copy",
+        "get_ea": ls + LS_GET,
+        "put_ea": ls + LS_PUT,
+        "span": LS_SPAN,
+        "total": total,
+        "size": size,
+        "wait_every": wait_every,
+        "list": lists,
+    }
+    return Load(active, "region", params, 2 * total)
 
 
 @dataclass

@@ -27,13 +27,13 @@ from ._contention import (
     check_positive,
     check_sizes_002,
     check_spes,
+    pair_load,
     placement_seeds,
     placement_summary,
     port_gbs,
     rows_for,
     run_on_placements,
 )
-from .spe_spe import pair_load
 
 __all__ = ["DEFAULT_MB", "DEFAULT_PLACEMENTS", "MODES", "Links"]
 

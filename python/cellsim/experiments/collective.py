@@ -104,14 +104,14 @@ def target_of(pattern: str, spe: int) -> int | None:
 def _loads(pattern: str, op: str, count: int, seed: int) -> list[Load]:
     loads = []
     for s in range(SPES):
-        params: dict[str, int] = {"put": int(op == "put"), "size": DMA_SIZE, "count": count}
+        params: dict[str, Any] = {"put": op == "put", "size": DMA_SIZE, "count": count}
         t = target_of(pattern, s)
         if t is None:
             others = [o for o in range(SPES) if o != s]
-            params.update(targets=len(others), random=1, seed=seed * 16 + s + 1)
-            params.update({f"ea{k}": Machine.ls_ea(o) + LS_TARGET for k, o in enumerate(others)})
+            params.update(random=True, seed=seed * 16 + s + 1)
+            params["eas"] = [Machine.ls_ea(o) + LS_TARGET for o in others]
         else:
-            params.update(targets=1, ea0=Machine.ls_ea(t) + LS_TARGET)
+            params["eas"] = [Machine.ls_ea(t) + LS_TARGET]
         loads.append(Load(s, "traffic", params, count * DMA_SIZE))
     return loads
 

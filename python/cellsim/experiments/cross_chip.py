@@ -40,7 +40,18 @@ from .. import published as pub
 from ..machine import Machine
 from . import Experiment, Option, Table
 from ._common import ProgressFn, check_choices, figure_legend
-from ._contention import LS_GET, LS_PUT, LS_SPAN, MB, Load, check_positive, check_spes, rows_for, run_kernels
+from ._contention import (
+    LS_GET,
+    MB,
+    Load,
+    check_positive,
+    check_spes,
+    memory_load,
+    memory_region,
+    pair_load,
+    rows_for,
+    run_kernels,
+)
 
 __all__ = ["EXPERIMENT", "FIELDS", "PATHS", "compare", "plot", "run", "tables"]
 
@@ -54,8 +65,6 @@ DMA = 16384
 LATENCY_DMAS = 64
 """Blocking 128-byte gets whose mean is the latency."""
 
-_OPCODE = {"get": 0, "put": 1, "copy": 2}
-_PAGE = 65536
 
 FIELDS = (
     "machine",
@@ -87,15 +96,10 @@ def _memory(machine: str, seed: int, op: str, x: int, where: str, total: int, na
     node = 0 if where == "local" else 1
 
     def setup(m: Machine) -> list[Load]:
-        loads = []
-        for s in range(x):
-            params = {"op": _OPCODE[op], "span": total, "total": total, "size": DMA}
-            if op in ("get", "copy"):
-                params["get_ea"] = int(m.alloc(total, _PAGE, node=node))
-            if op in ("put", "copy"):
-                params["put_ea"] = int(m.alloc(total, _PAGE, node=node))
-            loads.append(Load(s, "region", params, (2 if op == "copy" else 1) * total))
-        return loads
+        return [
+            memory_load(s, memory_region(m, op, span=total, total=total, size=DMA, node=node))
+            for s in range(x)
+        ]
 
     res = run_kernels(machine, seed, [], native=native, setup=setup, overrides=_both_chips(machine))
     dirs = 2 if op == "copy" else 1
@@ -104,17 +108,12 @@ def _memory(machine: str, seed: int, op: str, x: int, where: str, total: int, na
 
 def _spe(machine: str, seed: int, where: str, total: int, native: bool) -> dict[str, Any]:
     partner = 1 if where == "local" else 9
-    ls = Machine.ls_ea(partner)
-    params = {
-        "op": 2,
-        "get_ea": ls + LS_GET,
-        "put_ea": ls + LS_PUT,
-        "span": LS_SPAN,
-        "total": total,
-        "size": DMA,
-    }
     res = run_kernels(
-        machine, seed, [Load(0, "region", params, 2 * total)], native=native, overrides=_both_chips(machine)
+        machine,
+        seed,
+        [pair_load(0, partner, size=DMA, total=total)],
+        native=native,
+        overrides=_both_chips(machine),
     )
     return _record(res, "spe", where, "get+put", 1, res.aggregate_gbs, res.aggregate_gbs / 2)
 
@@ -125,7 +124,7 @@ def _latency(machine: str, seed: int, target: str, where: str, native: bool) -> 
             ea = int(m.alloc(4096, 128, node=0 if where == "local" else 1))
         else:
             ea = Machine.ls_ea(1 if where == "local" else 9) + LS_GET
-        params = {"put": 0, "ea": ea, "size": 128, "batch": 1, "count": LATENCY_DMAS}
+        params = {"put": False, "ea": ea, "size": 128, "batch": 1, "count": LATENCY_DMAS}
         return [Load(0, "dma_bench", params, LATENCY_DMAS * 128)]
 
     res = run_kernels(machine, seed, [], native=native, setup=setup, overrides=_both_chips(machine))

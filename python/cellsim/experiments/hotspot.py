@@ -87,16 +87,16 @@ def run(
     points = [(t, o, x) for t in targets_ for o in ops_ for x in spes_]
     records = []
     for i, (target, op, x) in enumerate(points):
-        params = {"put": int(op == "put"), "targets": 1, "size": DMA_SIZE, "count": n}
+        params = {"put": op == "put", "size": DMA_SIZE, "count": n}
         if target == "ls":
             ea = Machine.ls_ea(0) + LS_TARGET
-            loads = [Load(s, "traffic", {**params, "ea0": ea}, n * DMA_SIZE) for s in range(x)]
+            loads = [Load(s, "traffic", {**params, "eas": [ea]}, n * DMA_SIZE) for s in range(x)]
             res = run_kernels(machine, seed, loads, native=native)
         else:
 
-            def setup(m: Machine, x: int = x, params: dict[str, int] = params) -> list[Load]:
+            def setup(m: Machine, x: int = x, params: dict[str, Any] = params) -> list[Load]:
                 return [
-                    Load(s, "traffic", {**params, "ea0": int(m.alloc(DMA_SIZE))}, n * DMA_SIZE)
+                    Load(s, "traffic", {**params, "eas": [int(m.alloc(DMA_SIZE))]}, n * DMA_SIZE)
                     for s in range(x)
                 ]
 

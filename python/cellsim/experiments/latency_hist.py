@@ -84,9 +84,9 @@ def _hot_spot(machine: str, seed: int, op: str, spes: int, count: int, native: b
     """The memory hot spot of ``spes`` SPEs, ``count`` DMAs each, latencies recorded."""
 
     def setup(m: Machine) -> list[Load]:
-        params = {"put": int(op == "put"), "targets": 1, "size": DMA_SIZE, "count": count}
+        params = {"put": op == "put", "size": DMA_SIZE, "count": count}
         return [
-            Load(s, "traffic", {**params, "ea0": int(m.alloc(DMA_SIZE))}, count * DMA_SIZE)
+            Load(s, "traffic", {**params, "eas": [int(m.alloc(DMA_SIZE))]}, count * DMA_SIZE)
             for s in range(spes)
         ]
 

@@ -50,7 +50,7 @@ from ..messaging.explorer import (
     plot_ranks,
     summary,
 )
-from ..messaging.simulate import machine_spes
+from ..messaging.target import resolve
 from ..sweep import fingerprint
 from . import Experiment, Option, Table
 from ._common import ProgressFn, compare_row
@@ -155,7 +155,7 @@ def run(
     cluster: Any = None,
     out: str | PathLike[str] | None = _AUTO,
     resume: bool = False,
-    figures: Iterable[int] | None = None,
+    figures: Iterable[int] = (),
 ) -> list[dict[str, Any]]:
     """Runs the explorer (see :func:`cellsim.messaging.explorer.explore`);
     ``out`` ``"auto"`` (the default) is a results file per settings in the
@@ -284,7 +284,7 @@ def _run_panels(
 
 def _points(panel: Panel, mappings: int | None, common: dict[str, Any]) -> int:
     """The sweep points of a panel: mappings times runs."""
-    k = min(len(machine_spes(panel.machine)), PAPER_TASKS)
+    k = min(len(resolve(panel.machine).spes), PAPER_TASKS)
     n = math.factorial(k - 1)
     sample = mappings if panel.sample is not None and mappings else panel.sample
     return min(n, sample or n) * (common["runs"] or DEFAULT_RUNS)

@@ -38,7 +38,7 @@ from ..kernels import Kernel, region
 from ..machine import Machine
 from . import Experiment, Option, Table
 from ._common import ProgressFn, check_choices, figure_legend
-from ._contention import MB, check_positive
+from ._contention import MB, check_positive, memory_region
 
 __all__ = ["EXPERIMENT", "FIELDS", "compare", "plot", "run", "tables"]
 
@@ -50,8 +50,6 @@ DEFAULT_PPE_KB = 256
 FIRST_MB = 2
 """MB per SPE and direction tried first; doubled until the SPEs outlast the window."""
 MAX_MB = 32
-_OPCODE = {"get": 0, "put": 1, "copy": 2}
-_PAGE = 64 << 10
 _DELAY = 20_000  # cycles (about 10 us on blade21) before the PPE starts
 FIELDS = (
     "machine",
@@ -93,11 +91,7 @@ def _window(
     total = mb * MB
     programs = []
     for _ in range(spes):
-        params: dict[str, Any] = {"op": _OPCODE[spe_op], "span": total, "total": total, "size": 16384}
-        if spe_op in ("get", "copy"):
-            params["get_ea"] = int(m.alloc(total, _PAGE))
-        if spe_op in ("put", "copy"):
-            params["put_ea"] = int(m.alloc(total, _PAGE))
+        params = memory_region(m, spe_op, span=total, total=total, size=16384)
         programs.append(Kernel("region", **params) if native else partial(region, **params))
     out: dict[str, Any] = {}
 

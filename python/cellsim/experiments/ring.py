@@ -25,7 +25,8 @@ from typing import Any
 from ..exceptions import UsageError
 from ..messaging.explorer import PAPER_TASKS
 from ..messaging.patterns import format_mapping, parse_mapping, ring_pattern
-from ..messaging.simulate import default_contexts, machine_spes, point_seed, run_placement, simulate
+from ..messaging.simulate import default_contexts, point_seed, run_placement, simulate
+from ..messaging.target import resolve
 from . import Experiment, Option, Table
 from ._common import ProgressFn
 from ._messaging import LIBRARY_OPTIONS, VARIATION_OPTIONS, one_contexts, one_mode, variation_from
@@ -68,9 +69,10 @@ def run(
     runtime is that experiment's for this mapping and run.
     """
     mode = one_mode(mode)
-    ctx = one_contexts(contexts) or default_contexts(machine, mode)
+    target = resolve(machine)
+    ctx = one_contexts(contexts) or default_contexts(target, mode)
     var = variation_from(quiet, no_skew, no_phase, no_os_noise, no_hypervisor, visible, hypervisor_spe)
-    vis = var.visible if var.visible is not None else machine_spes(machine)
+    vis = target.visible(var.visible)
     # One task per SPE Linux sees, at most a chip's: 6 on a PS3, 8 on a blade
     # (seed 001: "k = 8 threads on a Cell blade", whose two chips have 16).
     # A mapping of more tasks (up to every SPE of the machine) runs that many.
@@ -91,7 +93,7 @@ def run(
     out = []
     for r in range(runs):
         rec = simulate(
-            machine,
+            target,
             pattern,
             mp,
             count=n,
@@ -103,9 +105,7 @@ def run(
             poll_cycles=200 if poll_cycles is None else int(poll_cycles),
             native=native,
             contexts=ctx,
-            placement=run_placement(
-                machine, mode, ctx, seed=seed, pattern=pattern.name, run=r, visible=tuple(vis)
-            ),
+            placement=run_placement(target, mode, ctx, seed=seed, pattern=pattern.name, run=r, visible=vis),
             start_skew=False,  # as the explorer's runs (a mapping of a run already started)
         )
         rec.update({"run": r, "transmissions": n, "unidirectional": unidirectional})

@@ -39,10 +39,13 @@ from . import Experiment, Option, Table
 from ._common import ProgressFn, check_choices, draw_published_span, figure_legend, size_axis
 from ._contention import (
     MB,
+    PAGE,
     Load,
     check_positive,
     check_sizes_002,
     check_spes,
+    memory_load,
+    memory_region,
     port_gbs,
     rows_for,
     run_kernels,
@@ -56,8 +59,6 @@ SPES: tuple[int, ...] = (1, 2, 4, 8)
 DEFAULT_MB = 32
 """MB moved per SPE and direction by default: the paper's 32 MB."""
 
-_OPCODE = {"get": 0, "put": 1, "copy": 2}
-_PAGE = 64 << 10
 
 FIELDS = (
     "machine",
@@ -79,7 +80,7 @@ def region_span(machine: str, total: int, regions: int) -> int:
     """Bytes of each of ``regions`` remote regions: ``total``, or the largest
     whole number of 64 KB pages that lets them all fit in the machine's memory."""
     room = int(Machine(machine).info["memory_bytes"]) - MB  # what the allocator can give, with slack
-    return min(total, room // regions // _PAGE * _PAGE)
+    return min(total, room // regions // PAGE * PAGE)
 
 
 def run(
@@ -117,15 +118,7 @@ def run(
         span = region_span(machine, total, x * dirs)
 
         def setup(m: Machine, op: str = op, x: int = x, size: int = size, span: int = span) -> list[Load]:
-            loads = []
-            for s in range(x):
-                params = {"op": _OPCODE[op], "span": span, "total": total, "size": size}
-                if op in ("get", "copy"):
-                    params["get_ea"] = int(m.alloc(span, _PAGE))
-                if op in ("put", "copy"):
-                    params["put_ea"] = int(m.alloc(span, _PAGE))
-                loads.append(Load(s, "region", params, (2 if op == "copy" else 1) * total))
-            return loads
+            return [memory_load(s, memory_region(m, op, span=span, total=total, size=size)) for s in range(x)]
 
         res = run_kernels(machine, seed, [], native=native, setup=setup)
         banks = [

@@ -26,18 +26,14 @@ from typing import Any
 
 from .. import published as pub
 from ..exceptions import UsageError
-from ..machine import Machine
 from . import Experiment, Option, Table
 from ._common import ProgressFn, draw_published_span, figure_legend, size_axis
 from ._contention import (
-    LS_GET,
-    LS_PUT,
-    LS_SPAN,
     MB,
-    Load,
     check_positive,
     check_sizes_002,
     check_spes,
+    pair_load,
     port_gbs,
     rows_for,
     run_kernels,
@@ -62,26 +58,6 @@ FIELDS = (
     "placement",
     "transfers",
 )
-
-
-def pair_load(
-    active: int, passive: int, *, size: int, total: int, wait_every: int = 0, lists: bool = False
-) -> Load:
-    """The ``region`` kernel on ``active``: get+put pairs of ``size`` bytes with
-    the local store of ``passive`` (:data:`LS_GET`, :data:`LS_PUT`), ``total``
-    bytes each way, as elements or as 16 KB DMA lists."""
-    ls = Machine.ls_ea(passive)
-    params = {
-        "op": 2,
-        "get_ea": ls + LS_GET,
-        "put_ea": ls + LS_PUT,
-        "span": LS_SPAN,
-        "total": total,
-        "size": size,
-        "wait_every": wait_every,
-        "list": int(lists),
-    }
-    return Load(active, "region", params, 2 * total)
 
 
 def wait_name(wait_every: int) -> str:

@@ -22,7 +22,8 @@ from ..limits import SEED
 from .library import MAX_TASKS
 from .mapper import model_scores, optimize
 from .patterns import BUILTIN, builtin, load_pattern, parse_mapping
-from .simulate import DEFAULTS, Variation, machine_spes
+from .simulate import DEFAULTS, Variation
+from .target import resolve
 
 __all__ = ["map_cmd"]
 
@@ -97,7 +98,8 @@ def map_cmd(
     """
     check_output(json_path, "--json")
     # Built-in patterns use one task per SPE, as many as the library takes.
-    spes = len(machine_spes(machine))
+    target = resolve(machine)  # read once, passed down to every layer
+    spes = len(target.spes)
     if Path(pattern).suffix.lower() in (".json", ".csv") or Path(pattern).exists():
         pat = load_pattern(pattern)
     elif pattern in BUILTIN:
@@ -114,7 +116,7 @@ def map_cmd(
     n = count if count is not None else (1000 if pat.kind == "ring" else 200)
     var: Variation = Variation.off() if quiet else DEFAULTS
     res: dict[str, Any] = optimize(
-        machine,
+        target,
         pat,
         count=n,
         packet=packet,
@@ -132,7 +134,7 @@ def map_cmd(
         return
     if json_path:
         Path(json_path).write_text(json.dumps(res, indent=1) + "\n")
-    scores = model_scores(machine, pat, [parse_mapping(res["best"])], machine_spes(machine), packet)
+    scores = model_scores(target, pat, [parse_mapping(res["best"])], target.spes, packet)
     click.echo(
         f"{pat.name}: {pat.tasks} tasks, {len(pat.edges)} edges on {machine} (pinned), "
         f"{'transmissions' if pat.kind == 'ring' else 'iterations'} {n}, {packet} B packets"

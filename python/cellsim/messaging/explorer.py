@@ -39,11 +39,11 @@ from .simulate import (
     Variation,
     check_contexts,
     default_contexts,
-    machine_spes,
     point_seed,
     run_placement,
     simulate,
 )
+from .target import Target, resolve
 
 __all__ = [
     "DEFAULT_RUNS",
@@ -152,7 +152,7 @@ def _pattern(point: dict[str, Any]) -> Pattern:
 
 
 def make_points(
-    machine: str,
+    machine: str | Target,
     pattern: Pattern,
     mappings: Sequence[Sequence[int]],
     *,
@@ -172,14 +172,15 @@ def make_points(
     ``run`` each carries its run's placement."""
     if placement_per not in PLACEMENT_PER:
         raise UsageError(f"placement per {placement_per!r} is not one of {', '.join(PLACEMENT_PER)}")
-    ctx = check_contexts(contexts) if contexts is not None else default_contexts(machine, mode)
-    visible = variation.visible if variation.visible is not None else machine_spes(machine)
+    target = resolve(machine)
+    ctx = check_contexts(contexts) if contexts is not None else default_contexts(target, mode)
+    visible = target.visible(variation.visible)
     per_run = [
-        run_placement(machine, mode, ctx, seed=seed, pattern=pattern.name, run=r, visible=visible)
+        run_placement(target, mode, ctx, seed=seed, pattern=pattern.name, run=r, visible=visible)
         for r in range(runs)
     ]
     base: dict[str, Any] = {
-        "machine": machine,
+        "machine": target.name,
         "pattern": pattern.name,
         "tasks": pattern.tasks,
         "count": count,
@@ -208,7 +209,7 @@ def make_points(
                 **base,
                 "mapping": list(mp),
                 "run": r,
-                "seed": point_seed(seed, machine, mode, pattern.name, name, r),
+                "seed": point_seed(seed, target.name, mode, pattern.name, name, r),
             }
             if placement_per == "run":
                 pt["placement"] = per_run[r]
@@ -229,7 +230,7 @@ def point_key(p: dict[str, Any]) -> str:
 
 
 def explore(
-    machine: str = "ps3",
+    machine: str | Target = "ps3",
     *,
     mode: str = "pinned",
     packet: int = 1024,
@@ -272,13 +273,14 @@ def explore(
         raise UsageError(
             f"transmissions {transmissions}: each task starts two packets, so it needs at least 2"
         )
-    visible = variation.visible if variation.visible is not None else machine_spes(machine)
+    target = resolve(machine)
+    visible = target.visible(variation.visible)
     k = tasks if tasks is not None else min(len(visible), PAPER_TASKS)
     if k > len(visible):
-        raise UsageError(f"{k} tasks but {machine} has {len(visible)} SPEs for them")
+        raise UsageError(f"{k} tasks but {target.name} has {len(visible)} SPEs for them")
     pattern = ring_pattern(k, unidirectional, packet)
     points = make_points(
-        machine,
+        target,
         pattern,
         chosen_mappings(k, mappings, seed),
         runs=runs,
@@ -310,7 +312,7 @@ def explore(
     )
     return rank(
         results,
-        machine=machine,
+        machine=target.name,
         mode=mode,
         packet=packet,
         transmissions=transmissions,

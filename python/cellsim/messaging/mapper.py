@@ -30,19 +30,16 @@ import random
 import statistics
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from ..exceptions import UsageError
-from ..machine import Machine
-from ..trace import not_captured
 from .explorer import EXHAUSTIVE_TASKS, all_mappings, make_points, point_key, run_point, settings_of
 from .library import ROW_BYTES, SLOT_BYTES
 from .patterns import Pattern, format_mapping
-from .simulate import DEFAULTS, SPES_PER_CHIP, Variation, machine_spes
+from .simulate import DEFAULTS, Variation
+from .target import Target, Topology, resolve
 
 __all__ = [
     "Loads",
@@ -53,7 +50,6 @@ __all__ = [
     "model_search",
     "optimize",
     "spearman",
-    "topology",
 ]
 
 NOTIFY_BYTES = 16 + 128 + 16 + 128
@@ -62,37 +58,6 @@ ack-row get (a row get reads 16 bytes per task, at least a 128-byte line)."""
 
 MATRIX_CHIP = 0
 """The chip whose memory holds the matrices: the PPE allocates them on chip 0 (first touch)."""
-
-
-@dataclass(frozen=True)
-class Topology:
-    """What the link-load model knows of a machine: each chip's ramps, its
-    MIC and IOIF0 (the BIF's end), and how much slower the BIF is than both
-    rings of one direction (16 B per bus cycle each)."""
-
-    ramps: tuple[str, ...]
-    mic: int
-    ioif0: int
-    chips: int
-    bif_weight: float
-
-    def where(self, physical: int) -> tuple[int, int]:
-        """(chip, ramp) of a physical SPE."""
-        return physical // SPES_PER_CHIP, self.ramps.index(f"SPE{physical % SPES_PER_CHIP}")
-
-
-@lru_cache(maxsize=16)
-def topology(machine: str) -> Topology:
-    """The :class:`Topology` of ``machine``."""
-    with not_captured():  # a look at the machine file, not a run to trace
-        info = Machine(machine).info
-    ramps = tuple(info["ramps"])
-    chips = int(info["chips"])
-    weight = 1.0
-    if chips > 1:
-        ring_gbs = 2 * 16 * float(info["core_hz"]) / 2 / 1e9  # two rings of a direction
-        weight = ring_gbs / float(info["bif_link_gbs"])
-    return Topology(ramps, ramps.index("MIC"), ramps.index("IOIF0"), chips, weight)
 
 
 class Loads(NamedTuple):
@@ -113,14 +78,14 @@ class Loads(NamedTuple):
         return max(float(self.segments.max()), float(self.bif.max()) * self.bif_weight)
 
 
-def link_loads(machine: str, pattern: Pattern, physical: Sequence[int], packet: int = 1024) -> Loads:
+def link_loads(machine: str | Target, pattern: Pattern, physical: Sequence[int], packet: int = 1024) -> Loads:
     """The :class:`Loads` of ``pattern`` with task ``t`` on physical SPE
     ``physical[t]``: each edge's bytes take the short way round the rings
     between the ramps (half each way at six hops), across the BIF between
     the chips' IOIF0 ramps when the SPEs are on different chips; the
     notifications and acknowledgements go to and from the matrices in chip
     0's memory."""
-    topo = topology(machine)
+    topo = resolve(machine).topology
     n = len(topo.ramps)
     load = np.zeros((topo.chips, 2, n))
     bif = np.zeros(topo.chips)
@@ -169,17 +134,18 @@ def link_loads(machine: str, pattern: Pattern, physical: Sequence[int], packet: 
 
 
 def model_scores(
-    machine: str,
+    machine: str | Target,
     pattern: Pattern,
     mappings: Sequence[Sequence[int]],
     logical_to_physical: Sequence[int],
     packet: int = 1024,
 ) -> list[tuple[float, float]]:
     """``(max segment load, byte-hops)`` of each mapping (lower is better)."""
+    target = resolve(machine)
     out = []
     for mp in mappings:
         phys = [logical_to_physical[a] for a in mp]
-        loads = link_loads(machine, pattern, phys, packet)
+        loads = link_loads(target, pattern, phys, packet)
         out.append((loads.most, loads.byte_hops))
     return out
 
@@ -191,7 +157,7 @@ def _random_mapping(k: int, rng: random.Random) -> tuple[int, ...]:
 
 
 def model_search(
-    machine: str,
+    machine: str | Target,
     pattern: Pattern,
     logical_to_physical: Sequence[int],
     packet: int = 1024,
@@ -203,13 +169,14 @@ def model_search(
     for patterns too large to score every mapping: from the identity and
     ``starts - 1`` seeded random mappings, swap two tasks' SPEs while that
     lowers the score (first improvement)."""
+    target = resolve(machine)
     rng = random.Random(seed)
     k = pattern.tasks
     seen: dict[tuple[int, ...], tuple[float, float]] = {}
 
     def score(mp: tuple[int, ...]) -> tuple[float, float]:
         if mp not in seen:
-            seen[mp] = model_scores(machine, pattern, [mp], logical_to_physical, packet)[0]
+            seen[mp] = model_scores(target, pattern, [mp], logical_to_physical, packet)[0]
         return seen[mp]
 
     for start in [tuple(range(k))] + [_random_mapping(k, rng) for _ in range(starts - 1)]:
@@ -245,17 +212,18 @@ def spearman(a: Sequence[float], b: Sequence[float]) -> float:
 
 
 def model_agreement(
-    records: Sequence[dict[str, Any]], machine: str, pattern: Pattern, packet: int = 1024
+    records: Sequence[dict[str, Any]], machine: str | Target, pattern: Pattern, packet: int = 1024
 ) -> dict[str, float]:
     """How well the model predicts the explorer's ranking (pinned records):
     Spearman's rho of the simulated mean runtime against the max segment load,
     the byte-hops, and the model's combined order."""
     from .patterns import parse_mapping
 
-    phys = list(machine_spes(machine))
+    target = resolve(machine)
+    phys = list(target.spes)
     maps = [parse_mapping(r["mapping"]) for r in records]
     sims = [r["mean_ns"] for r in records]
-    scores = model_scores(machine, pattern, maps, phys, packet)
+    scores = model_scores(target, pattern, maps, phys, packet)
     order = sorted(range(len(scores)), key=lambda i: scores[i])
     combined = [0.0] * len(scores)
     for pos, i in enumerate(order):
@@ -268,7 +236,7 @@ def model_agreement(
 
 
 def optimize(
-    machine: str,
+    machine: str | Target,
     pattern: Pattern,
     *,
     count: int,
@@ -300,17 +268,18 @@ def optimize(
     from ..sweep import run_sweep
 
     t0 = time.perf_counter()
-    visible = variation.visible if variation.visible is not None else machine_spes(machine)
+    target = resolve(machine)
+    visible = target.visible(variation.visible)
     k = pattern.tasks
     if k > len(visible):
-        raise UsageError(f"{k} tasks but {machine} has {len(visible)} SPEs")
+        raise UsageError(f"{k} tasks but {target.name} has {len(visible)} SPEs")
     if top < 1 or budget < top:
         raise UsageError(f"top {top} must be at least 1 and budget {budget} at least top")
     if k <= EXHAUSTIVE_TASKS:
         maps = all_mappings(k)
-        scores = model_scores(machine, pattern, maps, list(visible), packet)
+        scores = model_scores(target, pattern, maps, list(visible), packet)
     else:  # 15! mappings of 16 tasks: the model's own local search proposes
-        found = model_search(machine, pattern, list(visible), packet, seed=seed)
+        found = model_search(target, pattern, list(visible), packet, seed=seed)
         maps, scores = list(found), list(found.values())
     order = sorted(range(len(maps)), key=lambda i: (scores[i], maps[i]))
     cache: dict[tuple[int, ...], float] = {}
@@ -322,7 +291,7 @@ def optimize(
         if not new:
             return
         pts = make_points(
-            machine,
+            target,
             pattern,
             new,
             runs=runs,
@@ -349,7 +318,7 @@ def optimize(
     run_point(
         {
             **make_points(
-                machine,
+                target,
                 pattern,
                 [maps[0]],
                 runs=1,
@@ -394,7 +363,7 @@ def optimize(
     spread = [cache[c] for c in sampled]
     best = min(cache, key=lambda c: (cache[c], c))  # the sample may hold a better one
     return {
-        "machine": machine,
+        "machine": target.name,
         "pattern": pattern.name,
         "tasks": k,
         "count": count,

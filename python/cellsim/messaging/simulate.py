@@ -63,7 +63,6 @@ from __future__ import annotations
 import zlib
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -71,7 +70,6 @@ import numpy as np
 from ..exceptions import UsageError
 from ..kernels import Kernel
 from ..machine import Machine
-from ..trace import not_captured
 from .library import (
     Setup,
     TaskSpec,
@@ -83,6 +81,7 @@ from .library import (
     setup,
 )
 from .patterns import Pattern, format_mapping
+from .target import SPES_PER_CHIP, Target, resolve
 
 __all__ = [
     "CONTEXTS",
@@ -92,7 +91,6 @@ __all__ = [
     "Variation",
     "check_bytes",
     "default_contexts",
-    "machine_spes",
     "point_seed",
     "run_placement",
     "simulate",
@@ -106,8 +104,6 @@ CONTEXTS = ("physical", "local", "spread")
 PLACEMENT_PER = ("run", "mapping")
 """``run``: every mapping of a run shares the run's placement (seed 001's
 benchmark); ``mapping``: each (mapping, run) draws its own."""
-
-SPES_PER_CHIP = 8
 
 PHASE_CYCLES = 24
 """Arbitration-phase offsets are 0..23 core cycles: twelve bus cycles, the
@@ -152,25 +148,11 @@ class Params:
     call_cycles: int = 40
 
 
-@lru_cache(maxsize=16)
-def machine_spes(machine: str) -> tuple[int, ...]:
-    """The physical SPEs Linux sees on ``machine`` (its ``spes`` list, sorted)."""
-    with not_captured():  # a look at the machine file, not a run to trace
-        return tuple(sorted(Machine(machine).placement))
-
-
-@lru_cache(maxsize=16)
-def machine_chips(machine: str) -> int:
-    """Cell chips of ``machine``."""
-    with not_captured():  # a look at the machine file, not a run to trace
-        return Machine(machine).chips
-
-
-def default_contexts(machine: str, mode: str) -> str:
+def default_contexts(machine: str | Target, mode: str) -> str:
     """The placement policy of ``mode`` on ``machine``: ``pinned`` is
     ``physical`` on one chip and ``spread`` on a two-chip blade; ``default``
     is ``spread``."""
-    if mode == "pinned" and machine_chips(machine) == 1:
+    if mode == "pinned" and resolve(machine).chips == 1:
         return "physical"
     return "spread"
 
@@ -195,7 +177,7 @@ def _draw_contexts(contexts: str, rng: np.random.Generator, visible: Sequence[in
 
 
 def run_placement(
-    machine: str,
+    machine: str | Target,
     mode: str,
     contexts: str,
     *,
@@ -207,8 +189,9 @@ def run_placement(
     """The physical SPE of each context in run ``run`` (shared by every
     mapping of the run): drawn from a hash of the base seed, the machine, the
     mode, the pattern and the run number."""
-    vis = list(visible) if visible is not None else list(machine_spes(machine))
-    rng = np.random.default_rng(point_seed(seed, machine, mode, pattern, "placement", run))
+    target = resolve(machine)
+    vis = list(target.visible(visible))
+    rng = np.random.default_rng(point_seed(seed, target.name, mode, pattern, "placement", run))
     return _draw_contexts(check_contexts(contexts), rng, vis)
 
 
@@ -224,7 +207,7 @@ def _ns_cycles(ns: float, hz: float) -> int:
 
 
 def simulate(
-    machine: str,
+    machine: str | Target,
     pattern: Pattern,
     mapping: Sequence[int],
     *,
@@ -246,7 +229,7 @@ def simulate(
     """Runs ``pattern`` with task ``i`` on logical SPE ``mapping[i]`` once.
 
     Args:
-        machine: machine name or TOML path.
+        machine: machine name or TOML path, or its resolved :class:`~cellsim.messaging.target.Target`.
         pattern: the tasks and edges (:mod:`cellsim.messaging.patterns`).
         mapping: logical SPE of each task.
         count: transmissions per task (ring) or iterations (exchange).
@@ -284,14 +267,15 @@ def simulate(
             f"buffers per neighbour {nbuf}: a unidirectional ring carries two packets per task "
             "and needs at least 2 buffers each side (else every buffer fills and it deadlocks)"
         )
-    visible = tuple(variation.visible) if variation.visible is not None else machine_spes(machine)
+    target = resolve(machine)
+    visible = target.visible(variation.visible)
     k = pattern.tasks
     if k > len(visible):
-        raise UsageError(f"{k} tasks but {machine} has {len(visible)} SPEs for them")
+        raise UsageError(f"{k} tasks but {target.name} has {len(visible)} SPEs for them")
     if len(mapping) != k or sorted(mapping) != list(range(k)):
         raise UsageError(f"mapping {list(mapping)} is not a permutation of 0..{k - 1} ({k} tasks)")
     rng = np.random.default_rng(seed)
-    ctx = check_contexts(contexts) if contexts is not None else default_contexts(machine, mode)
+    ctx = check_contexts(contexts) if contexts is not None else default_contexts(target, mode)
     logical = _draw_contexts(ctx, rng, visible)
     if placement is not None:
         if sorted(int(p) for p in placement) != sorted(visible):
@@ -310,7 +294,7 @@ def simulate(
         overrides.append(f"spes=[{', '.join(str(s) for s in sorted(spes))}]")
     if not variation.refresh:
         overrides.append("mic.refresh_ns=0")
-    m = Machine(machine, seed=seed, overrides=overrides, placement=spes, time_limit_ns=_limit_ns(count))
+    m = Machine(target.name, seed=seed, overrides=overrides, placement=spes, time_limit_ns=_limit_ns(count))
     hz = m.core_hz
     specs = pattern.task_specs(count, packet)
     hv_bytes = max(int(variation.hypervisor_bytes), 16 * k)
@@ -346,15 +330,15 @@ def simulate(
             tids.append(m.start_spe(mapping[t], program, argp=st.argp, envp=st.envp[t], delay=delay))
     noise_seed, hv_seed = (int(x) for x in rng.integers(1, 2**31, size=2))
     if variation.os_noise_ns > 0:
-        params: dict[str, float] = {
-            "done_ea": int(st.done),
-            "tasks": k,
-            "nspes": k,
-            "interval": _ns_cycles(variation.os_noise_ns, hz),
-            "seed": noise_seed,
-        }
-        params.update({f"spe{i}": mapping[i] for i in range(k)})
-        m.start_spe(0, Kernel("os_noise", **params))
+        noise = Kernel(
+            "os_noise",
+            done_ea=int(st.done),
+            tasks=k,
+            spes=[int(s) for s in mapping[:k]],
+            interval=_ns_cycles(variation.os_noise_ns, hz),
+            seed=noise_seed,
+        )
+        m.start_spe(0, noise)
     if hv_spe is not None:
         scratch = m.alloc(hv_bytes, 128)
         m.start_spe(

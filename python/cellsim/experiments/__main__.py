@@ -1,0 +1,7 @@
+"""Prints the experiments' options reference (``docs/experiments.md``)."""
+
+import sys
+
+from . import options_reference
+
+sys.stdout.write(options_reference())
