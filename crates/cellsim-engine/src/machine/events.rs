@@ -208,6 +208,9 @@ impl Machine {
         let e = &mut self.threads[tid].events;
         if std::mem::take(&mut e.armed) {
             self.events.armed -= 1;
+            if self.events.armed == 0 {
+                self.events.dec_wake = None;
+            }
         }
     }
 

@@ -416,3 +416,48 @@ fn event_runs_are_deterministic() {
     };
     assert_eq!(run(), run());
 }
+
+/// The fast path takes no shape while an SPU tracks events: six SPEs
+/// stream while SPE 7 waits for the end-of-stream message, by event or by a
+/// plain mailbox read; either way the run is the reference path's.
+#[test]
+fn no_fast_forward_jump_while_an_spu_tracks_events() {
+    let run = |by_event: bool, reference: bool| {
+        let mut m = Machine::new(MachineConfig::load("qs20-1chip", &[]).unwrap(), 1);
+        m.set_exact_reference(reference);
+        for s in 0..6u32 {
+            m.spawn_native(s, 0, 0, move |spu| async move {
+                let peer = MemoryMap::ls_ea(s ^ 1);
+                for _ in 0..32 {
+                    spu.mfc_get(0x10000, peer + 0x20000, 16384, 0).await;
+                    spu.mfc_put(0x14000, peer + 0x30000, 16384, 1).await;
+                }
+                spu.mfc_write_tag_mask(3).await;
+                spu.mfc_read_tag_status_all().await;
+                if s == 0 {
+                    let ea = MemoryMap::ps_ea(7) + ps::SPU_IN_MBOX as u64;
+                    spu.mfc_put(0x18000 + 12, ea, 4, 2).await;
+                    spu.mfc_write_tag_mask(1 << 2).await;
+                    spu.mfc_read_tag_status_all().await;
+                }
+                0
+            })
+            .unwrap();
+        }
+        m.spawn_native(7, 0, 0, move |spu| async move {
+            if by_event {
+                spu.spu_write_event_mask(MFC_IN_MBOX_AVAILABLE_EVENT).await;
+                spu.spu_read_event_status().await;
+            }
+            spu.spu_read_in_mbox().await
+        })
+        .unwrap();
+        let cycles = m.run().unwrap().cycles;
+        (cycles, m.fast_forward_stats().jumps)
+    };
+    let (plain, _) = run(false, false);
+    assert_eq!(run(false, true).0, plain);
+    let (evented, jumps) = run(true, false);
+    assert_eq!(jumps, 0, "no jump while SPE 7 tracks events");
+    assert_eq!(run(true, true).0, evented);
+}
