@@ -22,6 +22,7 @@ from cellsim.ppe import (
     spe_event_wait,
     spe_in_mbox_write,
     spe_out_intr_mbox_read,
+    spe_out_mbox_read,
     spe_program_load,
     spe_signal_write,
 )
@@ -238,3 +239,67 @@ def test_tag_group_event_of_libspe2_is_refused(m: Machine) -> None:
 
     with pytest.raises(UsageError, match="SPE_EVENT_TAG_GROUP"):
         m.run(main)
+
+
+def test_reservation_lost_event(m: Machine) -> None:
+    """Lr: another SPE's putlluc to the reserved line takes SPE 0's reservation."""
+    line = m.alloc(128, 128)
+
+    def waiter(speid: int, argp: int, envp: int) -> None:
+        ls = spu.ls_alloc(128, 128)
+        spu.mfc_getllar(ls, line)
+        spu.mfc_read_atomic_status()
+        got.append(_wait_event(spu.MFC_LLR_LOST_EVENT))
+
+    def writer(speid: int, argp: int, envp: int) -> None:
+        ls = spu.ls_alloc(128, 128)
+        spu.compute(3000)
+        spu.mfc_putlluc(ls, line)
+        spu.mfc_read_atomic_status()
+
+    m.load(0, waiter)
+    m.load(1, writer)
+    m.run()
+    assert got == [spu.MFC_LLR_LOST_EVENT]
+
+
+def test_list_stall_event(m: Machine) -> None:
+    """Sn: a DMA list stopping at a stall-and-notify element."""
+    src = m.alloc(256)
+
+    def prog(speid: int, argp: int, envp: int) -> None:
+        lst = spu.ls_alloc(16, 8)
+        buf = spu.ls_alloc(256, 128)
+        spu.mfc_list(lst, [(128, int(src), True), (128, int(src) + 128)])
+        spu.spu_write_event_mask(spu.MFC_LIST_STALL_NOTIFY_EVENT)
+        spu.mfc_getl(buf, 0, lst, 16, 3)
+        got.append(_wait_event(spu.MFC_LIST_STALL_NOTIFY_EVENT))
+        got.append(spu.mfc_read_list_stall_status())
+        spu.mfc_write_list_stall_ack(3)
+        spu.mfc_write_tag_mask(1 << 3)
+        spu.mfc_read_tag_status_all()
+
+    m.load(0, prog)
+    m.run()
+    assert got == [spu.MFC_LIST_STALL_NOTIFY_EVENT, 1 << 3]
+
+
+def test_outbound_mailbox_event(m: Machine) -> None:
+    """Le: the full outbound mailbox becomes free when the PPE reads it."""
+
+    def prog(speid: int, argp: int, envp: int) -> None:
+        spu.spu_write_event_mask(spu.MFC_OUT_MBOX_AVAILABLE_EVENT)
+        spu.spu_write_out_mbox(4)
+        got.append(spu.spu_read_event_status())
+
+    def main() -> list[int]:
+        ctx = spe_context_create()
+        spe_program_load(ctx, prog)
+        t = pthread_create(spe_context_run, ctx)
+        compute(20000)
+        msg = spe_out_mbox_read(ctx)  # the SPE wrote it long ago
+        pthread_join(t)
+        return msg
+
+    assert m.run(main).value == [4]
+    assert got == [spu.MFC_OUT_MBOX_AVAILABLE_EVENT]

@@ -248,6 +248,31 @@ fn list_stall_event_fires_on_a_stalled_list() {
     assert_eq!(exit_code(&m, t), 1);
 }
 
+/// Qv: the full command queue gets a free entry when a command retires.
+#[test]
+fn command_queue_event_fires_when_a_full_queue_frees_an_entry() {
+    let mut m = qs20(&[]);
+    let src = m.alloc(16384, 128).unwrap();
+    let t = m
+        .spawn_native(0, src, 0, |spu| async move {
+            let buf = spu.ls_alloc(16384, 128).unwrap();
+            for _ in 0..16 {
+                spu.mfc_get(buf, spu.argp(), 16384, 0).await;
+            }
+            spu.spu_write_event_mask(MFC_COMMAND_QUEUE_AVAILABLE_EVENT)
+                .await;
+            let ev = spu.spu_read_event_status().await;
+            spu.mfc_write_tag_mask(1).await;
+            let done = spu.mfc_read_tag_status_immediate().await;
+            spu.mfc_read_tag_status_all().await;
+            // woken while the later gets still run
+            (ev == MFC_COMMAND_QUEUE_AVAILABLE_EVENT && done == 0) as u32
+        })
+        .unwrap();
+    m.run().unwrap();
+    assert_eq!(exit_code(&m, t), 1);
+}
+
 /// Pending events are recorded whatever the mask; the read reports only the
 /// masked ones, the ack clears them, and the mask reads back.
 #[test]
