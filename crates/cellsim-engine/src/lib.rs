@@ -67,6 +67,7 @@ pub mod numa;
 pub mod ppu;
 pub mod program;
 pub mod rng;
+pub mod script;
 pub mod signal;
 pub mod stats;
 pub(crate) mod steady;

@@ -852,6 +852,11 @@ impl Machine {
     pub fn advance(&mut self) -> Result<Step, SimError> {
         loop {
             while let Some(tid) = self.ready.pop_front() {
+                if let Some(req) = self.scripted(tid) {
+                    // Part of a steady state: the loop's position is in its shape.
+                    self.submit_request(tid, req)?;
+                    continue;
+                }
                 self.ff.disturbed = true;
                 if self.threads[tid].is_native() {
                     self.poll_native(tid)?;
@@ -1002,8 +1007,8 @@ impl Machine {
     }
 
     fn handle(&mut self, e: Event) {
-        if self.ff.enabled {
-            self.ff.event(&e);
+        if self.ff.enabled && !self.in_shape(&e) {
+            self.ff.disturbed = true;
         }
         match e {
             Event::Wake(tid) => self.ready.push_back(tid),

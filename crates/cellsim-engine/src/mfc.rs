@@ -75,19 +75,23 @@ impl Mfc {
 }
 
 impl Mfc {
-    /// Writes the MFC's state (see [`crate::steady`]); the tag groups and
-    /// the reservation only change when a command retires or a program
-    /// runs, which ends a steady state anyway.
+    /// Writes the MFC's state (see [`crate::steady`]); the reservation
+    /// only changes when a program runs, which ends a steady state.
     pub(crate) fn shape(&self, s: &mut Shape) {
         self.queue.shape(s);
         self.proxy.shape(s);
+        self.tags.shape(s);
+        self.proxy_tags.shape(s);
         s.raw(self.atomic_pending as u64);
         s.raw(self.list_stall as u64);
         s.time(self.dmac_free);
         s.maybe_time(self.dmac_wake);
         s.raw(self.last_was_get as u64);
         s.time(self.next_command);
-        s.raw(self.tlb.is_some() as u64);
+        match &self.tlb {
+            Some(t) => t.shape(s),
+            None => s.raw(u64::MAX),
+        }
     }
 
     /// Moves every time of the MFC `dt` later.

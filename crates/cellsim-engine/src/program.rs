@@ -29,6 +29,7 @@
 use crate::error::MfcErrorKind;
 use crate::mfc::command::{MfcCommand, Opcode};
 use crate::mfc::tags::TagUpdate;
+use crate::script::Script;
 use crate::storage::Storage;
 use crate::time::Cycle;
 use std::cell::Cell;
@@ -435,6 +436,8 @@ pub(crate) struct Port {
     pub(crate) ls: Arc<Storage>,
     ls_next: Cell<u32>,
     ls_top: u32,
+    /// A command loop the program declared with its last request.
+    pub(crate) script: Cell<Option<Script>>,
 }
 
 /// The handle a native SPE program uses: the Rust twin of `spu_mfcio.h`.
@@ -461,6 +464,7 @@ impl Spu {
             ls,
             ls_next: Cell::new(ls_reserved),
             ls_top: top,
+            script: Cell::new(None),
         });
         (Spu { port: port.clone() }, port)
     }
@@ -546,6 +550,20 @@ impl Spu {
     /// `mfc_putf`.
     pub async fn mfc_putf(&self, lsa: u32, ea: u64, size: u32, tag: u32) {
         self.dma(Opcode::PutF, lsa, ea, size, tag).await;
+    }
+    /// The commands of `body` (1 to 4), in order, `times` times: the same
+    /// requests, at the same cycles, as
+    /// `for _ in 0..times { for c in body { issue c } }`, but the engine
+    /// issues them itself, so that a steady state may span them (see
+    /// [`crate::script`]). Use it for loops whose commands do not depend on
+    /// anything the program reads.
+    pub async fn mfc_repeat(&self, body: &[MfcCommand], times: u64) {
+        let Some(mut script) = Script::new(body, times) else {
+            return;
+        };
+        let first = script.take().expect("a script has a command");
+        self.port.script.set(Some(script));
+        self.call(Request::Mfc(first)).await;
     }
     /// `mfc_barrier(tag)`.
     pub async fn mfc_barrier(&self, tag: u32) {
@@ -722,6 +740,7 @@ impl Ppe {
             ls: memory,
             ls_next: Cell::new(0),
             ls_top: 0,
+            script: Cell::new(None),
         });
         (Ppe { port: port.clone() }, port)
     }

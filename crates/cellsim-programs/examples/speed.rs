@@ -3,10 +3,20 @@ use cellsim_engine::{Machine, MachineConfig};
 use cellsim_programs::kernels::{stream, Stream};
 use std::time::Instant;
 fn main() {
-    let mut m = Machine::new(MachineConfig::load("qs20-1chip", &[]).unwrap(), 1);
-    // `speed PAIRS x ref`: the reference path (no fast-forward).
+    // `speed PAIRS x ref|ff [stagger|MACHINE]`: the reference path (no
+    // fast-forward); programs started 1000 cycles apart, or every SPE of
+    // MACHINE streaming (as `cellsim bench speed` on qs20).
+    let opt = std::env::args().nth(4).unwrap_or_default();
+    let stagger = opt == "stagger";
+    let machine = if stagger || opt.is_empty() {
+        "qs20-1chip"
+    } else {
+        &opt
+    };
+    let mut m = Machine::new(MachineConfig::load(machine, &[]).unwrap(), 1);
     m.set_exact_reference(std::env::args().nth(3).is_some_and(|a| a == "ref"));
-    for s in 0..8u32 {
+    let n = m.spe_count() as u32 & !1;
+    for s in 0..n {
         let partner = s ^ 1;
         let p = Stream {
             get_ea: MemoryMap::ls_ea(partner) + 0x20000,
@@ -14,12 +24,14 @@ fn main() {
             size: 16384,
             pairs: std::env::args().nth(1).map_or(2000, |a| a.parse().unwrap()),
         };
-        m.spawn_native(s, 0, 0, move |spu| stream(spu, p)).unwrap();
+        let delay = if stagger { s as u64 * 1000 } else { 0 };
+        m.spawn_native_after(s, 0, 0, delay, move |spu| stream(spu, p))
+            .unwrap();
     }
     let t0 = Instant::now();
     let s = m.run().unwrap();
     let wall = t0.elapsed().as_secs_f64();
-    let tr = m.eib().stats.transfers as f64;
+    let tr = m.eibs().map(|e| e.stats.transfers).sum::<u64>() as f64;
     eprintln!(
         "rounds {} attempts {} fast-forward {:?}",
         m.arbiter_stats().0,
@@ -27,7 +39,7 @@ fn main() {
         m.fast_forward_stats()
     );
     println!("cycles {} wall {:.3}s transfers {} -> {:.2} M transfers/s, {:.2} M bus cycles/s, agg {:.1} GB/s, events {}",
-        s.cycles, wall, tr, tr / wall / 1e6, s.cycles as f64 / 2.0 / wall / 1e6, m.eib().stats.bytes as f64 / s.ns, m.counters().events);
+        s.cycles, wall, tr, tr / wall / 1e6, s.cycles as f64 / 2.0 / wall / 1e6, m.eibs().map(|e| e.stats.bytes).sum::<u64>() as f64 / s.ns, m.counters().events);
     if std::env::args().nth(2).is_some() {
         return;
     }

@@ -7,6 +7,7 @@
 //! value.
 
 use cellsim_engine::program::Spu;
+use cellsim_engine::{MfcCommand, Opcode};
 use serde::Deserialize;
 
 /// Direction of a DMA benchmark (from the benchmark's `put` flag, as the C
@@ -96,10 +97,21 @@ pub async fn stream(spu: Spu, p: Stream) -> u32 {
         return u32::MAX;
     };
     spu.mfc_write_tag_mask(0b11).await;
-    for _ in 0..p.pairs {
-        spu.mfc_get(a, p.get_ea, p.size, 0).await;
-        spu.mfc_put(b, p.put_ea, p.size, 1).await;
-    }
+    // `for _ in 0..pairs { mfc_get(a, ...); mfc_put(b, ...) }`, declared as
+    // a loop so that a steady state can span its commands.
+    let cmd = |op, lsa, ea, tag| MfcCommand {
+        op,
+        lsa,
+        ea,
+        size: p.size,
+        tag,
+        list: 0,
+    };
+    let body = [
+        cmd(Opcode::Get, a, p.get_ea, 0),
+        cmd(Opcode::Put, b, p.put_ea, 1),
+    ];
+    spu.mfc_repeat(&body, p.pairs as u64).await;
     spu.mfc_read_tag_status_all().await;
     0
 }

@@ -37,10 +37,20 @@ use crate::time::Cycle;
 
 /// Commands between two looks at the state, at first.
 const FIRST_SPACING: u64 = 16;
-/// Looks get rarer while nothing repeats, down to one per this many commands.
-const MAX_SPACING: u64 = 1024;
+/// Looks get rarer while nothing repeats, down to one per this many commands
+/// (a look costs a few tens of thousands of instructions, about ten
+/// transfers: one per 2^14 commands costs under 0.1%).
+const MAX_SPACING: u64 = 1 << 14;
+/// Looks at most this many commands apart record the byte moves from the
+/// start; further apart, only after a first repeat.
+const RECORD_SPACING: u64 = 64;
+/// The spacing a new state starts with grows up to this many commands.
+const MAX_FLOOR: u64 = 1024;
 /// Looks without a repeat before looks get rarer.
 const MISSES: u32 = 2;
+/// Looks remembered (their shapes' hashes) to find periods longer than the
+/// spacing of looks, at most.
+const HISTORY: usize = 1 << 14;
 
 /// The fast-forward's state (see the module docs).
 pub(crate) struct FastForward {
@@ -67,6 +77,10 @@ pub(crate) struct FastForward {
     pub(super) serial: Vec<u32>,
     pub(super) next_serial: u32,
     lines: Vec<[u8; 128]>,
+    /// The looks since the state was new: their shapes' hashes, each with
+    /// the commands accepted at its last look (a jump moves the state along
+    /// its orbit, so a distance in commands stays a multiple of the period).
+    history: std::collections::HashMap<u64, u64>,
     /// Jumps made, cycles and bus transfers jumped over.
     pub(crate) stats: FastForwardStats,
 }
@@ -80,19 +94,41 @@ pub struct FastForwardStats {
     pub cycles: Cycle,
     /// Bus transfers granted within them.
     pub transfers: u64,
+    /// MFC commands issued within them (by programs' declared loops).
+    pub commands: u64,
 }
 
 /// A recording under way: the shape it started from, when, and what it
 /// needs to check and scale a repeat.
 struct Armed {
     words: Vec<u64>,
+    /// The byte moves since are logged.
+    recorded: bool,
+    /// Commands accepted then.
+    commands: u64,
     at: Cycle,
     /// Requests alive at arming, by name, with their addresses.
     ops: Vec<(OpId, u32, Space)>,
-    /// Every queue entry's progress: SPE, proxy queue, slot, bytes unrolled.
-    dones: Vec<(u8, bool, u8, u32)>,
+    /// Every queue entry's progress: SPE, proxy queue, slot, bytes
+    /// unrolled, issue number.
+    dones: Vec<Progress>,
+    /// Every queue's next issue number (SPE by SPE, the SPU's then the proxy's).
+    seqs: Vec<u64>,
+    /// Every thread's declared loop: the commands it has left.
+    scripts: Vec<Option<u64>>,
+    /// Every thread's command waiting to enter a queue: cycles since its issue.
+    pending: Vec<Option<Cycle>>,
+    /// Latencies recorded per SPE.
+    latencies: Vec<usize>,
+    /// Every SPE's TLB counts.
+    tlbs: Vec<Option<(u64, u64, u64)>>,
     totals: Totals,
 }
+
+/// A queue entry's progress: SPE, proxy queue, slot, bytes unrolled, issue
+/// number; its issue and start cycles relative to now (0: not started),
+/// which only the latencies read.
+type Progress = (u8, bool, u8, u32, u64, Cycle, Cycle);
 
 /// A byte move of the recorded period: at the coherence point or on landing,
 /// with the request (its serial number) as it was.
@@ -139,6 +175,7 @@ impl FastForward {
             serial: Vec::new(),
             next_serial: 0,
             lines: Vec::new(),
+            history: std::collections::HashMap::new(),
             stats: FastForwardStats::default(),
         }
     }
@@ -158,16 +195,6 @@ impl FastForward {
         }
         self.serial[i] = self.next_serial;
         self.next_serial += 1;
-    }
-
-    /// An event is handled: one outside shapes (a program waking, a command
-    /// entering or leaving a queue) changes the state in a way no recording
-    /// can replay.
-    #[inline]
-    pub(super) fn event(&mut self, e: &Event) {
-        if outside(e) {
-            self.disturbed = true;
-        }
     }
 
     /// A byte move while recording.
@@ -192,12 +219,12 @@ fn plain(op: &BusOp) -> bool {
         && matches!(op.remote, Space::Memory(_) | Space::Ls { .. })
 }
 
-/// Events that are not part of a shape: they end a steady state when due.
-fn outside(e: &Event) -> bool {
-    matches!(
-        e,
-        Event::Wake(_) | Event::Enqueue(_) | Event::Retire(..) | Event::Inject(_)
-    )
+/// A shape's hash, to find it again among earlier looks (equal shapes are
+/// then compared word by word).
+fn hash(words: &[u64]) -> u64 {
+    words.iter().fold(words.len() as u64, |h, &w| {
+        (h.rotate_left(5) ^ w).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95)
+    })
 }
 
 fn moved_by(s: Space, d: u64) -> Space {
@@ -235,6 +262,19 @@ impl Machine {
         self.ff.disarm();
     }
 
+    /// Whether an event is part of shapes; the others end a steady state
+    /// when due: a thread waking that will run its program's code (not a
+    /// command of its declared loop), synthetic traffic.
+    #[inline]
+    pub(super) fn in_shape(&self, e: &Event) -> bool {
+        match *e {
+            Event::Wake(t) | Event::Enqueue(t) => self.threads[t].script.is_some(),
+            Event::Retire(..) => true,
+            Event::Inject(_) => false,
+            Event::Dmac(_) | Event::Snoop(_) | Event::DataReady(_) | Event::Complete(_) => true,
+        }
+    }
+
     /// Whether the fast-forward is off.
     pub fn exact_reference(&self) -> bool {
         !self.ff.enabled
@@ -249,7 +289,7 @@ impl Machine {
     /// and jumps over whole periods of a steady state, ending before `limit`.
     #[inline]
     pub(super) fn maybe_fast_forward(&mut self, limit: Cycle) {
-        if self.ff.enabled && self.commands() >= self.ff.next_look {
+        if self.ff.enabled && self.commands() >= self.ff.next_look && self.ready.is_empty() {
             self.look(limit);
         }
     }
@@ -269,10 +309,11 @@ impl Machine {
             if ff.jumped {
                 ff.floor = (ff.floor / 2).max(FIRST_SPACING);
             } else if ff.looked {
-                ff.floor = (ff.floor * 2).min(MAX_SPACING);
+                ff.floor = (ff.floor * 2).min(MAX_FLOOR);
             }
             (ff.looked, ff.jumped) = (false, false);
             ff.disarm();
+            ff.history.clear();
             ff.spacing = ff.floor;
             ff.misses = 0;
             return;
@@ -283,16 +324,34 @@ impl Machine {
         };
         shape.finish();
         self.ff.looked = true;
+        // Short periods are recorded from the first look (a state's first
+        // windows are short); once looks have backed off, recording (which
+        // costs on every transfer) waits for a first repeat.
+        let mut record = self.ff.spacing <= RECORD_SPACING;
         if let Some(armed) = self.ff.armed.take() {
+            if shape.words == armed.words && !armed.recorded {
+                // A repeat: record the next period (recording costs, so it
+                // waits for a first repeat).
+                self.arm(shape, true);
+                self.ff.next_look = commands + (commands - armed.commands);
+                return;
+            }
             if !self.ff.tainted && shape.words == armed.words {
+                let issued = self.ff.stats.commands;
                 let jumped = self.jump(&armed, &shape, boundary, limit);
                 self.ff.disarm();
                 if jumped {
-                    // The next look starts a new recording at the new time.
+                    // The next look starts a new state at the new time.
                     let ff = &mut self.ff;
                     ff.jumped = true;
                     ff.spacing = ff.floor;
                     ff.misses = 0;
+                    if ff.stats.commands > issued {
+                        // The looks remembered are whole periods behind
+                        // along the state's orbit: a distance to them is
+                        // no longer one period.
+                        ff.history.clear();
+                    }
                     return;
                 }
             } else {
@@ -305,7 +364,27 @@ impl Machine {
                 }
             }
         }
-        self.arm(shape);
+        // A shape seen some looks ago: the period may be that long (the
+        // state has a position in each queue's rotation and each declared
+        // loop, which may take many looks to come round). Record from here
+        // and look again one such period on.
+        // With each command's progress: a period long enough to be
+        // remembered replaces the commands, which must come back as far.
+        let dones: Vec<u64> = self.progress().iter().map(|x| x.3 as u64).collect();
+        let h = hash(&shape.words) ^ hash(&dones).rotate_left(1);
+        let ff = &mut self.ff;
+        if let Some(&then) = ff.history.get(&h) {
+            let period = commands - then;
+            if period > ff.spacing {
+                ff.next_look = commands + period;
+                record = true;
+            }
+        }
+        if ff.history.len() == HISTORY {
+            ff.history.clear();
+        }
+        ff.history.insert(h, commands);
+        self.arm(shape, record);
     }
 
     /// The state's shape and the first event outside it, if the state is one
@@ -337,12 +416,17 @@ impl Machine {
         let mut s = Shape::new(now, Vec::new());
         let mut boundary = Cycle::MAX;
         self.calendar.for_each_in_order(|t, e| {
-            if outside(e) {
+            if !self.in_shape(e) {
                 boundary = boundary.min(t);
                 return;
             }
             s.time(t);
             match *e {
+                Event::Wake(tid) => s.raw(4 << 8 | (tid as u64) << 16),
+                Event::Enqueue(tid) => s.raw(5 << 8 | (tid as u64) << 16),
+                Event::Retire(p, slot, proxy) => {
+                    s.raw(6 << 8 | (p as u64) << 16 | (slot as u64) << 24 | (proxy as u64) << 32)
+                }
                 Event::Dmac(p) => s.raw(p as u64),
                 Event::Snoop(op) => {
                     s.raw(1 << 8);
@@ -375,6 +459,7 @@ impl Machine {
             u.mfc.shape(&mut s);
             s.raw(u.dmac_blocked as u64);
         }
+        self.threads.iter().for_each(|t| t.shape(&mut s));
         // The requests, in the order met, without their addresses.
         let mut whole = s.ops.len() == self.ops.live();
         for i in 0..s.ops.len() {
@@ -435,7 +520,9 @@ impl Machine {
         }
     }
 
-    fn arm(&mut self, shape: Shape) {
+    /// Takes `shape` as the state a period may start from; `record`: logs
+    /// the byte moves from here (a jump needs them).
+    fn arm(&mut self, shape: Shape, record: bool) {
         let ops = shape
             .ops
             .iter()
@@ -456,26 +543,63 @@ impl Machine {
         ff.log.clear();
         ff.tainted = false;
         ff.disturbed = false;
-        ff.recording = true;
+        ff.recording = record;
         let armed = Armed {
             words: shape.words,
+            recorded: record,
+            commands: self.commands(),
             at: self.now,
             ops,
             dones: self.progress(),
+            seqs: self.next_seqs(),
+            scripts: self
+                .threads
+                .iter()
+                .map(|t| t.script.map(|x| x.left))
+                .collect(),
+            pending: self
+                .threads
+                .iter()
+                .map(|t| t.pending.map(|p| self.now - p.issued_at))
+                .collect(),
+            tlbs: self
+                .spes
+                .iter()
+                .map(|u| u.mfc.tlb.as_ref().map(|t| t.counts()))
+                .collect(),
+            latencies: self
+                .dma_latencies
+                .as_ref()
+                .map_or_else(Vec::new, |v| v.iter().map(|l| l.len()).collect()),
             totals: self.totals(),
         };
         self.ff.armed = Some(armed);
     }
 
-    /// Every queue entry's bytes unrolled.
-    fn progress(&self) -> Vec<(u8, bool, u8, u32)> {
+    /// Every queue entry's bytes unrolled and issue number.
+    fn progress(&self) -> Vec<Progress> {
         let mut v = Vec::new();
         for (p, u) in self.spes.iter().enumerate() {
             for (proxy, q) in [(false, &u.mfc.queue), (true, &u.mfc.proxy)] {
-                v.extend(q.entries().map(|(s, e)| (p as u8, proxy, s, e.seg.done)));
+                v.extend(q.entries().map(|(s, e)| {
+                    let started = if e.started {
+                        self.now - e.started_at + 1
+                    } else {
+                        0
+                    };
+                    let issued = self.now - e.issued_at;
+                    (p as u8, proxy, s, e.seg.done, e.seq, issued, started)
+                }));
             }
         }
         v
+    }
+
+    fn next_seqs(&self) -> Vec<u64> {
+        self.spes
+            .iter()
+            .flat_map(|u| [u.mfc.queue.next_seq(), u.mfc.proxy.next_seq()])
+            .collect()
     }
 
     /// The state at `armed.at` came back at `now`: jumps whole periods.
@@ -490,11 +614,34 @@ impl Machine {
         let key =
             |p: u8, proxy: bool, slot: u8| (p as usize * 2 + proxy as usize) * 256 + slot as usize;
         let mut advance = vec![0u64; self.spes.len() * 2 * 256];
+        // Entries holding another command than at the start: one that
+        // entered the queue in the period (its predecessors retired). The
+        // period starts from the same state for it each time, so it must
+        // have got exactly as far.
+        let mut replaced = vec![false; self.spes.len() * 2 * 256];
         let mut k_max = u64::MAX;
-        for (&(p, proxy, slot, done_a), (p2, proxy2, slot2, done_b)) in
-            armed.dones.iter().zip(self.progress())
+        let progress = self.progress();
+        if progress.len() != armed.dones.len() {
+            return false;
+        }
+        let latencies = self.dma_latencies.is_some();
+        for (
+            &(p, proxy, slot, done_a, seq_a, iss_a, st_a),
+            &(p2, proxy2, slot2, done_b, seq_b, iss_b, st_b),
+        ) in armed.dones.iter().zip(&progress)
         {
-            if (p, proxy, slot) != (p2, proxy2, slot2) || done_b < done_a {
+            if (p, proxy, slot) != (p2, proxy2, slot2) {
+                return false;
+            }
+            if seq_a != seq_b {
+                // (With latencies recorded, its history must be the same too.)
+                if done_a != done_b || latencies && (iss_a, st_a) != (iss_b, st_b) {
+                    return false;
+                }
+                replaced[key(p, proxy, slot)] = true;
+                continue;
+            }
+            if done_b < done_a {
                 return false;
             }
             let d = (done_b - done_a) as u64;
@@ -531,6 +678,46 @@ impl Machine {
                 k_max = k_max.min((left - 128) / d);
             }
             advance[key(p, proxy, slot)] = d;
+        }
+        // Commands issued per queue, and by each declared loop, per period.
+        let issued: Vec<u64> = self
+            .next_seqs()
+            .iter()
+            .zip(&armed.seqs)
+            .map(|(b, a)| b - a)
+            .collect();
+        let mut used = vec![0u64; self.threads.len()];
+        if armed.scripts.len() != self.threads.len() {
+            return false;
+        }
+        for (i, (t, &a)) in self.threads.iter().zip(&armed.scripts).enumerate() {
+            match (a, t.script.map(|x| x.left)) {
+                (None, None) => {}
+                (Some(a), Some(b)) if b <= a => {
+                    let c = a - b;
+                    if c > 0 {
+                        // The loop must not end within the jump or the
+                        // period after it (its program's code runs then).
+                        if b < 2 * c + 1 {
+                            return false;
+                        }
+                        k_max = k_max.min((b - c - 1) / c);
+                    }
+                    used[i] = c;
+                }
+                _ => return false,
+            }
+        }
+        let turnover = replaced.iter().any(|&r| r)
+            || issued.iter().any(|&n| n > 0)
+            || used.iter().any(|&c| c > 0);
+        if turnover && latencies {
+            // Commands waiting to enter a queue: their issue cycles too.
+            for (t, &w) in self.threads.iter().zip(&armed.pending) {
+                if t.pending.map(|p| now - p.issued_at) != w {
+                    return false;
+                }
+            }
         }
         let advance_of = |owner: Owner| -> u64 {
             match owner {
@@ -592,16 +779,61 @@ impl Machine {
             return false;
         }
         let k = k_max;
-        self.replay(k, &shape.ops, &advance_of);
+        // A period that moves every byte to the same place each time and
+        // reads no byte it writes writes the same values each time: once
+        // is as good as k times.
+        let fixed = self.ff.log.iter().all(|mv| match *mv {
+            DataMove::Coherence(_, op) | DataMove::Land(_, op) => advance_of(op.owner) == 0,
+        });
+        // (The check sorts the period's moves: worth it from a few periods on.)
+        let times = if k > 2 && fixed && !self.reads_what_it_writes() {
+            1
+        } else {
+            k
+        };
+        self.replay(times, &shape.ops, &advance_of);
         self.add_totals(&armed.totals, &t0, k);
         let dt = k * period;
         for (p, u) in self.spes.iter_mut().enumerate() {
             for (proxy, q) in [(false, &mut u.mfc.queue), (true, &mut u.mfc.proxy)] {
+                let n = issued[p * 2 + proxy as usize];
                 for (slot, e) in q.entries_mut() {
-                    e.seg.done += (k * advance[key(p as u8, proxy, slot)]) as u32;
+                    let i = key(p as u8, proxy, slot);
+                    if replaced[i] {
+                        // The command issued k periods later in its place.
+                        e.seq += k * n;
+                        e.issued_at += dt;
+                        if e.started {
+                            e.started_at += dt;
+                        }
+                    } else {
+                        e.seg.done += (k * advance[i]) as u32;
+                    }
                 }
+                q.skip_seqs(k * n);
             }
             u.mfc.shift(dt);
+        }
+        for (u, &then) in self.spes.iter_mut().zip(&armed.tlbs) {
+            if let (Some(t), Some(then)) = (u.mfc.tlb.as_mut(), then) {
+                t.jumped(then, k, now, dt);
+            }
+        }
+        if let Some(v) = self.dma_latencies.as_mut() {
+            // Each period retires the same commands after the same waits.
+            for (l, &n) in v.iter_mut().zip(&armed.latencies) {
+                let period: Vec<_> = l[n..].to_vec();
+                for _ in 0..k {
+                    l.extend_from_slice(&period);
+                }
+            }
+        }
+        let from = armed.at;
+        for (t, &c) in self.threads.iter_mut().zip(&used) {
+            if let Some(x) = t.script.as_mut() {
+                x.left -= k * c;
+            }
+            t.shift_since(from, dt);
         }
         for &id in &shape.ops {
             let d = k * advance_of(self.ops[id].owner);
@@ -623,16 +855,21 @@ impl Machine {
             b.links.iter_mut().for_each(|l| l.shift(dt));
         }
         self.mics.iter_mut().for_each(|m| m.shift(dt));
-        let events = self.calendar.drain_in_order();
+        let events: Vec<_> = self
+            .calendar
+            .drain_in_order()
+            .into_iter()
+            .map(|(t, e)| (if self.in_shape(&e) { t + dt } else { t }, e))
+            .collect();
         self.now = now + dt;
         self.calendar.advance_to(self.now);
         for (t, e) in events {
-            let t = if outside(&e) { t } else { t + dt };
             self.calendar.schedule(t, e);
         }
         let s = &mut self.ff.stats;
         s.jumps += 1;
         s.cycles += dt;
+        s.commands += k * (t0.counters.dma_commands - armed.totals.counters.dma_commands);
         s.transfers += k * t0
             .chips
             .iter()
@@ -702,6 +939,55 @@ impl Machine {
             self.staging[id as usize] = pool[cur[c]];
         }
         self.ff.lines = pool;
+    }
+
+    /// Whether a byte some recorded move reads is written by one.
+    fn reads_what_it_writes(&self) -> bool {
+        // (store, first byte, end): store 0 is memory, 1 + n SPE n's local store.
+        let mut reads = Vec::new();
+        let mut writes = Vec::new();
+        let ls = |spe: u8| spe as u64 + 1;
+        for mv in &self.ff.log {
+            let (coherence, op) = match *mv {
+                DataMove::Coherence(_, op) => (true, op),
+                DataMove::Land(_, op) => (false, op),
+            };
+            let Owner::Mfc { spe: p, .. } = op.owner else {
+                return true;
+            };
+            let n = op.size as u64;
+            let remote = match op.remote {
+                Space::Memory(a) => (0, a),
+                Space::Ls { spe, offset } => (ls(spe), offset as u64),
+                _ => return true,
+            };
+            let local = (ls(p), op.lsa as u64);
+            let (from, to) = match (op.kind, coherence) {
+                (OpKind::Read, true) => (Some(remote), None),
+                (OpKind::Read, false) => (None, Some(local)),
+                (OpKind::Write, true) if remote.0 == 0 => (Some(local), Some(remote)),
+                (OpKind::Write, true) => (Some(local), None),
+                (OpKind::Write, false) if remote.0 != 0 => (None, Some(remote)),
+                _ => (None, None),
+            };
+            reads.extend(from.map(|(s, a)| (s, a, a + n)));
+            writes.extend(to.map(|(s, a)| (s, a, a + n)));
+        }
+        // The written bytes as disjoint runs, in order; then each read range
+        // looks for a run that meets it.
+        writes.sort_unstable();
+        let mut runs: Vec<(u64, u64, u64)> = Vec::with_capacity(writes.len());
+        for (s, lo, hi) in writes {
+            match runs.last_mut() {
+                Some(r) if r.0 == s && lo <= r.2 => r.2 = r.2.max(hi),
+                _ => runs.push((s, lo, hi)),
+            }
+        }
+        reads.iter().any(|&(s, lo, hi)| {
+            // The first run that ends after `lo` in store `s`, or a later store.
+            let i = runs.partition_point(|r| (r.0, r.2) <= (s, lo));
+            runs.get(i).is_some_and(|r| r.0 == s && r.1 < hi)
+        })
     }
 
     /// The byte moves of [`Machine::coherence_point`] for a plain request.

@@ -22,6 +22,8 @@ use crate::mfc::command::MfcCommand;
 use crate::mfc::list::{check_element, ListElement};
 use crate::mfc::tags::TagUpdate;
 use crate::program::{Channel, Port, ProgramFuture, Request};
+use crate::script::Script;
+use crate::steady::Shape;
 use crate::time::{later, overflow_message, Cycle};
 use crate::topology::Ramp;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -102,6 +104,31 @@ pub(crate) enum Wait {
     Core,
 }
 
+/// Writes what a thread waits for.
+fn wait_shape(s: &mut Shape, w: Option<Wait>) {
+    let tag = |m: TagUpdate| m as u64;
+    let (kind, a, b) = match w {
+        None => (0, 0, 0),
+        Some(Wait::Tags(m)) => (1, tag(m), 0),
+        Some(Wait::QueueSlot) => (2, 0, 0),
+        Some(Wait::Channel(c, v)) => (3, c.number() as u64, v as u64),
+        Some(Wait::Join(t)) => (4, t as u64, 0),
+        Some(Wait::OutMbox(p, o)) => (5, p as u64, o as u64),
+        Some(Wait::InMboxRoom(p, v)) => (6, p as u64, v as u64),
+        Some(Wait::ProxySlot(p)) => (7, p as u64, 0),
+        Some(Wait::ProxyTags(p, mask, m)) => (8, (p as u64) << 32 | mask as u64, tag(m)),
+        Some(Wait::Bus) => (9, 0, 0),
+        Some(Wait::Core) => (10, 0, 0),
+        Some(Wait::PpeEvents(r)) => match r {
+            Request::PpeEventWait { masks, wait } => (11, masks, wait as u64),
+            _ => (11, 0, 0),
+        },
+    };
+    s.raw(kind);
+    s.raw(a);
+    s.raw(b);
+}
+
 /// A command between its issue and its entry into a queue.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Pending {
@@ -138,6 +165,8 @@ pub(crate) struct Thread {
     pub(crate) calls: LastCalls,
     /// SPU: its event facility (`events.rs`).
     pub(crate) events: SpuEvents,
+    /// A command loop it declared: the engine issues its commands.
+    pub(crate) script: Option<Script>,
 }
 
 impl Thread {
@@ -164,6 +193,7 @@ impl Thread {
             deferred_load: None,
             calls: LastCalls::default(),
             events: SpuEvents::default(),
+            script: None,
         }
     }
 
@@ -209,6 +239,52 @@ impl Thread {
         }
     }
 
+    /// Writes what decides the thread's next step (see [`crate::steady`]):
+    /// its state, what it waits for, its pending command, its declared
+    /// loop's position. A thread that will run its program's code next is
+    /// outside shapes (its wake-up ends a steady state), so its code's own
+    /// state need not be here. Cycles of issue and blocking are history.
+    pub(crate) fn shape(&self, s: &mut Shape) {
+        match self.state {
+            ThreadState::Active => s.raw(0),
+            ThreadState::Blocked { .. } => s.raw(1),
+            ThreadState::Finished { code, .. } => s.raw(2 << 32 | code as u64),
+        }
+        wait_shape(s, self.wait);
+        match &self.pending {
+            Some(p) => {
+                crate::script::command_shape(s, &p.cmd);
+                s.raw(p.target.0 as u64);
+                crate::steady::space(s, p.remote, true);
+                s.raw((p.spe as u64) << 1 | p.proxy as u64);
+            }
+            None => s.raw(u64::MAX),
+        }
+        s.raw(self.reply);
+        s.raw(self.tag_mask as u64);
+        s.raw(self.stores_in_flight as u64);
+        s.raw(self.deferred_load.is_some() as u64);
+        match &self.script {
+            Some(x) => x.shape(s),
+            None => s.raw(u64::MAX),
+        }
+    }
+
+    /// Moves the cycles of what happened since `from` `dt` later (a jump).
+    pub(crate) fn shift_since(&mut self, from: Cycle, dt: Cycle) {
+        if let ThreadState::Blocked { since, .. } = &mut self.state {
+            if *since >= from {
+                *since += dt;
+            }
+        }
+        if let Some(p) = self.pending.as_mut() {
+            if p.issued_at >= from {
+                p.issued_at += dt;
+            }
+        }
+        self.calls.shift_since(from, dt);
+    }
+
     fn block(&mut self, wait: Wait, request: Request, now: Cycle) {
         self.wait = Some(wait);
         self.state = ThreadState::Blocked {
@@ -244,7 +320,12 @@ impl Machine {
             }
             Ok(Poll::Ready(code)) => Request::Exit(code),
             Ok(Poll::Pending) => match port.request.take() {
-                Some(req) => req,
+                Some(req) => {
+                    if let Some(script) = port.script.take() {
+                        self.threads[tid].script = (script.left > 0).then_some(script);
+                    }
+                    req
+                }
                 None => {
                     let th = &self.threads[tid];
                     let side = if th.spe.is_some() { "an SPU" } else { "a PPE" };
@@ -256,6 +337,22 @@ impl Machine {
             },
         };
         self.submit_request(tid, req)
+    }
+
+    /// The next command of the loop `tid` declared, if it is in one: the
+    /// request its program would make now.
+    #[inline]
+    pub(super) fn scripted(&mut self, tid: ThreadId) -> Option<Request> {
+        let th = &mut self.threads[tid];
+        let script = th.script.as_mut()?;
+        let cmd = script
+            .take()
+            .expect("a script in a thread has commands left");
+        if script.left == 0 {
+            th.script = None;
+        }
+        th.take_reply();
+        Some(Request::Mfc(cmd))
     }
 
     /// Handles a thread's request at the current cycle.

@@ -41,6 +41,20 @@ pub(crate) struct LastCalls {
 }
 
 impl LastCalls {
+    /// Moves the cycles of calls made since `from` `dt` later (a jump).
+    pub(crate) fn shift_since(&mut self, from: Cycle, dt: Cycle) {
+        if let Some((_, t)) = self.last.as_mut() {
+            if *t >= from {
+                *t += dt;
+            }
+        }
+        if let Some(p) = self.poll.as_mut() {
+            if p.since >= from {
+                p.since += dt;
+            }
+        }
+    }
+
     /// Notes a request made at `now`.
     #[inline]
     pub(crate) fn note(&mut self, req: Request, now: Cycle) {

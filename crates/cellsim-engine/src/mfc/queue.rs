@@ -320,16 +320,22 @@ impl CommandQueue {
 }
 
 impl Entry {
-    /// Writes the entry (see [`crate::steady`]). Its issue number names the
-    /// command (the queue never reuses one), which stands for everything
-    /// fixed at issue; what its segment has unrolled is progress, left out.
-    /// Shapes compare states of one run, and DMA lists (whose segment
-    /// changes) end steady states.
-    pub(crate) fn shape(&self, s: &mut Shape) {
-        s.raw(self.seq);
+    /// Writes the entry (see [`crate::steady`]): the command as issued and
+    /// where its segment starts; its issue number relative to the queue's
+    /// next (the order of entries); what its segment has unrolled is
+    /// progress, left out. Its issue and start cycles are history (only
+    /// latencies and traces read them). DMA lists (whose segment changes)
+    /// end steady states.
+    pub(crate) fn shape(&self, s: &mut Shape, next_seq: u64) {
+        s.raw(next_seq - self.seq);
+        crate::script::command_shape(s, &self.cmd);
+        s.raw(self.seg.lsa as u64);
+        s.raw(self.seg.ea);
+        s.raw(self.seg.size as u64);
+        s.raw(self.seg.target.0 as u64);
+        crate::steady::space(s, self.seg.remote, true);
         s.time(self.ready_at);
         s.raw(self.in_flight as u64);
-        s.raw(self.started_at);
         s.raw(self.page);
         let flags = [
             self.started,
@@ -342,11 +348,12 @@ impl Entry {
 }
 
 impl CommandQueue {
-    /// Writes the queue (see [`crate::steady`]).
+    /// Writes the queue (see [`crate::steady`]); the issue number of the
+    /// next command is progress.
     pub(crate) fn shape(&self, s: &mut Shape) {
         for e in &self.slots {
             match e {
-                Some(e) => e.shape(s),
+                Some(e) => e.shape(s, self.next_seq),
                 None => s.raw(u64::MAX),
             }
         }
@@ -355,7 +362,16 @@ impl CommandQueue {
         for v in [self.reserved, self.used, self.ordered] {
             s.raw(v as u64);
         }
-        s.raw(self.next_seq);
+    }
+
+    /// The issue number the next command gets.
+    pub(crate) fn next_seq(&self) -> u64 {
+        self.next_seq
+    }
+
+    /// `n` more commands were issued (a fast-forward's jump).
+    pub(crate) fn skip_seqs(&mut self, n: u64) {
+        self.next_seq += n;
     }
 
     /// Moves the times of the entries `dt` later.

@@ -22,6 +22,14 @@ pub struct TagGroups {
 }
 
 impl TagGroups {
+    /// Writes the groups' counts (see [`crate::steady`]).
+    pub(crate) fn shape(&self, s: &mut crate::steady::Shape) {
+        // Four counts to a word.
+        for w in self.outstanding.chunks(4) {
+            s.raw(w.iter().fold(0, |m, &c| m << 16 | c as u64));
+        }
+    }
+
     /// A command of group `tag` was issued.
     #[inline]
     pub fn add(&mut self, tag: u32) {

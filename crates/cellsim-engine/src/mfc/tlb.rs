@@ -73,6 +73,55 @@ impl Tlb {
     }
 }
 
+impl Tlb {
+    /// Writes the TLB (see [`crate::steady`]): each entry's page and its
+    /// rank by last use within its set (replacement only compares those),
+    /// its walk's end and the page walker's, relative to now.
+    pub(crate) fn shape(&self, s: &mut crate::steady::Shape) {
+        for set in self.entries.chunks(self.ways) {
+            for w in set {
+                s.raw(w.0);
+                if w.1 == 0 {
+                    continue; // never used (all alike)
+                }
+                let rank = set.iter().filter(|o| o.1 < w.1).count() as u64;
+                s.raw(rank);
+                s.time(w.2);
+            }
+        }
+        s.time(self.walk_free);
+    }
+
+    /// Use counters: lookups, misses and the clock of last uses.
+    pub(crate) fn counts(&self) -> (u64, u64, u64) {
+        (self.lookups, self.misses, self.clock)
+    }
+
+    /// A jump of `k` periods that started with counts `then` (see
+    /// `machine::steady`): each period made the same lookups in the same
+    /// order, so the entries used since then were last used `k` periods
+    /// later, every count grows `k` times its increase, and walks under way
+    /// end `dt` later.
+    pub(crate) fn jumped(&mut self, then: (u64, u64, u64), k: u64, now: Cycle, dt: Cycle) {
+        let (lookups, misses, clock) = then;
+        let d = self.clock - clock;
+        for w in &mut self.entries {
+            if w.1 > clock {
+                w.1 += k * d;
+            }
+            if w.2 > now {
+                w.2 += dt;
+            }
+        }
+        self.clock += k * d;
+        self.lookups += k * (self.lookups - lookups);
+        self.misses += k * (self.misses - misses);
+        if self.walk_free > now {
+            self.walk_free += dt;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

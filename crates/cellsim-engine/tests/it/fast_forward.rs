@@ -6,8 +6,9 @@
 //! byte of memory and of the local stores.
 
 use crate::util::{machine_of, stream, SplitMix, Stream};
+use cellsim_engine::machine::FastForwardStats;
 use cellsim_engine::memory_map::MemoryMap;
-use cellsim_engine::{Machine, Spu};
+use cellsim_engine::{Machine, MfcCommand, Opcode, Spu};
 use proptest::prelude::*;
 
 /// Main memory compared (everything the workloads touch).
@@ -80,19 +81,26 @@ fn observe(m: &Machine, outcome: Result<(), String>) -> String {
 
 /// Runs `setup`'s machine both ways; returns what was seen and the jumps made.
 fn both_ways(setup: impl Fn(bool) -> Machine) -> (String, String, u64) {
+    let (reference, fast, stats) = both_ways_stats(setup);
+    (reference, fast, stats.jumps)
+}
+
+/// [`both_ways`], with what the fast-forward did.
+fn both_ways_stats(setup: impl Fn(bool) -> Machine) -> (String, String, FastForwardStats) {
     let mut runs = Vec::new();
-    let mut jumps = 0;
+    let mut stats = FastForwardStats::default();
     for reference in [true, false] {
         let mut m = setup(reference);
         let outcome = m.run().map(|_| ()).map_err(|e| e.to_string());
-        jumps = m.fast_forward_stats().jumps;
+        stats = m.fast_forward_stats();
+        let jumps = stats.jumps;
         if reference {
             assert_eq!(jumps, 0, "the reference path never jumps");
         }
         runs.push(observe(&m, outcome));
     }
     let fast = runs.pop().unwrap();
-    (runs.pop().unwrap(), fast, jumps)
+    (runs.pop().unwrap(), fast, stats)
 }
 
 fn prepared(preset: &str, overrides: &[&str], seed: u64, reference: bool) -> Machine {
@@ -366,4 +374,172 @@ fn memory_streams_across_refreshes_stay_identical() {
     });
     assert_eq!(reference, fast);
     assert!(jumps > 0, "no jump");
+}
+
+/// One SPE's declared command loop (`Spu::mfc_repeat`): a body of up to four
+/// gets and puts (some with barriers), started after some computing.
+#[derive(Debug, Clone)]
+struct Declared {
+    delay: u64,
+    body: Vec<MfcCommand>,
+    times: u64,
+    /// Issue the commands one by one instead (the plain loop).
+    plain: bool,
+}
+
+async fn declared(spu: Spu, d: Declared) -> u32 {
+    if d.delay > 0 {
+        spu.compute(d.delay).await;
+    }
+    if d.plain {
+        for _ in 0..d.times {
+            for c in &d.body {
+                let (lsa, ea, size, tag) = (c.lsa, c.ea, c.size, c.tag);
+                match c.op {
+                    Opcode::Get => spu.mfc_get(lsa, ea, size, tag).await,
+                    Opcode::GetB => spu.mfc_getb(lsa, ea, size, tag).await,
+                    Opcode::Put => spu.mfc_put(lsa, ea, size, tag).await,
+                    _ => spu.mfc_putb(lsa, ea, size, tag).await,
+                }
+            }
+        }
+    } else {
+        spu.mfc_repeat(&d.body, d.times).await;
+    }
+    spu.mfc_write_tag_mask(u32::MAX).await;
+    spu.mfc_read_tag_status_all().await;
+    spu.spu_read_decrementer().await
+}
+
+/// Declared loops on random SPEs, staggered: partners in pairs between
+/// local stores (`long`: 16 KB commands, many of them), or anywhere,
+/// memory included, with random sizes and overlapping buffers.
+fn declared_loops(spes: usize, seed: u64, long: bool, plain: bool) -> Vec<Declared> {
+    let mut rng = SplitMix(seed);
+    let mut below = |n: u64| rng.next_u64() % n;
+    let spes = spes as u64;
+    let active = if long {
+        2 * (1 + below(spes / 2))
+    } else {
+        1 + below(spes)
+    };
+    (0..active)
+        .map(|s| {
+            // Long: a get and a put, as the speed benchmark's stream.
+            let len = if long { 2 } else { 1 + below(4) as usize };
+            let size = if long || below(2) == 0 {
+                16384
+            } else {
+                128 * (1 + below(128) as u32)
+            };
+            let body = (0..len)
+                .map(|i| {
+                    let get = if long { i % 2 == 0 } else { below(2) == 0 };
+                    let barrier = !long && below(8) == 0;
+                    let op = match (get, barrier) {
+                        (true, false) => Opcode::Get,
+                        (true, true) => Opcode::GetB,
+                        (false, false) => Opcode::Put,
+                        (false, true) => Opcode::PutB,
+                    };
+                    let lsa = (LS_LOW as u64 + below(8) * 0x4000) as u32;
+                    let ea = if long {
+                        MemoryMap::ls_ea((s ^ 1) as u32) + LS_LOW as u64 + below(8) * 0x4000
+                    } else if below(3) == 0 {
+                        0x1_0000 + below(0x30) * 0x1_0000
+                    } else {
+                        MemoryMap::ls_ea(((s + 1 + below(spes - 1)) % spes) as u32)
+                            + LS_LOW as u64
+                            + below(8) * 0x4000
+                    };
+                    MfcCommand {
+                        op,
+                        lsa,
+                        ea,
+                        size,
+                        tag: below(4) as u32,
+                        list: 0,
+                    }
+                })
+                .collect();
+            Declared {
+                delay: below(4) * below(3000),
+                body,
+                times: if long { 150 } else { below(20) },
+                plain,
+            }
+        })
+        .collect()
+}
+
+fn run_declared(preset: &str, seed: u64, long: bool) -> (String, String, FastForwardStats) {
+    both_ways_stats(|reference| {
+        let mut m = prepared(preset, &[], seed, reference);
+        let spes = m.spe_count();
+        for (s, d) in declared_loops(spes, seed, long, false)
+            .into_iter()
+            .enumerate()
+        {
+            m.spawn_native(s as u32, 0, 0, move |spu| declared(spu, d))
+                .unwrap();
+        }
+        m
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// Declared command loops (whose commands retire and are issued again
+    /// within a jump) on one- and two-chip machines: identical with and
+    /// without the fast-forward.
+    #[test]
+    fn declared_loops_are_identical(seed in any::<u64>(), preset in 0..4usize) {
+        let preset = ["qs20-1chip", "ps3", "qs20", "qs22"][preset];
+        let (reference, fast, _) = run_declared(preset, seed, false);
+        prop_assert_eq!(reference, fast);
+    }
+}
+
+/// A declared loop runs exactly as the plain loop it stands for.
+#[test]
+fn a_declared_loop_is_the_plain_loop() {
+    for seed in 1..=6u64 {
+        let preset = ["qs20-1chip", "qs22"][seed as usize % 2];
+        let runs: Vec<String> = [false, true]
+            .iter()
+            .map(|&plain| {
+                let mut m = prepared(preset, &[], seed, true);
+                let spes = m.spe_count();
+                for (s, d) in declared_loops(spes, seed * 31, seed % 3 == 0, plain)
+                    .into_iter()
+                    .enumerate()
+                {
+                    m.spawn_native(s as u32, 0, 0, move |spu| declared(spu, d))
+                        .unwrap();
+                }
+                let outcome = m.run().map(|_| ()).map_err(|e| e.to_string());
+                observe(&m, outcome)
+            })
+            .collect();
+        assert_eq!(runs[0], runs[1], "seed {seed} on {preset}");
+    }
+}
+
+/// Staggered declared streams between partners (the Python speed
+/// benchmark's load): the jumps span retirements and new issues, and most
+/// transfers are jumped over, with the same result.
+#[test]
+fn staggered_declared_streams_jump_over_retirements() {
+    let mut jumped = 0;
+    for seed in 1..=4u64 {
+        let preset = ["qs20-1chip", "qs20"][seed as usize % 2];
+        let (reference, fast, ff) = run_declared(preset, seed * 104_729, true);
+        assert_eq!(reference, fast, "seed {seed} on {preset}");
+        jumped += (ff.commands > 0) as u32;
+    }
+    assert!(
+        jumped >= 2,
+        "only {jumped} of 4 workloads jumped over new commands"
+    );
 }
