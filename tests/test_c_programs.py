@@ -65,7 +65,7 @@ def test_a_compiler_is_there_and_the_headers_ship() -> None:
 
 
 def test_the_examples_are_there() -> None:
-    assert {"double_buffer", "pingpong", "atomic_counter", "list_gather"} <= set(NAMES)
+    assert {"double_buffer", "pingpong", "atomic_counter", "list_gather", "events"} <= set(NAMES)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -113,6 +113,17 @@ def test_double_buffer_runs_in_the_cycles_of_its_python_twin(apps: dict[str, Pat
         return r.cycles, [p.end_cycle for p in r.programs]
 
     assert run(CProgram(apps["double_buffer"], "square"), "<") == run(py.spe_main, ">")
+
+
+def test_events_runs_in_the_cycles_of_its_python_twin(apps: dict[str, Path]) -> None:
+    """The event example: the C SPU program under the Python PPE program, the Python
+    twin, and the whole C app (its PPU side too) end at the same cycle."""
+    import events as py
+
+    cycles, log = py.run(py.spu_main)
+    assert py.run(CProgram(apps["events"], "stream")) == (cycles, log)
+    assert run_app(apps["events"]).run.cycles == cycles
+    assert "streamed" in log[0] and "ended" in log[1]
 
 
 def test_atomic_counter_runs_in_the_cycles_of_its_python_twin(apps: dict[str, Path]) -> None:
@@ -508,3 +519,46 @@ def test_host_time_scaling_is_off_by_default_and_said_when_on(tmp_path: Path) ->
     assert "not deterministic" in scaled.compute_mode and "annotations only" in plain.compute_mode
     with pytest.raises(UsageError, match="host_time_scale"):
         run_app(app, host_time_scale=-1)
+
+
+EVENTS_SPU = r"""
+#include <spu_mfcio.h>
+int main(unsigned long long speid, unsigned long long argp, unsigned long long envp) {
+    spu_write_event_mask(MFC_SIGNAL_NOTIFY_1_EVENT);
+    if (spu_read_event_mask() != MFC_SIGNAL_NOTIFY_1_EVENT) return 100;
+    if (spu_read_event_status() != MFC_SIGNAL_NOTIFY_1_EVENT) return 101;
+    spu_write_event_ack(MFC_SIGNAL_NOTIFY_1_EVENT);
+    spu_read_signal1();
+    spu_write_event_mask(MFC_IN_MBOX_AVAILABLE_EVENT);
+    if (spu_read_event_status() != MFC_IN_MBOX_AVAILABLE_EVENT) return 102;
+    spu_write_event_ack(MFC_IN_MBOX_AVAILABLE_EVENT);
+    spu_read_in_mbox();
+    spu_write_decrementer(1000);
+    spu_write_event_mask(MFC_DECREMENTER_EVENT);
+    if (spu_readch(SPU_RdEventStat) != MFC_DECREMENTER_EVENT) return 103;
+    spu_writech(SPU_WrEventAck, MFC_DECREMENTER_EVENT);
+    if (spu_stat_event_status() != 0) return 104;
+    return 0;
+}
+"""
+
+
+def test_c_event_channels_signal_mailbox_decrementer(tmp_path: Path) -> None:
+    """spu_mfcio.h's event macros and the raw channels (0, 1, 2, 11) in C: a signal, a
+    mailbox message and the decrementer, each waited for alone."""
+    from cellsim.ppe import compute, spe_in_mbox_write, spe_signal_write
+
+    prog = _spu_only(tmp_path, EVENTS_SPU, "events")
+    m = Machine("qs20-1chip", seed=1)
+
+    def main() -> int:
+        ctx = spe_context_create()
+        spe_program_load(ctx, prog)
+        t = pthread_create(spe_context_run, ctx)
+        compute(30000)
+        spe_signal_write(ctx, 1, 5)
+        compute(5000)
+        spe_in_mbox_write(ctx, [7])
+        return pthread_join(t).exit_code
+
+    assert m.run(main).value == 0

@@ -145,6 +145,8 @@ class Program(greenlet):
         # the channel (see cellsim.spu.library_wait_tags).
         self.tag_mask = 0
         self.library_mask = False
+        # the tag-status update last requested (mfc_write_tag_update_*), for mfc_read_tag_status
+        self.tag_update = 0
         if spe is not None:
             info = machine.info
             self.ls_top = info["ls_bytes"]

@@ -74,6 +74,11 @@ __all__ = [
     "SPE_CFG_SIGNOTIFY1_OR",
     "SPE_CFG_SIGNOTIFY2_OR",
     "SPE_CONTROL_AREA",
+    "SPE_EVENT_ALL_EVENTS",
+    "SPE_EVENT_IN_MBOX",
+    "SPE_EVENT_OUT_INTR_MBOX",
+    "SPE_EVENT_SPE_STOPPED",
+    "SPE_EVENT_TAG_GROUP",
     "SPE_MBOX_ALL_BLOCKING",
     "SPE_MBOX_ANY_BLOCKING",
     "SPE_MBOX_ANY_NONBLOCKING",
@@ -90,6 +95,8 @@ __all__ = [
     "SPU_MBOX_STAT",
     "SPU_OUT_MBOX",
     "SpeContext",
+    "SpeEventHandler",
+    "SpeEventUnit",
     "SpeGang",
     "StopInfo",
     "access_loop",
@@ -101,6 +108,11 @@ __all__ = [
     "spe_context_create",
     "spe_context_destroy",
     "spe_context_run",
+    "spe_event_handler_create",
+    "spe_event_handler_deregister",
+    "spe_event_handler_destroy",
+    "spe_event_handler_register",
+    "spe_event_wait",
     "spe_gang_context_create",
     "spe_in_mbox_status",
     "spe_in_mbox_write",
@@ -131,6 +143,13 @@ SPE_TAG_ALL = 1
 SPE_TAG_ANY = 2
 SPE_TAG_IMMEDIATE = 3
 SPE_AFFINITY_MEMORY = 0x1
+# libspe2 events (spe_event_handler_*): docs/c-programs.md says which are modelled.
+SPE_EVENT_OUT_INTR_MBOX = 0x1
+SPE_EVENT_IN_MBOX = 0x2
+SPE_EVENT_TAG_GROUP = 0x4
+SPE_EVENT_SPE_STOPPED = 0x8
+SPE_EVENT_ALL_EVENTS = 0xF
+_MODELLED_EVENTS = SPE_EVENT_OUT_INTR_MBOX | SPE_EVENT_IN_MBOX | SPE_EVENT_SPE_STOPPED
 """Gang flag: place the gang's SPEs nearest the memory controller, in the affinity chain."""
 
 _AREA_NAMES = {
@@ -175,6 +194,8 @@ class SpeContext:
     gang: SpeGang | None = None
     program: Any = None
     destroyed: bool = False
+    # spe_context_run calls so far: a stop event is reported once per run
+    runs: int = 0
 
 
 def spe_gang_context_create(flags: int = 0) -> SpeGang:
@@ -220,8 +241,111 @@ def spe_context_run(
                 "local-store mapping: pass an address from Machine.alloc (or a small integer)"
             )
     tid = m.start_spe(ctx.spe, ctx.program, argp=argp, envp=envp, delay=m.info["context_run_cycles"])
+    ctx.runs += 1
     code = p.call(p.engine.join, tid)
     return StopInfo("exit", int(code))
+
+
+@dataclass(eq=False)
+class SpeEventUnit:
+    """libspe2's ``spe_event_unit_t``: the events of one context (``SPE_EVENT_*`` bits)
+    and the user's data; ``spe_event_wait`` returns units with the event that occurred."""
+
+    events: int
+    spe: SpeContext
+    data: Any = None
+
+
+@dataclass(eq=False)
+class SpeEventHandler:
+    """libspe2's event handler: the contexts and events registered with it."""
+
+    units: dict[int, SpeEventUnit]
+    # per SPE, the run whose stop was already reported
+    stops_seen: dict[int, int]
+    destroyed: bool = False
+
+
+def spe_event_handler_create() -> SpeEventHandler:
+    """A new event handler (``spe_event_handler_create``)."""
+    _ppe("spe_event_handler_create")
+    return SpeEventHandler({}, {})
+
+
+def _handler(call: str, handler: SpeEventHandler) -> SpeEventHandler:
+    if not isinstance(handler, SpeEventHandler) or handler.destroyed:
+        raise UsageError(f"{call}: {handler!r} is not a live handler from spe_event_handler_create")
+    return handler
+
+
+def spe_event_handler_register(handler: SpeEventHandler, event: SpeEventUnit) -> None:
+    """Registers ``event.events`` of context ``event.spe`` with the handler. The modelled
+    events are ``SPE_EVENT_OUT_INTR_MBOX`` (a message is there), ``SPE_EVENT_IN_MBOX``
+    (room to write) and ``SPE_EVENT_SPE_STOPPED`` (the program ended)."""
+    _ppe("spe_event_handler_register")
+    h = _handler("spe_event_handler_register", handler)
+    events = integer(event.events, "spe_event_handler_register: events", 0, SPE_EVENT_ALL_EVENTS + 1)
+    if events & ~_MODELLED_EVENTS:
+        raise UsageError(
+            f"spe_event_handler_register: events 0x{events:x} include SPE_EVENT_TAG_GROUP (0x4), "
+            "which this model does not raise (proxy tag groups: use spe_mfcio_tag_status_read)"
+        )
+    h.units[event.spe.spe] = event
+
+
+def spe_event_handler_deregister(handler: SpeEventHandler, event: SpeEventUnit) -> None:
+    """Removes the context of ``event`` from the handler."""
+    _ppe("spe_event_handler_deregister")
+    h = _handler("spe_event_handler_deregister", handler)
+    if h.units.pop(event.spe.spe, None) is None:
+        raise UsageError(f"spe_event_handler_deregister: SPE {event.spe.spe} is not registered")
+
+
+def spe_event_handler_destroy(handler: SpeEventHandler) -> None:
+    """Destroys the handler."""
+    _ppe("spe_event_handler_destroy")
+    _handler("spe_event_handler_destroy", handler).destroyed = True
+
+
+def spe_event_wait(handler: SpeEventHandler, max_events: int = 1, timeout: int = -1) -> list[SpeEventUnit]:
+    """Waits for registered events (``timeout`` -1) or looks once (0); returns at most
+    ``max_events`` units, each with the one event that occurred, in SPE order. A stop is
+    reported once per ``spe_context_run``; mailbox events hold while their condition
+    does. Costs one MMIO access when an event is already there; an event that comes
+    while waiting wakes the thread at once (the OS's interrupt path is not modelled)."""
+    h = _handler("spe_event_wait", handler)
+    return [
+        SpeEventUnit(bit, h.units[spe].spe, h.units[spe].data)
+        for spe, bit in wait_events(h, max_events, timeout)
+    ]
+
+
+def wait_events(handler: SpeEventHandler, max_events: int, timeout: int) -> list[tuple[int, int]]:
+    """``spe_event_wait`` as (logical SPE, ``SPE_EVENT_*`` bit) pairs (for the C runtime)."""
+    p = _ppe("spe_event_wait")
+    h = _handler("spe_event_wait", handler)
+    max_events = integer(max_events, "spe_event_wait: max_events", 1, 1 << 31)
+    if timeout not in (-1, 0):
+        raise UsageError(f"spe_event_wait: timeout {timeout} ms: only -1 (wait) and 0 (poll) are modelled")
+    masks = 0
+    for spe, unit in h.units.items():
+        events = unit.events
+        if h.stops_seen.get(spe) == unit.spe.runs:
+            events &= ~SPE_EVENT_SPE_STOPPED
+        masks |= events << (4 * spe)
+    if masks == 0:
+        if timeout == 0:
+            return []
+        raise UsageError("spe_event_wait: nothing registered could ever occur (register events first)")
+    got = p.call(p.engine.ppe_event_wait, masks, timeout == -1)
+    out: list[tuple[int, int]] = []
+    for spe in sorted(h.units):
+        for bit in (SPE_EVENT_OUT_INTR_MBOX, SPE_EVENT_IN_MBOX, SPE_EVENT_SPE_STOPPED):
+            if (got >> (4 * spe)) & bit and len(out) < max_events:
+                if bit == SPE_EVENT_SPE_STOPPED:
+                    h.stops_seen[spe] = h.units[spe].spe.runs
+                out.append((spe, bit))
+    return out
 
 
 def spe_context_destroy(ctx: SpeContext) -> None:

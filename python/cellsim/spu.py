@@ -29,6 +29,16 @@ SDK call                           opcode    simulated cost
 ``mfc_read_tag_status_all()``      ch 23/24  blocks until every group in the mask is done
 ``mfc_read_tag_status_any()``      ch 23/24  blocks until some group in the mask is done
 ``mfc_read_tag_status_immediate``  ch 23/24  one channel read, never blocks
+``mfc_write_tag_update_all/any()``  ch 23     requests a tag-status update (raises the Tg
+                                             event when met); charged with the read below
+``mfc_read_tag_status()``          ch 24     the update last requested: blocks like the
+                                             ``mfc_read_tag_status_*`` of its mode
+``spu_write_event_mask(m)``        ch 1      one channel write; the first starts tracking events
+``spu_read_event_status()``        ch 0      blocks until an event in the mask is pending;
+                                             returns pending AND mask
+``spu_write_event_ack(m)``         ch 2      one channel write: clears those pending events
+``spu_read_event_mask()``          ch 11     one channel read
+``spu_stat_event_status()``        rchcnt    1 if an event in the mask is pending
 ``spu_read_decrementer()``         ch 8      one channel read
 ``spu_write_decrementer(v)``       ch 7      one channel write
 ``compute(cycles)``                —         the program's own work: ``cycles`` SPU cycles
@@ -55,11 +65,24 @@ from .exceptions import MfcError, NotInProgramError, UsageError
 from .machine import EaBuffer, LsBuffer, Program
 
 __all__ = [
+    "MFC_COMMAND_QUEUE_AVAILABLE_EVENT",
+    "MFC_DECREMENTER_EVENT",
     "MFC_GETLLAR_STATUS",
     "MFC_GET_CMD",
+    "MFC_IN_MBOX_AVAILABLE_EVENT",
+    "MFC_LIST_STALL_NOTIFY_EVENT",
+    "MFC_LLR_LOST_EVENT",
+    "MFC_OUT_INTR_MBOX_AVAILABLE_EVENT",
+    "MFC_OUT_MBOX_AVAILABLE_EVENT",
     "MFC_PUTLLC_STATUS",
     "MFC_PUTLLUC_STATUS",
     "MFC_PUT_CMD",
+    "MFC_SIGNAL_NOTIFY_1_EVENT",
+    "MFC_SIGNAL_NOTIFY_2_EVENT",
+    "MFC_TAG_STATUS_UPDATE_EVENT",
+    "MFC_TAG_UPDATE_ALL",
+    "MFC_TAG_UPDATE_ANY",
+    "MFC_TAG_UPDATE_IMMEDIATE",
     "ListElement",
     "compute",
     "ls_access_loop",
@@ -86,6 +109,7 @@ __all__ = [
     "mfc_read_atomic_status",
     "mfc_read_list_stall_status",
     "mfc_read_tag_mask",
+    "mfc_read_tag_status",
     "mfc_read_tag_status_all",
     "mfc_read_tag_status_any",
     "mfc_read_tag_status_immediate",
@@ -95,18 +119,27 @@ __all__ = [
     "mfc_sync",
     "mfc_write_list_stall_ack",
     "mfc_write_tag_mask",
+    "mfc_write_tag_update",
+    "mfc_write_tag_update_all",
+    "mfc_write_tag_update_any",
+    "mfc_write_tag_update_immediate",
     "spe_id",
     "spu_ls",
     "spu_read_decrementer",
+    "spu_read_event_mask",
+    "spu_read_event_status",
     "spu_read_in_mbox",
     "spu_read_signal1",
     "spu_read_signal2",
+    "spu_stat_event_status",
     "spu_stat_in_mbox",
     "spu_stat_out_intr_mbox",
     "spu_stat_out_mbox",
     "spu_stat_signal1",
     "spu_stat_signal2",
     "spu_write_decrementer",
+    "spu_write_event_ack",
+    "spu_write_event_mask",
     "spu_write_out_intr_mbox",
     "spu_write_out_mbox",
 ]
@@ -138,6 +171,11 @@ MFC_PUTLLC_STATUS = 1
 MFC_PUTLLUC_STATUS = 2
 MFC_GETLLAR_STATUS = 4
 
+SPU_RD_EVENT_STAT = 0
+SPU_WR_EVENT_MASK = 1
+SPU_WR_EVENT_ACK = 2
+SPU_RD_EVENT_MASK = 11
+MFC_WR_TAG_UPDATE = 23
 SPU_RD_SIG_NOTIFY_1 = 3
 SPU_RD_SIG_NOTIFY_2 = 4
 MFC_RD_LIST_STALL_STAT = 25
@@ -150,6 +188,19 @@ SPU_WR_OUT_INTR_MBOX = 30
 MFC_TAG_UPDATE_IMMEDIATE = 0
 MFC_TAG_UPDATE_ANY = 1
 MFC_TAG_UPDATE_ALL = 2
+
+# SPU events: the bits of SPU_RdEventStat, SPU_WrEventMask and SPU_WrEventAck
+# (CBEA, "SPU Event Facility"); docs/model.md says when each is raised.
+MFC_LLR_LOST_EVENT = 0x0400
+MFC_SIGNAL_NOTIFY_1_EVENT = 0x0200
+MFC_SIGNAL_NOTIFY_2_EVENT = 0x0100
+MFC_OUT_MBOX_AVAILABLE_EVENT = 0x0080
+MFC_OUT_INTR_MBOX_AVAILABLE_EVENT = 0x0040
+MFC_DECREMENTER_EVENT = 0x0020
+MFC_IN_MBOX_AVAILABLE_EVENT = 0x0010
+MFC_COMMAND_QUEUE_AVAILABLE_EVENT = 0x0008
+MFC_LIST_STALL_NOTIFY_EVENT = 0x0002
+MFC_TAG_STATUS_UPDATE_EVENT = 0x0001
 
 
 def _program(call: str) -> Program:
@@ -422,6 +473,70 @@ def mfc_read_tag_status_immediate() -> int:
     """Returns the tag groups of the mask that are complete, without waiting."""
     p = _tag_user("mfc_read_tag_status_immediate")
     return p.call(p.engine.read_tag_status, MFC_TAG_UPDATE_IMMEDIATE)
+
+
+def mfc_write_tag_update(mode: int) -> None:
+    """Requests a tag-status update (``MFC_TAG_UPDATE_IMMEDIATE``, ``_ANY`` or ``_ALL``) on
+    the tag mask: the tag-group event (``MFC_TAG_STATUS_UPDATE_EVENT``) fires when it is met,
+    and :func:`mfc_read_tag_status` reads it. Free here: charged with that read."""
+    p = _tag_user("mfc_write_tag_update")
+    p.tag_update = integer(mode, "mfc_write_tag_update: mode", 0, 3)
+    p.call(p.engine.write_channel, MFC_WR_TAG_UPDATE, p.tag_update)
+
+
+def mfc_write_tag_update_all() -> None:
+    """Requests the update "every group in the mask is done"."""
+    mfc_write_tag_update(MFC_TAG_UPDATE_ALL)
+
+
+def mfc_write_tag_update_any() -> None:
+    """Requests the update "some group in the mask is done"."""
+    mfc_write_tag_update(MFC_TAG_UPDATE_ANY)
+
+
+def mfc_write_tag_update_immediate() -> None:
+    """Requests the immediate update."""
+    mfc_write_tag_update(MFC_TAG_UPDATE_IMMEDIATE)
+
+
+def mfc_read_tag_status() -> int:
+    """Reads the tag status the last :func:`mfc_write_tag_update` requested (blocking
+    for ``any``/``all`` until it is met)."""
+    p = _tag_user("mfc_read_tag_status")
+    return p.call(p.engine.read_tag_status, p.tag_update)
+
+
+def spu_write_event_mask(mask: int) -> None:
+    """Selects the events ``spu_read_event_status`` reports (``MFC_*_EVENT`` bits). The
+    first write starts tracking this program's events; events are recorded as pending
+    whatever the mask."""
+    p = _program("spu_write_event_mask")
+    p.call(p.engine.write_channel, SPU_WR_EVENT_MASK, word(mask, "spu_write_event_mask: mask"))
+
+
+def spu_read_event_mask() -> int:
+    """The event mask, read back."""
+    p = _program("spu_read_event_mask")
+    return p.call(p.engine.read_channel, SPU_RD_EVENT_MASK)
+
+
+def spu_read_event_status() -> int:
+    """Waits until an event of the mask is pending; returns the pending events AND the
+    mask (they stay pending until :func:`spu_write_event_ack`)."""
+    p = _program("spu_read_event_status")
+    return p.call(p.engine.read_channel, SPU_RD_EVENT_STAT)
+
+
+def spu_stat_event_status() -> int:
+    """1 if an event of the mask is pending (``spu_read_event_status`` would not wait)."""
+    p = _program("spu_stat_event_status")
+    return p.call(p.engine.channel_count, SPU_RD_EVENT_STAT)
+
+
+def spu_write_event_ack(events: int) -> None:
+    """Clears these pending events."""
+    p = _program("spu_write_event_ack")
+    p.call(p.engine.write_channel, SPU_WR_EVENT_ACK, word(events, "spu_write_event_ack: events"))
 
 
 def library_wait_tags(mask: int, mode: int = MFC_TAG_UPDATE_ALL) -> int:

@@ -25,6 +25,9 @@ pub const LINE: u64 = 128;
 #[derive(Debug, Clone, Default)]
 pub struct Reservations {
     held: Vec<(Holder, u64)>,
+    /// Physical SPEs whose reservation a write took away (bit per SPE),
+    /// for the lock-line-reservation-lost event.
+    lost: u32,
 }
 
 impl Reservations {
@@ -54,7 +57,23 @@ impl Reservations {
             return;
         }
         let (first, last) = (addr / LINE, (addr + len.max(1) - 1) / LINE);
-        self.held.retain(|&(_, l)| l < first || l > last);
+        let lost = &mut self.lost;
+        self.held.retain(|&(h, l)| {
+            let keep = l < first || l > last;
+            if let (false, Holder::Spe(p)) = (keep, h) {
+                *lost |= 1 << (p as u32 % 32);
+            }
+            keep
+        });
+    }
+
+    /// Whether physical SPE `p` lost its reservation to a write since the
+    /// last call (and forgets it).
+    pub fn take_lost(&mut self, p: u8) -> bool {
+        let bit = 1 << (p as u32 % 32);
+        let was = self.lost & bit != 0;
+        self.lost &= !bit;
+        was
     }
 
     /// `who` gives up its reservation (a successful conditional store).

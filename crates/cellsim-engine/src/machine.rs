@@ -14,6 +14,7 @@
 
 mod cores;
 mod dma;
+mod events;
 mod ppe;
 mod steady;
 mod threads;
@@ -231,6 +232,8 @@ pub struct Machine {
     pub(crate) core_wake: Option<Cycle>,
     /// The steady-state fast-forward.
     pub(crate) ff: steady::FastForward,
+    /// The SPU event facility's machine-wide state.
+    pub(crate) events: events::Events,
     /// An error found inside the event loop (a DMA-list element rewritten
     /// into a bad one): the run stops with it.
     pub(crate) fault: Option<SimError>,
@@ -351,6 +354,7 @@ impl Machine {
             },
             core_wake: None,
             ff: steady::FastForward::new(),
+            events: events::Events::default(),
             fault: None,
             watchdog: None,
             watch_countdown: WATCH_EVERY,
@@ -878,8 +882,12 @@ impl Machine {
                 });
             }
             self.step_to(t);
+            self.events_tick();
             self.stop_if_faulted_or_watched()?;
-            self.maybe_fast_forward(self.time_limit);
+            // No shape is taken while an SPU tracks events: a jump could not replay their edges.
+            if self.events.armed == 0 {
+                self.maybe_fast_forward(self.time_limit);
+            }
         }
     }
 
@@ -947,6 +955,9 @@ impl Machine {
             }
         }
         if let Some(w) = self.core_wake {
+            t = t.min(w);
+        }
+        if let Some(w) = self.events.dec_wake {
             t = t.min(w);
         }
         (t != Cycle::MAX).then_some(t)

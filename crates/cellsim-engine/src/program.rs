@@ -58,13 +58,30 @@ pub enum Channel {
     ListStallStatus,
     /// MFC_WrListStallAck (26): resumes the stalled list of a tag group.
     ListStallAck,
+    /// SPU_RdEventStat (0): blocks while no enabled event is pending; returns pending AND mask.
+    ReadEventStatus,
+    /// SPU_WrEventMask (1): the events SPU_RdEventStat reports.
+    WriteEventMask,
+    /// SPU_WrEventAck (2): clears the pending events written.
+    WriteEventAck,
+    /// SPU_RdEventMask (11): the event mask read back.
+    ReadEventMask,
+    /// MFC_WrTagUpdate (23): requests a tag-status update (0 immediate, 1 any,
+    /// 2 all), which raises the tag-group event when met; charged with the
+    /// tag-status read that follows it.
+    WriteTagUpdate,
 }
 
 impl Channel {
     /// Every channel the model implements, with its CBEA channel number.
-    pub const NUMBERS: [(u32, Channel); 8] = [
+    pub const NUMBERS: [(u32, Channel); 13] = [
+        (0, Channel::ReadEventStatus),
+        (1, Channel::WriteEventMask),
+        (2, Channel::WriteEventAck),
         (3, Channel::Signal1),
         (4, Channel::Signal2),
+        (11, Channel::ReadEventMask),
+        (23, Channel::WriteTagUpdate),
         (25, Channel::ListStallStatus),
         (26, Channel::ListStallAck),
         (27, Channel::AtomicStatus),
@@ -101,6 +118,11 @@ impl Channel {
             Channel::AtomicStatus => "mfc_read_atomic_status",
             Channel::ListStallStatus => "mfc_read_list_stall_status",
             Channel::ListStallAck => "mfc_write_list_stall_ack",
+            Channel::ReadEventStatus => "spu_read_event_status",
+            Channel::WriteEventMask => "spu_write_event_mask",
+            Channel::WriteEventAck => "spu_write_event_ack",
+            Channel::ReadEventMask => "spu_read_event_mask",
+            Channel::WriteTagUpdate => "mfc_write_tag_update",
         }
     }
 }
@@ -111,6 +133,43 @@ pub const MFC_PUTLLC_STATUS: u32 = 1;
 pub const MFC_PUTLLUC_STATUS: u32 = 2;
 /// Atomic status bit: a getllar completed.
 pub const MFC_GETLLAR_STATUS: u32 = 4;
+
+// SPU events: the bits of SPU_RdEventStat, SPU_WrEventMask and
+// SPU_WrEventAck (CBEA, "SPU Event Facility"; the names of spu_mfcio.h).
+/// Multisource synchronization (Ms): not raised by this model.
+pub const MFC_MULTI_SRC_SYNC_EVENT: u32 = 0x1000;
+/// Privileged attention (A): not raised by this model.
+pub const MFC_PRIV_ATTN_EVENT: u32 = 0x0800;
+/// Lock-line reservation lost (Lr): another writer took this SPE's getllar reservation.
+pub const MFC_LLR_LOST_EVENT: u32 = 0x0400;
+/// Signal-notification 1 available (S1).
+pub const MFC_SIGNAL_NOTIFY_1_EVENT: u32 = 0x0200;
+/// Signal-notification 2 available (S2).
+pub const MFC_SIGNAL_NOTIFY_2_EVENT: u32 = 0x0100;
+/// SPU outbound mailbox available (Le): the PPE emptied it.
+pub const MFC_OUT_MBOX_AVAILABLE_EVENT: u32 = 0x0080;
+/// SPU outbound-interrupt mailbox available (Me).
+pub const MFC_OUT_INTR_MBOX_AVAILABLE_EVENT: u32 = 0x0040;
+/// Decrementer (Tm): it went from positive to negative.
+pub const MFC_DECREMENTER_EVENT: u32 = 0x0020;
+/// SPU inbound mailbox available (Mb): a message arrived in an empty mailbox.
+pub const MFC_IN_MBOX_AVAILABLE_EVENT: u32 = 0x0010;
+/// MFC SPU command queue available (Qv): a full queue got a free entry.
+pub const MFC_COMMAND_QUEUE_AVAILABLE_EVENT: u32 = 0x0008;
+/// DMA list stall-and-notify (Sn).
+pub const MFC_LIST_STALL_NOTIFY_EVENT: u32 = 0x0002;
+/// Tag-group status update (Tg): the update requested with MFC_WrTagUpdate is met.
+pub const MFC_TAG_STATUS_UPDATE_EVENT: u32 = 0x0001;
+
+// libspe2 events (`spe_event_handler_*`), as the PPE sees them.
+/// An SPE wrote its outbound-interrupt mailbox.
+pub const SPE_EVENT_OUT_INTR_MBOX: u32 = 0x1;
+/// An SPE's inbound mailbox has room.
+pub const SPE_EVENT_IN_MBOX: u32 = 0x2;
+/// Proxy tag-group completion: not modelled.
+pub const SPE_EVENT_TAG_GROUP: u32 = 0x4;
+/// An SPE program stopped.
+pub const SPE_EVENT_SPE_STOPPED: u32 = 0x8;
 
 /// Which outbound mailbox a PPE reads.
 pub use crate::mailbox::Outbound;
@@ -282,6 +341,15 @@ pub enum Request {
     /// SPU: a loop of loads, stores or copies in its own local store; the
     /// reply is the cycles it took.
     LsLoop(LsAccessLoop),
+    /// PPE: libspe2 `spe_event_wait`: waits until one of the registered
+    /// events holds (or, not waiting, looks once); the reply has each
+    /// libspe2 event bit of logical SPE `s` at bit `4 * s`.
+    PpeEventWait {
+        /// The libspe2 event mask of logical SPE `s` at bits `4 * s..4 * s + 4`.
+        masks: u64,
+        /// Wait for an event (timeout -1) or look once (timeout 0).
+        wait: bool,
+    },
     /// Wait until another thread finishes (`pthread_join`, the end of
     /// `spe_context_run`); the reply is its exit value.
     Join(usize),
@@ -359,6 +427,7 @@ impl Request {
                 l.bytes,
                 l.elem
             ),
+            Request::PpeEventWait { masks, .. } => format!("spe_event_wait(0x{masks:x})"),
             Request::Join(t) => format!("join(thread {t})"),
             Request::Exit(v) => format!("exit({v})"),
         }
@@ -629,6 +698,39 @@ impl Spu {
         self.call(Request::WriteChannel(Channel::ListStallAck, tag))
             .await;
     }
+    /// `spu_write_event_mask(mask)`: the events `spu_read_event_status` reports
+    /// (the first write starts tracking this program's events).
+    pub async fn spu_write_event_mask(&self, mask: u32) {
+        self.call(Request::WriteChannel(Channel::WriteEventMask, mask))
+            .await;
+    }
+    /// `spu_read_event_mask()`.
+    pub async fn spu_read_event_mask(&self) -> u32 {
+        self.call(Request::ReadChannel(Channel::ReadEventMask))
+            .await as u32
+    }
+    /// `spu_read_event_status()`: waits until an enabled event is pending;
+    /// returns the pending events AND the mask.
+    pub async fn spu_read_event_status(&self) -> u32 {
+        self.call(Request::ReadChannel(Channel::ReadEventStatus))
+            .await as u32
+    }
+    /// `spu_stat_event_status()`: 1 if an enabled event is pending.
+    pub async fn spu_stat_event_status(&self) -> u32 {
+        self.call(Request::ChannelCount(Channel::ReadEventStatus))
+            .await as u32
+    }
+    /// `spu_write_event_ack(events)`: clears these pending events.
+    pub async fn spu_write_event_ack(&self, events: u32) {
+        self.call(Request::WriteChannel(Channel::WriteEventAck, events))
+            .await;
+    }
+    /// `mfc_write_tag_update_any()` (1), `_all()` (2), `_immediate()` (0):
+    /// requests a tag-status update; the tag-group event fires when it is met.
+    pub async fn mfc_write_tag_update(&self, mode: u32) {
+        self.call(Request::WriteChannel(Channel::WriteTagUpdate, mode))
+            .await;
+    }
     /// A loop of `bytes / elem` loads, stores or copies over the local store
     /// (16 bytes per cycle at best, contending with DMA for the port);
     /// returns the cycles it took.
@@ -752,6 +854,20 @@ impl Ppe {
     pub async fn access_loop(&self, l: PpeLoop) -> u64 {
         self.call(Request::PpeLoop(l)).await
     }
+    /// libspe2 `spe_event_wait` over `(logical SPE, SPE_EVENT_* mask)`
+    /// pairs: waits until some hold (`wait`) or looks once; returns the
+    /// events that hold, `(spe, SPE_EVENT_* bits)`, in SPE order.
+    pub async fn spe_event_wait(&self, events: &[(u32, u32)], wait: bool) -> Vec<(u32, u32)> {
+        let masks = events
+            .iter()
+            .filter(|(spe, _)| *spe < 16)
+            .fold(0u64, |m, &(spe, e)| m | ((e as u64 & 0xF) << (4 * spe)));
+        let got = self.call(Request::PpeEventWait { masks, wait }).await;
+        (0..16u32)
+            .map(|spe| (spe, (got >> (4 * spe)) as u32 & 0xF))
+            .filter(|&(_, e)| e != 0)
+            .collect()
+    }
     /// Waits for another thread to finish; returns its exit value.
     pub async fn join(&self, thread: usize) -> u32 {
         self.call(Request::Join(thread)).await as u32
@@ -818,7 +934,8 @@ mod tests {
     fn channel_numbers_are_the_cbea_table_both_ways() {
         assert_eq!(Channel::from_number(29), Some(Channel::InMbox));
         assert_eq!(Channel::from_number(3), Some(Channel::Signal1));
-        assert_eq!(Channel::from_number(0), None); // SPU_RdEventStat: not modelled
+        assert_eq!(Channel::from_number(0), Some(Channel::ReadEventStatus));
+        assert_eq!(Channel::from_number(13), None); // SPU_RdMachStat: not modelled
         for (n, c) in Channel::NUMBERS {
             assert_eq!(c.number(), n);
             assert_eq!(Channel::from_number(n), Some(c));

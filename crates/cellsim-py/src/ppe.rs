@@ -22,6 +22,19 @@ impl PyEngine {
         self.step(py, tid, Request::Join(other))
     }
 
+    /// libspe2 `spe_event_wait`: `masks` has the SPE_EVENT_* mask of
+    /// logical SPE `s` at bits `4 * s`; the reply has the events that hold,
+    /// the same way (0 when not waiting and none holds).
+    fn ppe_event_wait(
+        &mut self,
+        py: Python<'_>,
+        tid: usize,
+        masks: u64,
+        wait: bool,
+    ) -> PyResult<Resumed> {
+        self.step(py, tid, Request::PpeEventWait { masks, wait })
+    }
+
     /// PPE load of `size` bytes at `ea`.
     fn ppe_load(&mut self, py: Python<'_>, tid: usize, ea: u64, size: u8) -> PyResult<Resumed> {
         self.step(py, tid, Request::PpeLoad { ea, size })

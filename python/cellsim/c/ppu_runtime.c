@@ -145,6 +145,52 @@ int spe_mfcio_tag_status_read(spe_context_ptr_t spe, unsigned int mask, unsigned
     return 0;
 }
 
+/* Event handlers: the simulator keeps the registrations (by number); the C side keeps
+ * each SPE's unit, to hand back its context pointer and data. */
+#define CELLSIM_MAX_SPES 16
+struct cellsim_event_handler {
+    int number;
+    spe_event_unit_t units[CELLSIM_MAX_SPES];
+};
+
+spe_event_handler_ptr_t spe_event_handler_create(void) {
+    struct cellsim_event_handler *h = calloc(1, sizeof *h);
+    if (!h)
+        return 0;
+    h->number = (int)RQ(CELLSIM_RQ_EVENT_HANDLER, 0, 0, 0, 0, 0, 0);
+    return h;
+}
+
+int spe_event_handler_destroy(spe_event_handler_ptr_t h) {
+    RQ(CELLSIM_RQ_EVENT_HANDLER, 1, h->number, 0, 0, 0, 0);
+    free(h);
+    return 0;
+}
+
+int spe_event_handler_register(spe_event_handler_ptr_t h, spe_event_unit_t *event) {
+    RQ(CELLSIM_RQ_EVENT_HANDLER, 2, h->number, event->spe->spe, event->events, 0, 0);
+    h->units[event->spe->spe % CELLSIM_MAX_SPES] = *event;
+    return 0;
+}
+
+int spe_event_handler_deregister(spe_event_handler_ptr_t h, spe_event_unit_t *event) {
+    RQ(CELLSIM_RQ_EVENT_HANDLER, 3, h->number, event->spe->spe, event->events, 0, 0);
+    return 0;
+}
+
+int spe_event_wait(spe_event_handler_ptr_t h, spe_event_unit_t *events, int max_events, int timeout) {
+    uint64_t got = RQ(CELLSIM_RQ_EVENT_WAIT, h->number, max_events, (uint32_t)timeout, 0, 0, 0);
+    int n = 0;
+    for (int spe = 0; spe < CELLSIM_MAX_SPES && n < max_events; spe++)
+        for (unsigned int bit = 1; bit <= SPE_EVENT_SPE_STOPPED && n < max_events; bit <<= 1)
+            if ((got >> (4 * spe)) & bit) {
+                events[n] = h->units[spe];
+                events[n].events = bit;
+                n++;
+            }
+    return n;
+}
+
 int spe_cpu_info_get(int info_requested, int cpu_node) {
     (void)cpu_node;
     uint64_t spes = RQ(CELLSIM_RQ_SPE_COUNT, 0, 0, 0, 0, 0, 0);

@@ -65,6 +65,8 @@ class CEnv:
     memory_hi: int = 0
     ppu_data_ea: int = 0
     contexts: dict[int, ppe.SpeContext] = field(default_factory=dict)
+    # libspe2 event handlers, by the number the C runtime holds
+    handlers: list[ppe.SpeEventHandler] = field(default_factory=list)
     threads: dict[int, ppe.PpeThread] = field(default_factory=dict)
     # each C thread's last call: (the C string of its file, its line), for reports
     calls: dict[int, tuple[int, int]] = field(default_factory=dict)
@@ -322,6 +324,7 @@ class CThread:
             return 0
         if ch == rq.MFC_WR_TAG_UPDATE:
             self.update_mode = value
+            spu.mfc_write_tag_update(value)  # raises the tag-group event when met
             return 0
         writer = _WRITERS.get(ch)
         if writer is not None:
@@ -453,6 +456,27 @@ class CThread:
     def mfcio_status(self, a: list[int]) -> int:
         return ppe.spe_mfcio_tag_status_read(self.context(a[0]), a[1], a[2])
 
+    def event_handler(self, a: list[int]) -> int:
+        what, number = a[0], a[1]
+        if what == rq.EVENT_CREATE:
+            self.env.handlers.append(ppe.spe_event_handler_create())
+            return len(self.env.handlers) - 1
+        h = self.env.handlers[number]
+        if what == rq.EVENT_DESTROY:
+            ppe.spe_event_handler_destroy(h)
+            return 0
+        unit = ppe.SpeEventUnit(a[3], self.context(a[2]))
+        if what == rq.EVENT_REGISTER:
+            ppe.spe_event_handler_register(h, unit)
+        else:
+            ppe.spe_event_handler_deregister(h, unit)
+        return 0
+
+    def event_wait(self, a: list[int]) -> int:
+        timeout = ctypes.c_int32(a[2]).value
+        got = ppe.wait_events(self.env.handlers[a[0]], a[1], timeout)
+        return sum(bit << (4 * spe) for spe, bit in got)
+
 
 _HEADER_WORDS = 13
 _REPLY, _FILE, _LINE, _EVEN, _ODD = 6, 7, 8, 11, 12  # words of the thread's header (ThreadHeader)
@@ -462,6 +486,8 @@ _READERS: dict[int, Callable[[], int]] = {
     rq.MFC_RD_ATOMIC_STAT: spu.mfc_read_atomic_status,
     rq.MFC_RD_LIST_STALL_STAT: spu.mfc_read_list_stall_status,
     rq.SPU_RD_DEC: spu.spu_read_decrementer,
+    rq.SPU_RD_EVENT_STAT: spu.spu_read_event_status,
+    rq.SPU_RD_EVENT_MASK: spu.spu_read_event_mask,
 }
 _WRITERS: dict[int, Callable[[int], None]] = {
     rq.MFC_WR_TAG_MASK: spu.mfc_write_tag_mask,
@@ -469,6 +495,8 @@ _WRITERS: dict[int, Callable[[int], None]] = {
     rq.SPU_WR_OUT_INTR_MBOX: spu.spu_write_out_intr_mbox,
     rq.MFC_WR_LIST_STALL_ACK: spu.mfc_write_list_stall_ack,
     rq.SPU_WR_DEC: spu.spu_write_decrementer,
+    rq.SPU_WR_EVENT_MASK: spu.spu_write_event_mask,
+    rq.SPU_WR_EVENT_ACK: spu.spu_write_event_ack,
 }
 _COUNTS: dict[int, Callable[[], int]] = {
     rq.SPU_RD_IN_MBOX: spu.spu_stat_in_mbox,
@@ -476,6 +504,7 @@ _COUNTS: dict[int, Callable[[], int]] = {
     rq.SPU_WR_OUT_INTR_MBOX: spu.spu_stat_out_intr_mbox,
     rq.SPU_RD_SIG_NOTIFY_1: spu.spu_stat_signal1,
     rq.SPU_RD_SIG_NOTIFY_2: spu.spu_stat_signal2,
+    rq.SPU_RD_EVENT_STAT: spu.spu_stat_event_status,
 }
 _TAG_READS: dict[int, Callable[[], int]] = {
     spu.MFC_TAG_UPDATE_ALL: spu.mfc_read_tag_status_all,
@@ -537,6 +566,8 @@ _HANDLERS: dict[int, _Handler] = {
         (rq.PPE_COMPUTE, "ppu_compute", CThread.ppe_compute, False),
         (rq.MFCIO, "spe_mfcio_get/put", CThread.mfcio, False),
         (rq.MFCIO_STATUS, "spe_mfcio_tag_status_read", CThread.mfcio_status, False),
+        (rq.EVENT_HANDLER, "spe_event_handler_*", CThread.event_handler, False),
+        (rq.EVENT_WAIT, "spe_event_wait", CThread.event_wait, False),
     ]
 }
 

@@ -77,6 +77,27 @@ typedef struct spe_stop_info {
 #define SPE_TAG_ANY 2
 #define SPE_TAG_IMMEDIATE 3
 
+/* Events (spe_event_handler_*): cellsim raises OUT_INTR_MBOX, IN_MBOX and SPE_STOPPED. */
+#define SPE_EVENT_OUT_INTR_MBOX 0x00000001
+#define SPE_EVENT_IN_MBOX 0x00000002
+#define SPE_EVENT_TAG_GROUP 0x00000004
+#define SPE_EVENT_SPE_STOPPED 0x00000008
+#define SPE_EVENT_ALL_EVENTS 0x0000000F
+
+typedef union spe_event_data {
+    void *ptr;
+    unsigned int u32;
+    unsigned long long u64;
+} spe_event_data_t;
+
+typedef struct spe_event_unit {
+    unsigned int events;
+    spe_context_ptr_t spe;
+    spe_event_data_t data;
+} spe_event_unit_t;
+
+typedef struct cellsim_event_handler *spe_event_handler_ptr_t;
+
 #define SPE_MSSYNC_AREA 0
 #define SPE_MFC_COMMAND_AREA 1
 #define SPE_CONTROL_AREA 2
@@ -110,6 +131,11 @@ int spe_mfcio_put(spe_context_ptr_t spe, unsigned int lsa, void *ea, unsigned in
 int spe_mfcio_tag_status_read(spe_context_ptr_t spe, unsigned int mask, unsigned int behavior,
                               unsigned int *tag_status);
 int spe_cpu_info_get(int info_requested, int cpu_node);
+spe_event_handler_ptr_t spe_event_handler_create(void);
+int spe_event_handler_destroy(spe_event_handler_ptr_t evhandler);
+int spe_event_handler_register(spe_event_handler_ptr_t evhandler, spe_event_unit_t *event);
+int spe_event_handler_deregister(spe_event_handler_ptr_t evhandler, spe_event_unit_t *event);
+int spe_event_wait(spe_event_handler_ptr_t evhandler, spe_event_unit_t *events, int max_events, int timeout);
 #define SPE_COUNT_PHYSICAL_CPU_NODES 1
 #define SPE_COUNT_PHYSICAL_SPES 2
 #define SPE_COUNT_USABLE_SPES 3
@@ -133,6 +159,9 @@ int spe_cpu_info_get(int info_requested, int cpu_node);
 #define spe_mfcio_get(...) __CS_AT((spe_mfcio_get)(__VA_ARGS__))
 #define spe_mfcio_put(...) __CS_AT((spe_mfcio_put)(__VA_ARGS__))
 #define spe_mfcio_tag_status_read(...) __CS_AT((spe_mfcio_tag_status_read)(__VA_ARGS__))
+#define spe_event_handler_register(...) __CS_AT((spe_event_handler_register)(__VA_ARGS__))
+#define spe_event_handler_deregister(...) __CS_AT((spe_event_handler_deregister)(__VA_ARGS__))
+#define spe_event_wait(...) __CS_AT((spe_event_wait)(__VA_ARGS__))
 #endif
 
 #ifdef __cplusplus

@@ -188,7 +188,8 @@ unsigned int mfc_multi_tag_release(unsigned int tag, unsigned int n);
 #define spu_read_decrementer() spu_readch(SPU_RdDec)
 #define spu_write_decrementer(v) spu_writech(SPU_WrDec, (v))
 
-/* Events (SPU_RdEventStat and friends): not simulated yet; reading them is an error. */
+/* Events (SPU_RdEventStat and friends): the MFC_*_EVENT bits above; docs/c-programs.md
+ * says when cellsim raises each. */
 #define spu_read_event_status() spu_readch(SPU_RdEventStat)
 #define spu_stat_event_status() spu_readchcnt(SPU_RdEventStat)
 #define spu_write_event_mask(m) spu_writech(SPU_WrEventMask, (m))

@@ -515,6 +515,10 @@ impl Machine {
                 let ls = &self.spes[p as usize].ls;
                 Storage::copy(ls, op.lsa as usize, &self.memory, a as usize, n);
                 self.reservations.written(a, n as u64);
+                if op.atomic == Some(Atomic::PutLLC) {
+                    // Its own conditional store used the reservation up: not lost.
+                    self.reservations.take_lost(p);
+                }
                 // Coherence: the PPE's caches give the lines up.
                 self.ppu.snoop_write(a, n as u64);
                 self.ls_touch(p);

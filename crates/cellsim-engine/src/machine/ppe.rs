@@ -114,6 +114,7 @@ impl Machine {
                 };
                 self.ppe_mmio_read(tid, p, ps::SPU_MBOX_STAT);
             }
+            Request::PpeEventWait { .. } => self.ppe_event_wait(tid, req),
             Request::PpeSignal { spe, which, value } => {
                 let p = self.physical(spe)?;
                 let reg = match which {

@@ -11,6 +11,7 @@
 //! request (popping the mailbox, reading the signal...). SPU requests are
 //! here; the PPE's are in `ppe.rs`.
 
+use super::events::SpuEvents;
 use super::watch::LastCalls;
 use super::{Event, Machine};
 use crate::bus::Space;
@@ -87,6 +88,8 @@ pub(crate) enum Wait {
     Channel(Channel, u32),
     /// Any thread: another thread's end.
     Join(ThreadId),
+    /// PPE: libspe2 events (`spe_event_wait`, a `Request::PpeEventWait`).
+    PpeEvents(Request),
     /// PPE: a message in an SPE's outbound mailbox.
     OutMbox(u8, Outbound),
     /// PPE: room in an SPE's inbound mailbox for this value.
@@ -117,6 +120,10 @@ fn wait_shape(s: &mut Shape, w: Option<Wait>) {
         Some(Wait::ProxyTags(p, mask, m)) => (8, (p as u64) << 32 | mask as u64, tag(m)),
         Some(Wait::Bus) => (9, 0, 0),
         Some(Wait::Core) => (10, 0, 0),
+        Some(Wait::PpeEvents(r)) => match r {
+            Request::PpeEventWait { masks, wait } => (11, masks, wait as u64),
+            _ => (11, 0, 0),
+        },
     };
     s.raw(kind);
     s.raw(a);
@@ -157,6 +164,8 @@ pub(crate) struct Thread {
     pub(crate) deferred_load: Option<(Ramp, Space, u8)>,
     /// Its last call and the poll it repeats, for the livelock report.
     pub(crate) calls: LastCalls,
+    /// SPU: its event facility (`events.rs`).
+    pub(crate) events: SpuEvents,
     /// A command loop it declared: the engine issues its commands.
     pub(crate) script: Option<Script>,
     /// The computation it runs, when that shares the local-store port with DMA.
@@ -186,6 +195,7 @@ impl Thread {
             stores_in_flight: 0,
             deferred_load: None,
             calls: LastCalls::default(),
+            events: SpuEvents::default(),
             script: None,
             ls_compute: None,
         }
@@ -206,6 +216,15 @@ impl Thread {
     pub(crate) fn reset_decrementer(&mut self, now: Cycle) {
         self.dec_value = u32::MAX;
         self.dec_at = now;
+    }
+
+    /// The decrementer's last written value and when it was written.
+    pub(crate) fn decrementer_state(&self) -> (u32, Cycle) {
+        (self.dec_value, self.dec_at)
+    }
+
+    pub(crate) fn block_on(&mut self, wait: Wait, request: Request, now: Cycle) {
+        self.block(wait, request, now);
     }
 
     pub(crate) fn info(&self, id: ThreadId) -> ThreadInfo {
@@ -373,6 +392,7 @@ impl Machine {
             Request::Join(other) => self.join(tid, other)?,
             Request::Exit(code) => {
                 th.state = ThreadState::Finished { code, at: now };
+                self.events_exit(tid);
                 self.wake_blocked();
             }
             _ if !on_spu => self.submit_ppe(tid, req)?,
@@ -385,8 +405,7 @@ impl Machine {
                 self.schedule(now + channel, Event::Wake(tid));
             }
             Request::ReadDecrementer => {
-                let ticks = ((now - th.dec_at) as f64 / self.timing.cycles_per_tick) as u64;
-                th.reply = th.dec_value.wrapping_sub(ticks as u32) as u64;
+                self.threads[tid].reply = self.decrementer(tid) as u64;
                 self.schedule(now + channel, Event::Wake(tid));
             }
             Request::WriteDecrementer(v) => {
@@ -394,14 +413,27 @@ impl Machine {
                 th.dec_at = now;
                 self.schedule(now + channel, Event::Wake(tid));
             }
-            Request::ReadTagStatus(mode) => self.read_tag_status(tid, mode)?,
+            Request::ReadTagStatus(mode) => {
+                // The read consumes the update requested with MFC_WrTagUpdate.
+                th.events.tag_update = None;
+                self.read_tag_status(tid, mode)?
+            }
+            Request::WriteChannel(Channel::WriteTagUpdate, v) => {
+                self.event_channel_write(tid, Channel::WriteTagUpdate, v);
+                // Charged with the tag-status read it requests: the program goes on at once.
+                self.ready.push_front(tid);
+            }
             Request::Mfc(cmd) => self.issue(tid, cmd)?,
             Request::ReadChannel(c) => self.read_channel(tid, c)?,
-            Request::WriteChannel(c, v) => self.write_channel(tid, c, v),
+            Request::WriteChannel(c, v) => self.write_channel(tid, c, v)?,
             Request::LsLoop(l) => self.ls_loop(tid, l)?,
             Request::ChannelCount(c) => {
                 let p = self.spu_of(tid)?;
-                self.threads[tid].reply = self.channel_count(p, c) as u64;
+                self.events_tick();
+                self.threads[tid].reply = match c {
+                    Channel::ReadEventStatus => self.event_status(tid).is_some() as u64,
+                    _ => self.channel_count(p, c) as u64,
+                };
                 self.schedule(now + channel, Event::Wake(tid));
             }
             _ => {
@@ -411,6 +443,7 @@ impl Machine {
                 )))
             }
         }
+        self.events_tick();
         Ok(())
     }
 
@@ -495,7 +528,12 @@ impl Machine {
                 self.schedule(at, Event::Enqueue(tid));
                 return true;
             }
+            Wait::Channel(Channel::ReadEventStatus, _) => self.event_status(tid),
             Wait::Channel(c, v) => self.channel_ready(spu.expect("SPU wait"), c, v),
+            Wait::PpeEvents(req) => {
+                let got = self.ppe_events(&self.ppe_event_list(req));
+                (got != 0).then_some(got)
+            }
             Wait::Join(other) => match self.threads[other].state {
                 ThreadState::Finished { code, .. } => Some(code as u64),
                 _ => None,
@@ -571,6 +609,11 @@ impl Machine {
                 (unit.mfc.list_stall != 0).then(|| std::mem::take(&mut unit.mfc.list_stall) as u64)
             }
             Channel::ListStallAck => Some(0),
+            Channel::ReadEventStatus
+            | Channel::WriteEventMask
+            | Channel::WriteEventAck
+            | Channel::ReadEventMask
+            | Channel::WriteTagUpdate => unreachable!("event channels are handled in events.rs"),
         };
         if out.is_some() && matches!(c, Channel::InMbox | Channel::OutMbox | Channel::OutIntrMbox) {
             // PPE threads may wait for this mailbox's room or message.
@@ -581,6 +624,32 @@ impl Machine {
 
     fn read_channel(&mut self, tid: ThreadId, c: Channel) -> Result<(), SimError> {
         let p = self.spu_of(tid)?;
+        match c {
+            Channel::ReadEventMask => {
+                self.threads[tid].reply = self.threads[tid].events.mask as u64;
+                self.schedule(self.now + self.timing.channel, Event::Wake(tid));
+                return Ok(());
+            }
+            Channel::ReadEventStatus if self.threads[tid].events.mask != 0 => self.events_tick(),
+            Channel::ReadEventStatus => {
+                return Err(self.mfc_error(
+                    tid,
+                    MfcErrorKind::Channel,
+                    Request::ReadChannel(c).describe(0),
+                    "the event mask is empty, so this blocking read could never complete (call spu_write_event_mask first)"
+                        .into(),
+                ));
+            }
+            Channel::WriteEventMask | Channel::WriteEventAck | Channel::WriteTagUpdate => {
+                return Err(self.mfc_error(
+                    tid,
+                    MfcErrorKind::Channel,
+                    format!("spu_readch({})", c.number()),
+                    format!("channel {} is write-only", c.number()),
+                ));
+            }
+            _ => {}
+        }
         if c == Channel::AtomicStatus {
             let mfc = &self.spes[p as usize].mfc;
             if mfc.atomic_status.is_none() && mfc.atomic_pending == 0 {
@@ -597,12 +666,29 @@ impl Machine {
         Ok(())
     }
 
-    fn write_channel(&mut self, tid: ThreadId, c: Channel, v: u32) {
-        if c == Channel::ListStallAck {
-            let p = self.threads[tid].spe.expect("SPU thread").physical;
-            self.list_stall_ack(p, v);
+    fn write_channel(&mut self, tid: ThreadId, c: Channel, v: u32) -> Result<(), SimError> {
+        match c {
+            Channel::ListStallAck => {
+                let p = self.threads[tid].spe.expect("SPU thread").physical;
+                self.list_stall_ack(p, v);
+            }
+            Channel::WriteEventMask | Channel::WriteEventAck => {
+                self.event_channel_write(tid, c, v);
+                self.schedule(self.now + self.timing.channel, Event::Wake(tid));
+                return Ok(());
+            }
+            Channel::ReadEventStatus | Channel::ReadEventMask => {
+                return Err(self.mfc_error(
+                    tid,
+                    MfcErrorKind::Channel,
+                    format!("spu_writech({}, {v})", c.number()),
+                    format!("channel {} is read-only", c.number()),
+                ));
+            }
+            _ => {}
         }
         self.channel_access(tid, Request::WriteChannel(c, v), c, v);
+        Ok(())
     }
 
     /// A channel access: completes after one channel cycle time, or blocks.
@@ -629,6 +715,11 @@ impl Machine {
             Channel::AtomicStatus => unit.mfc.atomic_status.is_some() as u32,
             Channel::ListStallStatus => (unit.mfc.list_stall != 0) as u32,
             Channel::ListStallAck => 1,
+            Channel::ReadEventStatus => 0,
+            Channel::WriteEventMask
+            | Channel::WriteEventAck
+            | Channel::ReadEventMask
+            | Channel::WriteTagUpdate => 1,
         }
     }
 

@@ -3,6 +3,7 @@
 //!
 //! - `timing`: datasheet-style latency and bandwidth probes;
 //! - `errors`: bad inputs and the errors they raise;
+//! - `events`: the SPU event facility, each event alone, and libspe2's event wait;
 //! - `deadlock`, `runaway`: runs that cannot end;
 //! - `hostile`: lists rewritten after issue, time overflow, polling forever, fuzzed commands;
 //! - `determinism`: same seed, same run;
@@ -18,6 +19,7 @@
 mod deadlock;
 mod determinism;
 mod errors;
+mod events;
 mod fast_forward;
 mod hostile;
 mod invariants;
