@@ -4,10 +4,12 @@ untidy but handled, with one clear error line or mpiexec's behaviour."""
 from __future__ import annotations
 
 import os
+import queue
 import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -102,7 +104,7 @@ import os, sys, time
 from cellsim.sweep import run_sweep
 
 def slow(p):
-    print(os.getpid(), flush=True)
+    os.write(1, f"{os.getpid()}\\n".encode())  # one write: the two workers' lines never interleave
     time.sleep(600)
     return p
 
@@ -114,22 +116,21 @@ if __name__ == "__main__":
 def test_sweep_workers_exit_when_the_parent_is_killed(tmp_path: Path) -> None:
     script = tmp_path / "orphans.py"
     script.write_text(_ORPHANS)
-    parent = subprocess.Popen(
-        [sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    assert parent.stdout is not None and parent.stderr is not None
-    workers: list[int] = []
-    for line in parent.stdout:
-        # The workers print their pids; anything else (a warning) is skipped.
-        if line.strip().isdigit():
-            workers.append(int(line))
-        if len(workers) == 2:
-            break
-    assert len(workers) == 2, f"the sweep never started its workers: {parent.stderr.read()}"
-    parent.send_signal(signal.SIGKILL)
-    parent.wait()
-    parent.stdout.close()
-    parent.stderr.close()
+    # stderr to a file: a parent that warns a lot must not block on a full pipe
+    with open(tmp_path / "stderr.txt", "w") as err:
+        parent = subprocess.Popen(
+            [sys.executable, str(script)], stdout=subprocess.PIPE, stderr=err, text=True
+        )
+    try:
+        workers = _worker_pids(parent, 2, seconds=240)
+        assert len(workers) == 2, (
+            f"the sweep never started its workers: {(tmp_path / 'stderr.txt').read_text()}"
+        )
+    finally:
+        parent.kill()
+        parent.wait()
+        assert parent.stdout is not None
+        parent.stdout.close()
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and any(_alive(w) for w in workers):
         time.sleep(0.1)
@@ -137,6 +138,31 @@ def test_sweep_workers_exit_when_the_parent_is_killed(tmp_path: Path) -> None:
     for w in alive:
         os.kill(w, signal.SIGKILL)
     assert not alive, f"workers {alive} outlived their parent"
+
+
+def _worker_pids(parent: subprocess.Popen[str], n: int, seconds: float) -> list[int]:
+    """The first ``n`` pids the workers print (other lines, warnings, are skipped),
+    or fewer if ``seconds`` pass first. A thread reads the lines: a select on the
+    pipe would miss lines already in the reader's buffer."""
+    assert parent.stdout is not None
+    lines: queue.Queue[str] = queue.Queue()
+    stdout = parent.stdout
+
+    def read() -> None:
+        for line in stdout:
+            lines.put(line)
+
+    threading.Thread(target=read, daemon=True).start()
+    pids: list[int] = []
+    deadline = time.monotonic() + seconds
+    while len(pids) < n:
+        try:
+            line = lines.get(timeout=max(0.01, deadline - time.monotonic()))
+        except queue.Empty:
+            break
+        if line.strip().isdigit():
+            pids.append(int(line))
+    return pids
 
 
 def _alive(pid: int) -> bool:
