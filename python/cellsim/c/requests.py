@@ -1,5 +1,45 @@
 """The request codes and SPU channel numbers of the C runtime (``cellsim_rt.h``, ``spu_mfcio.h``)."""
 
+from ..spu import (
+    MFC_RD_ATOMIC_STAT as MFC_RD_ATOMIC_STAT,
+)
+from ..spu import (
+    MFC_RD_LIST_STALL_STAT as MFC_RD_LIST_STALL_STAT,
+)
+from ..spu import (
+    MFC_WR_LIST_STALL_ACK as MFC_WR_LIST_STALL_ACK,
+)
+from ..spu import (
+    MFC_WR_TAG_UPDATE as MFC_WR_TAG_UPDATE,
+)
+from ..spu import (
+    SPU_RD_EVENT_MASK as SPU_RD_EVENT_MASK,
+)
+from ..spu import (
+    SPU_RD_EVENT_STAT as SPU_RD_EVENT_STAT,
+)
+from ..spu import (
+    SPU_RD_IN_MBOX as SPU_RD_IN_MBOX,
+)
+from ..spu import (
+    SPU_RD_SIG_NOTIFY_1 as SPU_RD_SIG_NOTIFY_1,
+)
+from ..spu import (
+    SPU_RD_SIG_NOTIFY_2 as SPU_RD_SIG_NOTIFY_2,
+)
+from ..spu import (
+    SPU_WR_EVENT_ACK as SPU_WR_EVENT_ACK,
+)
+from ..spu import (
+    SPU_WR_EVENT_MASK as SPU_WR_EVENT_MASK,
+)
+from ..spu import (
+    SPU_WR_OUT_INTR_MBOX as SPU_WR_OUT_INTR_MBOX,
+)
+from ..spu import (
+    SPU_WR_OUT_MBOX as SPU_WR_OUT_MBOX,
+)
+
 DONE = 0
 EXIT = 1
 DMA = 2
@@ -30,16 +70,10 @@ EVENT_WAIT = 29
 # EVENT_HANDLER's first argument
 EVENT_CREATE, EVENT_DESTROY, EVENT_REGISTER, EVENT_DEREGISTER = 0, 1, 2, 3
 
-# SPU channels, by their CBEA numbers.
-SPU_RD_EVENT_STAT = 0
-SPU_WR_EVENT_MASK = 1
-SPU_WR_EVENT_ACK = 2
-SPU_RD_SIG_NOTIFY_1 = 3
-SPU_RD_SIG_NOTIFY_2 = 4
+# SPU channels, by their CBEA numbers (the ones cellsim.spu names are imported from it).
 SPU_WR_DEC = 7
 SPU_RD_DEC = 8
 MFC_WR_MS_SYNC_REQ = 9
-SPU_RD_EVENT_MASK = 11
 MFC_RD_TAG_MASK = 12
 SPU_RD_MACH_STAT = 13
 MFC_LSA = 16
@@ -49,14 +83,7 @@ MFC_SIZE = 19
 MFC_TAG_ID = 20
 MFC_CMD = 21
 MFC_WR_TAG_MASK = 22
-MFC_WR_TAG_UPDATE = 23
 MFC_RD_TAG_STAT = 24
-MFC_RD_LIST_STALL_STAT = 25
-MFC_WR_LIST_STALL_ACK = 26
-MFC_RD_ATOMIC_STAT = 27
-SPU_WR_OUT_MBOX = 28
-SPU_RD_IN_MBOX = 29
-SPU_WR_OUT_INTR_MBOX = 30
 
 CHANNEL_NAMES = {
     0: "SPU_RdEventStat",

@@ -33,50 +33,59 @@ def _ratio(a: float, b: float) -> float:
     return a / b if b else float("inf")
 
 
+def _ratio_of(f: Callable[[Summary], float]) -> Callable[[Summary, Summary], float]:
+    """``f`` of the first panel over ``f`` of the second."""
+    return lambda a, b: _ratio(f(a), f(b))
+
+
+def _field(name: str) -> Callable[[Summary], float]:
+    return lambda s: float(s[name])
+
+
 STATEMENTS: dict[str, tuple[tuple[str, ...], Callable[..., float]]] = {
     # Fig 3: "The individual curves are now closer to the average" (than Fig 2's).
     "stray_pinned_over_default": (
         ("fig3-1024", "fig2-1024"),
-        lambda pinned, default: _ratio(pinned["stray_pct"], default["stray_pct"]),
+        _ratio_of(_field("stray_pct")),
     ),
     # Fig 3: "the identity permutation has gone down to rank ..." (from its Fig 2 rank).
     "identity_rank_pinned_over_default": (
         ("fig3-1024", "fig2-1024"),
-        lambda pinned, default: _ratio(pinned["identity_rank"], default["identity_rank"]),
+        _ratio_of(_field("identity_rank")),
     ),
     # "We repeated the PS3 experiment with packet sizes of 2 kbyte and 0.5 kbyte, but did not
     # see significant changes".
     "dependence_2048_over_1024": (
         ("fig3-2048", "fig3-1024"),
-        lambda a, b: _ratio(_dependence(a), _dependence(b)),
+        _ratio_of(_dependence),
     ),
     "dependence_512_over_1024": (
         ("fig3-512", "fig3-1024"),
-        lambda a, b: _ratio(_dependence(a), _dependence(b)),
+        _ratio_of(_dependence),
     ),
     # "the traffic from the hypervisor SPE in the PS3 setting had no notable influence".
     "runtime_with_over_without_hypervisor": (
         ("fig3-1024", "fig3-1024-nohv"),
-        lambda a, b: _ratio(a["mean_of_means_ns"], b["mean_of_means_ns"]),
+        _ratio_of(_field("mean_of_means_ns")),
     ),
     # Fig 4: "with more traffic (the ring now has 16 links), dependence on the mapping grows".
     "dependence_qs22_over_ps3": (
         ("fig4-1024", "fig3-1024"),
-        lambda qs22, ps3: _ratio(_dependence(qs22), _dependence(ps3)),
+        _ratio_of(_dependence),
     ),
     # Fig 4: the ratios "for 2, 1, and 0.5 kbyte packets, respectively" grow as packets shrink.
     "dependence_512_over_2048": (
         ("fig4-512", "fig4-2048"),
-        lambda a, b: _ratio(_dependence(a), _dependence(b)),
+        _ratio_of(_dependence),
     ),
     # Fig 5: "the mapping has a much smaller influence, except for a small number of mappings".
     "uni_over_bi_1024": (
         ("fig5-1024-uni", "fig4-1024"),
-        lambda uni, bi: _ratio(_tail_dependence(uni), _tail_dependence(bi)),
+        _ratio_of(_tail_dependence),
     ),
     "uni_over_bi_512": (
         ("fig5-512-uni", "fig4-512"),
-        lambda uni, bi: _ratio(_tail_dependence(uni), _tail_dependence(bi)),
+        _ratio_of(_tail_dependence),
     ),
 }
 """Quantity -> (the panels it needs, how it is computed from their summaries)."""
