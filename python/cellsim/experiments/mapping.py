@@ -88,6 +88,11 @@ class Panel:
     sample: int | None = None
     """Mappings run (a seeded sample with the identity and the intuitive ones); None: all."""
 
+    def mappings(self, asked: int | None) -> int | None:
+        """The mappings it runs: a sampled panel takes the sample size ``asked``
+        (``--mappings``), a panel of all mappings stays whole."""
+        return asked if self.sample is not None and asked else self.sample
+
     @property
     def label(self) -> str:
         """``fig3-2048``, ``fig5-512-uni``, ``fig3-1024-nohv``."""
@@ -264,7 +269,7 @@ def _run_panels(
             packet=panel.packet,
             unidirectional=panel.unidirectional,
             transmissions=transmissions or panel.transmissions,
-            mappings=mappings if panel.sample is not None and mappings else panel.sample,
+            mappings=panel.mappings(mappings),
             quiet=quiet,
             no_skew=no_skew,
             no_phase=no_phase,
@@ -286,7 +291,7 @@ def _points(panel: Panel, mappings: int | None, common: dict[str, Any]) -> int:
     """The sweep points of a panel: mappings times runs."""
     k = min(len(resolve(panel.machine).spes), PAPER_TASKS)
     n = math.factorial(k - 1)
-    sample = mappings if panel.sample is not None and mappings else panel.sample
+    sample = panel.mappings(mappings)
     return min(n, sample or n) * (common["runs"] or DEFAULT_RUNS)
 
 
