@@ -24,7 +24,7 @@ COUNTS = (500, 1000, 1500, 2000, 10_000)
 
 def runs_by_mapping(mode: str, n: int) -> dict[str, np.ndarray]:
     t = time.perf_counter()
-    recs = mapping.run("ps3", out=None, mode=mode, transmissions=n)
+    recs = mapping.run(machine="ps3", out=None, mode=mode, transmissions=n)
     print(f"{n:>6} transmissions: {time.perf_counter() - t:.0f} s", flush=True)
     return {r["mapping"]: np.array(r["runs_ns"]) for r in recs}
 

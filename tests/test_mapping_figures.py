@@ -14,7 +14,7 @@ from cellsim.published import Published, entries
 
 
 def test_figure_5_runs_its_two_panels_each_ranked_on_its_own() -> None:
-    recs = mapping.run("ps3", figures=[5], transmissions=4, runs=1, mappings=3, workers=1, out=None)
+    recs = mapping.run(machine="ps3", figures=[5], transmissions=4, runs=1, mappings=3, workers=1, out=None)
     groups = mapping.panels_of(recs)
     assert list(groups) == ["fig5-1024-uni", "fig5-512-uni"]
     for rs in groups.values():
@@ -30,9 +30,9 @@ def test_figure_5_runs_its_two_panels_each_ranked_on_its_own() -> None:
 
 def test_figures_and_a_setting_of_ones_own_do_not_mix() -> None:
     with pytest.raises(UsageError, match="without mode"):
-        mapping.run("ps3", figures=[3], mode="pinned", out=None)
+        mapping.run(machine="ps3", figures=[3], mode="pinned", out=None)
     with pytest.raises(UsageError, match=r"figures \[7\]"):
-        mapping.run("ps3", figures=[7], out=None)
+        mapping.run(machine="ps3", figures=[7], out=None)
 
 
 def test_a_run_without_settings_is_the_papers_figures() -> None:

@@ -150,12 +150,12 @@ def test_ps3_hypervisor_runs_on_a_hidden_spe() -> None:
 
 
 def test_ring_experiment_reports_traffic() -> None:
-    (r,) = ring_exp.run("qs20", transmissions=40, mapping="[02467531]")
+    (r,) = ring_exp.run(machine="qs20", transmissions=40, mapping="[02467531]")
     assert r["bytes_ok"] and r["mapping"] == "[02467531]"
     assert len(r["segments"]) == 48  # 12 ramps, two directions, two chips
     crossing = any(p >= 8 for p in r["placement"]) and any(p < 8 for p in r["placement"])
     assert (sum(r["bif_bytes"]) > 0) == crossing
-    (one,) = ring_exp.run("qs20-1chip", transmissions=40, mapping="[02467531]")
+    (one,) = ring_exp.run(machine="qs20-1chip", transmissions=40, mapping="[02467531]")
     assert len(one["segments"]) == 24 and "bif_bytes" not in one
     assert r["command_bus_requests"] > 40 * 8 * 8
     assert 0 < r["command_bus_utilisation"] < 1
@@ -283,7 +283,7 @@ def test_ring_runs_are_the_explorer_runs() -> None:
     """Run r of the ring experiment is run r of the explorer for that mapping."""
     recs = explore("ps3", mode="default", tasks=6, transmissions=4, runs=2, workers=1, mappings=3)
     r0 = recs[0]
-    ring = ring_exp.run("ps3", mode="default", transmissions=4, runs=2, mapping=r0["mapping"])
+    ring = ring_exp.run(machine="ps3", mode="default", transmissions=4, runs=2, mapping=r0["mapping"])
     assert [r["runtime_ns"] for r in ring] == r0["runs_ns"]
 
 
@@ -296,7 +296,9 @@ def test_same_seed_same_ranking_serial_or_parallel(tmp_path) -> None:
 
 
 def test_mapping_experiment_tables_and_compare(tmp_path) -> None:
-    recs = mapping_exp.run("ps3", transmissions=6, runs=2, tasks=4, workers=1, out=tmp_path / "m.parquet")
+    recs = mapping_exp.run(
+        machine="ps3", transmissions=6, runs=2, tasks=4, workers=1, out=tmp_path / "m.parquet"
+    )
     assert mapping_exp.tables(recs)
     rows = mapping_exp.compare(recs)
     assert {r["id"] for r in rows} >= {"001-f3-average-straight", "001-f3-worst-over-best-mean"}

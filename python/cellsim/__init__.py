@@ -1,9 +1,9 @@
 """cellsim: the Cell Broadband Engine's communication system, simulated cycle by cycle.
 
 >>> import cellsim
->>> m = cellsim.Machine("qs20", seed=1)
+>>> m = cellsim.Machine("qs20", seed=1)  # the QS20 blade: two Cell chips
 >>> m.spe_count
-8
+16
 
 See :mod:`cellsim.spu` for the SPE program API, :class:`cellsim.Machine` for
 machines and runs, and ``cellsim --help`` for the experiments.

@@ -292,25 +292,25 @@ def _parse_ints(ctx: click.Context, param: click.Parameter, value: str | None) -
 def _option_param(opt: Option) -> click.Option:
     if opt.type == "choice":
         return click.Option(
-            [opt.cli_flag, opt.name], type=click.Choice(list(opt.choices)), multiple=True, help=opt.help
+            [opt.cli_flag, opt.name], type=click.Choice(list(opt.choices)), multiple=True, help=opt.described
         )
     if opt.type == "ints":
         return click.Option(
-            [opt.cli_flag, opt.name], type=str, callback=_parse_ints, help=opt.help, metavar="N,N,..."
+            [opt.cli_flag, opt.name], type=str, callback=_parse_ints, help=opt.described, metavar="N,N,..."
         )
     if opt.type == "float":
         return click.Option(
             [opt.cli_flag, opt.name],
             type=click.FloatRange(min=0, min_open=True),
             default=None,
-            help=opt.help,
+            help=opt.described,
             metavar="NUMBER",
         )
     if opt.type == "str":
-        return click.Option([opt.cli_flag, opt.name], type=str, default=None, help=opt.help)
+        return click.Option([opt.cli_flag, opt.name], type=str, default=None, help=opt.described)
     if opt.type == "flag":
-        return click.Option([opt.cli_flag, opt.name], is_flag=True, default=False, help=opt.help)
-    return click.Option([opt.cli_flag, opt.name], type=COUNT, default=None, help=opt.help)
+        return click.Option([opt.cli_flag, opt.name], is_flag=True, default=False, help=opt.described)
+    return click.Option([opt.cli_flag, opt.name], type=COUNT, default=None, help=opt.described)
 
 
 def _common_params() -> list[click.Parameter]:

@@ -15,7 +15,7 @@ difference, so the prologue and epilogue cancel exactly.
 
 >>> from cellsim.buffering.fitting import fit
 >>> f = fit("qs20")
->>> 100 < f.S_ns < 160 and 0.03 < f.D1_ns_per_byte < 0.07
+>>> 100 < f.S_ns < 160 and 0.05 < f.D1_ns_per_byte < 0.12
 True
 """
 

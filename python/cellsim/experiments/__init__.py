@@ -1,25 +1,32 @@
 """The experiments: each reproduces one published measurement.
 
-An experiment is a module that defines ``EXPERIMENT``, an :class:`Experiment`
-with
+An experiment is a module that defines ``NAME`` and
 
-``run(machine="qs20", seed=0, native=True, progress=None, **options) -> list[dict]``
-    one JSON-serialisable dict per measured point; ``progress(done, total)``
-    is called after each point;
+``run(*, OPTION=..., **settings) -> list[dict]``
+    one JSON-serialisable dict per measured point; ``settings`` are the
+    :class:`RunSettings` every experiment takes (``machine``, ``seed``,
+    ``native``, ``progress``), which ``EXPERIMENT.settings(settings)`` turns
+    into a :class:`Setup` with the experiment's defaults;
+    ``progress(done, total)`` is called after each point;
 ``plot(records, path)``
     draws the records like the paper's figure, with the published values
     beside them, into an image file;
 ``compare(records) -> list[dict]``
     one row per published value that the records cover (see
-    :func:`cellsim.experiments._common.compare_row`).
+    :func:`cellsim.experiments._common.compare_row`);
+``tables(records)`` (optional)
+    how ``cellsim run`` prints the records;
 
-``options`` declares the experiment's own keyword options once: the CLI
-builds its command-line flags from it, ``run``'s keyword-only parameters
-must be exactly these names with the "not given" default of their type
-(checked when the experiment registers), and the options reference
-``docs/experiments.md`` is generated from it (:func:`options_reference`;
-``python -m cellsim.experiments > docs/experiments.md``). To add an
-experiment, write the module and append its name to ``_MODULES``.
+and declares them with ``EXPERIMENT = Experiment.of_module(__name__, ...)``.
+
+``options`` declares the experiment's own keyword options once (name, type,
+default, unit, help): the CLI builds its command-line flags from it, ``run``'s
+keyword-only parameters must be exactly these names with the "not given"
+default of their type (checked when the experiment registers), ``run``'s
+docstring lists them, and the options reference ``docs/experiments.md`` is
+generated from it (:func:`options_reference`; ``python -m
+cellsim.experiments > docs/experiments.md``). To add an experiment, write the
+module and append its name to ``_MODULES``.
 
 >>> from cellsim import experiments
 >>> [e.name for e in experiments.all_experiments()][:5]
@@ -30,13 +37,59 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from itertools import pairwise
+from typing import Any, Literal, NamedTuple, TypedDict
 
 from ..exceptions import UsageError
 
-__all__ = ["Experiment", "Option", "Table", "all_experiments", "get", "names", "options_reference"]
+__all__ = [
+    "Experiment",
+    "Option",
+    "ProgressFn",
+    "RunSettings",
+    "Setup",
+    "Table",
+    "all_experiments",
+    "get",
+    "names",
+    "options_reference",
+]
+
+ProgressFn = Callable[[int, int], None]
+"""``progress(done, total)``: called after each measured point."""
+
+
+class RunSettings(TypedDict, total=False):
+    """The keywords every experiment's ``run`` takes besides its own options
+    (``run(**settings, OPTION=...)``); see :class:`Setup` for their meaning."""
+
+    machine: str
+    seed: int
+    native: bool
+    progress: ProgressFn | None
+
+
+class Setup(NamedTuple):
+    """A run's settings, each given or the experiment's default."""
+
+    machine: str
+    """Machine name or TOML path (default: the machine the paper measured)."""
+    seed: int
+    """Seed of the machines, and of any seeded placement (placement ``k`` uses ``seed + k``)."""
+    native: bool
+    """Run the native (Rust) programs where the experiment has them, else their Python twins."""
+    progress: ProgressFn | None
+    """``progress(done, total)`` after each measured point."""
+
+
+_SETTINGS_DOC = {
+    "seed": "seed of the machines, and of any seeded placement (placement ``k`` uses ``seed + k``)",
+    "native": "run the native (Rust) programs where the experiment has them, else their Python twins",
+    "progress": "``progress(done, total)`` after each measured point",
+}
 
 
 @dataclass(frozen=True)
@@ -46,7 +99,12 @@ class Option:
     ``type`` is ``choice`` (several of ``choices`` may be given), ``ints``
     (a list of integers, ``8,16,128`` on the command line), ``int`` or
     ``float`` (a positive number), ``str`` (a string) or ``flag`` (on/off).
-    The default (``None`` / empty) means the experiment's own default.
+    ``run`` takes the type's "not given" value (``()`` or ``None``) to mean
+    ``default``: the value the experiment then uses, or, when that depends on
+    the run (the machine, other options), ``None`` with ``default_note``
+    saying how it is chosen. ``help`` says what the option is; the unit and
+    the default are added to it from ``unit`` and ``default`` wherever the
+    option is shown (``--help``, ``run``'s docstring, ``docs/experiments.md``).
     """
 
     name: str
@@ -55,6 +113,12 @@ class Option:
     choices: Sequence[str] = ()
     flag: str = ""
     """The command-line flag (default ``--<name>``)."""
+    default: Any = None
+    """What ``run`` uses when the option is not given (``None``: see ``default_note``)."""
+    default_note: str = ""
+    """How the default is chosen when it is no single value, or a remark on it."""
+    unit: str = ""
+    """The unit of the option's numbers (``B``, ``MB``, ``SPU cycles``...)."""
 
     @property
     def cli_flag(self) -> str:
@@ -63,7 +127,7 @@ class Option:
     @property
     def not_given(self) -> Any:
         """What ``run`` takes when the option is not given (its experiment then
-        uses its own default); ``str`` options may name a default of their own."""
+        uses ``default``); ``str`` options may name their default directly."""
         return {"choice": (), "ints": (), "int": None, "float": None, "flag": False}.get(self.type)
 
     @property
@@ -78,6 +142,36 @@ class Option:
             "str": "a string",
             "flag": "on/off",
         }[self.type]
+
+    @property
+    def default_text(self) -> str:
+        """The default as a reader wants it: ``all``, ``8, 16, ..., 16384``, a note."""
+        parts = [] if self.default is None else [_show_value(self.default, self.choices)]
+        if self.default_note:
+            parts.append(self.default_note)
+        return "; ".join(parts)
+
+    @property
+    def described(self) -> str:
+        """``help`` with the unit and the default: what ``--help`` and the docs show."""
+        extra = [self.unit] if self.unit else []
+        if self.default_text:
+            extra.append(f"default: {self.default_text}")
+        return f"{self.help} ({'; '.join(extra)})" if extra else self.help
+
+
+def _show_value(value: Any, choices: Sequence[str]) -> str:
+    """A default value in words: every choice is ``all`` (``both`` of two),
+    a doubling sequence is ``8, 16, ..., 16384``."""
+    if isinstance(value, bool) or not isinstance(value, tuple | list):
+        return str(value)
+    vals = list(value)
+    if choices and sorted(vals) == sorted(choices):
+        return "both" if len(vals) == 2 else "all"
+    doubling = len(vals) >= 6 and all(isinstance(v, int) and v > 0 for v in vals)
+    if doubling and all(b == 2 * a for a, b in pairwise(vals)):
+        return f"{vals[0]}, {vals[1]}, ..., {vals[-1]}"
+    return ", ".join(map(str, vals))
 
 
 @dataclass(frozen=True)
@@ -107,13 +201,48 @@ class Experiment:
         """Whether the paper measured ``machine`` (its values then judge a run)."""
         return machine == self.machine or machine in self.measured_on
 
+    @classmethod
+    def of_module(cls, module: str, **fields: Any) -> Experiment:
+        """The experiment module ``module`` (its ``__name__``) declares: its
+        ``NAME``, ``run``, ``plot``, ``compare`` and ``tables`` (if it has
+        one), with the other fields given."""
+        mod = sys.modules[module]
+        tables = getattr(mod, "tables", None)
+        return cls(name=mod.NAME, run=mod.run, plot=mod.plot, compare=mod.compare, tables=tables, **fields)
+
+    def __post_init__(self) -> None:
+        # run()'s docstring is its summary; the arguments are written from the declaration
+        if self.run.__doc__ is not None and "Args:" not in self.run.__doc__:
+            self.run.__doc__ = self.run.__doc__.rstrip() + "\n\n" + self._args_doc()
+
+    def _args_doc(self) -> str:
+        lines = ["    Args:", f"        machine: machine name or TOML path (default ``{self.machine}``)."]
+        lines += [f"        {name}: {text}." for name, text in _SETTINGS_DOC.items()]
+        lines += [f"        {o.name}: {o.described}." for o in self.options]
+        return "\n".join(lines) + "\n    "
+
+    def settings(self, given: RunSettings) -> Setup:
+        """The :class:`Setup` of a call ``run(**given, ...)``: each setting given, or its default."""
+        unknown = sorted(set(given) - set(RunSettings.__annotations__))
+        if unknown:
+            raise TypeError(f"{self.name} run() got an unexpected keyword argument {unknown[0]!r}")
+        return Setup(
+            machine=given.get("machine") or self.machine,
+            seed=given.get("seed", 0),
+            native=given.get("native", True),
+            progress=given.get("progress"),
+        )
+
     def check_declaration(self) -> None:
-        """Raises ``TypeError`` unless ``run`` takes ``machine, seed, native,
-        progress`` and then exactly the declared options as keywords, each
-        defaulting to its type's "not given" value."""
+        """Raises ``TypeError`` unless ``run`` takes exactly the declared
+        options as keywords, each defaulting to its type's "not given" value,
+        and the :class:`RunSettings` as ``**settings``."""
         params = inspect.signature(self.run).parameters
         keywords = {n: p.default for n, p in params.items() if p.kind is p.KEYWORD_ONLY}
+        others = [n for n, p in params.items() if p.kind not in (p.KEYWORD_ONLY, p.VAR_KEYWORD)]
         declared = {o.name: o for o in self.options}
+        if others or not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+            raise TypeError(f"experiment {self.name}: run() takes its options and **settings, no other")
         if set(keywords) != set(declared):
             raise TypeError(
                 f"experiment {self.name}: run() keywords {sorted(keywords)} are not its declared "
@@ -123,7 +252,7 @@ class Experiment:
             if opt.type != "str" and keywords[name] != opt.not_given:
                 raise TypeError(
                     f"experiment {self.name}: run(..., {name}={keywords[name]!r}): a {opt.type} option "
-                    f"defaults to {opt.not_given!r} (the experiment's own default is in its help)"
+                    f"defaults to {opt.not_given!r} (the experiment's own default is its declared one)"
                 )
 
 
@@ -206,8 +335,9 @@ def options_reference() -> str:
         if not exp.options:
             lines.append("No options of its own.")
             continue
-        lines += ["| flag | `run()` keyword | takes | what |", "|---|---|---|---|"]
+        lines += ["| flag | `run()` keyword | takes | unit | default | what |", "|---|---|---|---|---|---|"]
         for o in exp.options:
-            what = o.help.replace("|", "\\|")
+            cells = (o.unit, o.default_text, o.help)
+            what = " | ".join(c.replace("|", "\\|") for c in cells)
             lines.append(f"| `{o.cli_flag}` | `{o.name}` | {o.kind} | {what} |")
     return "\n".join(lines) + "\n"

@@ -11,7 +11,7 @@ from ..exceptions import UsageError
 from ..kernels import load_dma_bench
 from ..machine import Machine
 from ..style import PUBLISHED, PUBLISHED_COLOR
-from . import Option
+from . import Option, ProgressFn
 
 __all__ = [
     "DMA_SWEEP_OPTIONS",
@@ -35,8 +35,6 @@ __all__ = [
     "size_axis",
 ]
 
-ProgressFn = Callable[[int, int], None]
-"""``progress(done, total)``: called after each measured point."""
 
 P = TypeVar("P")
 
@@ -45,9 +43,9 @@ TARGETS: tuple[str, ...] = ("memory", "ls")
 SIZES: tuple[int, ...] = tuple(8 << i for i in range(12))  # 8 B .. 16 KB
 
 DMA_SWEEP_OPTIONS: tuple[Option, ...] = (
-    Option("ops", "choice", "DMA direction (repeat for several; default both)", OPS, "--op"),
-    Option("targets", "choice", "memory or another SPE's local store (default both)", TARGETS, "--target"),
-    Option("sizes", "ints", "DMA sizes in bytes, comma-separated (default 8,16,...,16384)"),
+    Option("ops", "choice", "DMA direction", OPS, "--op", default=OPS),
+    Option("targets", "choice", "memory or another SPE's local store", TARGETS, "--target", default=TARGETS),
+    Option("sizes", "ints", "DMA sizes, comma-separated", default=SIZES, unit="B"),
 )
 """The options of a sweep of :func:`dma_point` over ops, targets and sizes."""
 

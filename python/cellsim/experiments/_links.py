@@ -23,6 +23,7 @@ from ._common import ProgressFn, check_choices, draw_published_span, figure_lege
 from ._contention import (
     MB,
     PLACEMENT_FIELDS,
+    SIZES_002,
     Load,
     check_positive,
     check_sizes_002,
@@ -377,16 +378,22 @@ class Links:
     def options(self, help_values: str) -> tuple[Option, ...]:
         """The command-line options."""
         return (
-            Option(self.key, "ints", help_values),
-            Option("modes", "choice", "DMA-elem or DMA-list of 16 KB (default both)", MODES, "--mode"),
-            Option("sizes", "ints", "element sizes in bytes (default 128,256,...,16384)"),
+            Option(self.key, "ints", help_values, default=self.values),
+            Option("modes", "choice", "DMA-elem or DMA-list of 16 KB", MODES, "--mode", default=MODES),
+            Option("sizes", "ints", "element sizes", default=SIZES_002, unit="B"),
             Option(
                 "placements",
                 "int",
-                f"seeded logical-to-physical placements per point (default {DEFAULT_PLACEMENTS})",
+                "seeded logical-to-physical placements per point",
+                default=DEFAULT_PLACEMENTS,
             ),
             Option(
-                "mb_per_spe", "int", f"MB per active SPE and direction (default {DEFAULT_MB}; the paper: 32)"
+                "mb_per_spe",
+                "int",
+                "data per active SPE and direction",
+                default=DEFAULT_MB,
+                default_note="the paper: 32",
+                unit="MB",
             ),
         )
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..exceptions import UsageError
-from ..messaging.simulate import MODES, Variation, check_contexts
+from ..messaging.simulate import MODES, Params, Variation, check_contexts
 from . import Option
 
 __all__ = [
@@ -22,19 +22,27 @@ __all__ = [
 ]
 
 LIBRARY_OPTIONS = (
-    Option("mode", "str", "placement: default (drawn per run, as libspe) or pinned (default: pinned)"),
+    Option("mode", "str", "placement: default (drawn per run, as libspe) or pinned", default="pinned"),
     Option(
         "contexts",
         "str",
         "where the SPE contexts land: physical (context i on SPE i), local (chip 0 first, seeded "
-        "order) or spread (any SPE of the machine, seeded order); default: physical when pinned on "
-        "one chip, else spread",
+        "order) or spread (any SPE of the machine, seeded order)",
+        default_note="physical when pinned on one chip, else spread",
     ),
-    Option("packet", "int", "bytes per packet (Keller and Varbanescu: 512, 1024, 2048; default 1024)"),
+    Option(
+        "packet",
+        "int",
+        "packet size (Keller and Varbanescu: 512, 1024, 2048)",
+        default=Params.packet,
+        unit="B",
+    ),
     Option("transmissions", "int", "sends per SPE (Keller and Varbanescu: 10^7)"),
     Option("unidirectional", "flag", "a unidirectional ring (Keller and Varbanescu, Figure 5)"),
-    Option("buffers", "int", "buffers per neighbour and direction (default 2)"),
-    Option("poll_cycles", "int", "SPU cycles between polls when idle (default 200)"),
+    Option("buffers", "int", "buffers per neighbour and direction", default=Params.nbuf),
+    Option(
+        "poll_cycles", "int", "time between polls when idle", default=Params.poll_cycles, unit="SPU cycles"
+    ),
 )
 
 VARIATION_OPTIONS = (
@@ -43,14 +51,21 @@ VARIATION_OPTIONS = (
     Option("no_phase", "flag", "no arbitration-phase offsets"),
     Option("no_os_noise", "flag", "no background traffic of the PPE's operating system"),
     Option("no_hypervisor", "flag", "no background traffic of the PS3 hypervisor's SPE"),
-    Option("visible", "ints", "physical SPEs Linux sees (ps3 default 0,1,2,3,4,5)"),
-    Option("hypervisor_spe", "int", "physical SPE of the PS3 hypervisor (default: the first hidden one)"),
+    Option(
+        "visible",
+        "ints",
+        "physical SPEs Linux sees",
+        default_note="the machine file's; ps3: 0, 1, 2, 3, 4, 5",
+    ),
+    Option(
+        "hypervisor_spe", "int", "physical SPE of the PS3 hypervisor", default_note="the first hidden one"
+    ),
 )
 
 SWEEP_OPTIONS = (
-    Option("workers", "int", "local worker processes (default: all cores)"),
+    Option("workers", "int", "local worker processes", default_note="all cores"),
     Option("cluster", "str", "address of a Dask scheduler to run the sweep on (tcp://host:8786)"),
-    Option("out", "str", "Parquet dataset the finished points are appended to (default: a cache file)"),
+    Option("out", "str", "Parquet dataset the finished points are appended to", default_note="a cache file"),
     Option("resume", "flag", "keep the points already in the results file and run only the rest"),
 )
 

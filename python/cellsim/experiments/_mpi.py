@@ -29,9 +29,7 @@ STYLE: dict[str, dict[str, Any]] = {
     "kumar": {"color": "tab:blue", "marker": "o", "label": "kumar (Kumar et al.'s design)"},
     "direct": {"color": "tab:red", "marker": "s", "label": "direct (cellsim's default)"},
 }
-PROTOCOL_OPTION = Option(
-    "protocols", "choice", "MPI protocol (repeat for several; default both)", PROTOCOLS, "--protocol"
-)
+PROTOCOL_OPTION = Option("protocols", "choice", "MPI protocol", PROTOCOLS, "--protocol", default=PROTOCOLS)
 
 
 def check_protocols(protocols: Iterable[str]) -> tuple[str, ...]:

@@ -31,7 +31,7 @@ from collections.abc import Iterable, Sequence
 from itertools import combinations
 from os import PathLike
 from statistics import mean
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Unpack
 
 from .. import published as pub
 from ..buffering import (
@@ -46,8 +46,8 @@ from ..buffering import (
 )
 from ..exceptions import UsageError
 from ..machine import Machine
-from . import Experiment, Option, Table
-from ._common import ProgressFn, check_choices, compare_row, figure_legend
+from . import Experiment, Option, RunSettings, Table
+from ._common import check_choices, compare_row, figure_legend
 
 __all__ = [
     "C_SCALES",
@@ -109,30 +109,16 @@ _WIDTHS = {1: 1.5, 2: 3.5, 3: 1.2}  # 2b wide under 3b: the two often coincide
 
 
 def run(
-    machine: str = "qs20",
-    seed: int = 0,
-    native: bool = True,
-    progress: ProgressFn | None = None,
     *,
     kernels: Iterable[str] = (),
     figures: Iterable[str | int] = (),
     blocks: int | None = None,
     S: float | None = None,
     D1: float | None = None,
+    **settings: Unpack[RunSettings],
 ) -> list[dict[str, Any]]:
-    """Simulates seed 004's Figures 10-12; one record per plotted point.
-
-    Args:
-        machine: machine name or TOML path.
-        seed: seed of every machine (placement) and of the input data.
-        native: run the native generated loop, else its Python twin.
-        progress: ``progress(done, total)`` after each simulation.
-        kernels: among ``t1``..``t4`` (default all).
-        figures: among ``10``, ``11``, ``12`` (default all).
-        blocks: blocks per point (default 256).
-        S: the model's set-up time in ns instead of the fitted one.
-        D1: the model's transfer time per byte in ns instead of the fitted one.
-    """
+    """Simulates seed 004's Figures 10-12; one record per plotted point."""
+    machine, seed, native, progress = EXPERIMENT.settings(settings)
     kernels_ = check_choices("kernel", kernels, tuple(KERNELS))
     figs = check_choices("figure", [str(f) for f in figures], FIGURES)
     nblocks = DEFAULT_BLOCKS if blocks is None else blocks
@@ -620,8 +606,8 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
     fig.savefig(path, dpi=90)
 
 
-EXPERIMENT = Experiment(
-    name=NAME,
+EXPERIMENT = Experiment.of_module(
+    __name__,
     title="DMA buffering schemes: 1b, 2b, 3b against the block factor",
     paper="004",
     figure="Figures 10, 11, 12",
@@ -632,28 +618,40 @@ EXPERIMENT = Experiment(
         "buffering against the model with C +-10% (Fig 12). The model uses S and D1 fitted on the "
         "simulated machine unless --S/--D1 are given."
     ),
-    run=run,
-    plot=plot,
-    compare=compare,
-    tables=tables,
     machine="qs20",
     options=(
         Option(
             "kernels",
             "choice",
-            "Chen et al. test kernel (repeat for several; default all)",
+            "Chen et al. test kernel",
             tuple(KERNELS),
             "--kernel",
+            default=tuple(KERNELS),
         ),
         Option(
-            "figures", "choice", "figure to simulate (repeat for several; default all)", FIGURES, "--figure"
+            "figures",
+            "choice",
+            "figure to simulate",
+            FIGURES,
+            "--figure",
+            default=FIGURES,
         ),
-        Option("blocks", "int", f"blocks per simulated point (default {DEFAULT_BLOCKS})"),
+        Option("blocks", "int", "blocks per simulated point", default=DEFAULT_BLOCKS),
         Option(
-            "S", "float", "the model's DMA set-up time in ns (default: fitted on the machine)", flag="--S"
+            "S",
+            "float",
+            "the model's DMA set-up time",
+            flag="--S",
+            default_note="fitted on the machine",
+            unit="ns",
         ),
         Option(
-            "D1", "float", "the model's DMA time per byte in ns (default: fitted on the machine)", flag="--D1"
+            "D1",
+            "float",
+            "the model's DMA time per byte",
+            flag="--D1",
+            default_note="fitted on the machine",
+            unit="ns",
         ),
     ),
 )

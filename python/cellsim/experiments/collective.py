@@ -37,12 +37,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from os import PathLike
-from typing import Any
+from typing import Any, Unpack
 
 from .. import published as pub
 from ..machine import Machine
-from . import Experiment, Option, Table
-from ._common import OPS, ProgressFn, check_choices, figure_legend
+from . import Experiment, Option, RunSettings, Table
+from ._common import OPS, check_choices, figure_legend
 from ._contention import (
     DMA_SIZE,
     LS_TARGET,
@@ -117,32 +117,18 @@ def _loads(pattern: str, op: str, count: int, seed: int) -> list[Load]:
 
 
 def run(
-    machine: str = "qs20-1chip",
-    seed: int = 0,
-    native: bool = True,
-    progress: ProgressFn | None = None,
     *,
     patterns: Iterable[str] = (),
     ops: Iterable[str] = (),
     numberings: Iterable[str] = (),
     placements: int | None = None,
     count: int | None = None,
+    **settings: Unpack[RunSettings],
 ) -> list[dict[str, Any]]:
     """Measures the aggregate bandwidth of collective patterns; one record per
     (numbering, pattern, op).
-
-    Args:
-        machine: machine name or TOML path.
-        seed: seed of the first placement (placement ``k`` uses seed ``seed + k``)
-            and of the uniform pattern's random targets.
-        native: run the native kernels, else their Python twins.
-        progress: ``progress(done, total)`` after each run.
-        patterns: some of :data:`PATTERNS` (default all).
-        ops: ``get`` and/or ``put`` (default both).
-        numberings: ``physical`` and/or ``random`` (default both; see the module).
-        placements: random placements per point (default 10).
-        count: 16 KB DMAs per SPE (default 512).
     """
+    machine, seed, native, progress = EXPERIMENT.settings(settings)
     patterns_ = check_choices("pattern", patterns, PATTERNS)
     ops_ = check_choices("op", ops, OPS)
     numberings_ = check_choices("numbering", numberings, NUMBERINGS)
@@ -395,8 +381,8 @@ def _plot_panel(ax: Any, records: Sequence[dict[str, Any]], peak: float) -> None
     ax.grid(True, axis="y", alpha=0.3)
 
 
-EXPERIMENT = Experiment(
-    name=NAME,
+EXPERIMENT = Experiment.of_module(
+    __name__,
     title="Collective patterns: 8 SPEs, each source and target",
     paper="000",
     machine="qs20-1chip",
@@ -408,25 +394,23 @@ EXPERIMENT = Experiment(
         "physical SPE i (--numbering physical) or placed at random as libspe did (--numbering random, "
         "--placements N seeded placements, default 10)."
     ),
-    run=run,
-    plot=plot,
-    compare=compare,
-    tables=tables,
     options=(
-        Option("patterns", "choice", "communication pattern (default all)", PATTERNS, "--pattern"),
-        Option("ops", "choice", "DMA direction (default both)", OPS, "--op"),
+        Option("patterns", "choice", "communication pattern", PATTERNS, "--pattern", default=PATTERNS),
+        Option("ops", "choice", "DMA direction", OPS, "--op", default=OPS),
         Option(
             "numberings",
             "choice",
-            "which SPE is SPE i: physical numbering or random placement (default both)",
+            "which SPE is SPE i: physical numbering or random placement",
             NUMBERINGS,
             "--numbering",
+            default=NUMBERINGS,
         ),
         Option(
             "placements",
             "int",
-            f"seeded random placements per point under --numbering random (default {DEFAULT_PLACEMENTS})",
+            "seeded random placements per point under --numbering random",
+            default=DEFAULT_PLACEMENTS,
         ),
-        Option("count", "int", f"16 KB DMAs per SPE (default {DEFAULT_COUNT})"),
+        Option("count", "int", "16 KB DMAs per SPE", default=DEFAULT_COUNT),
     ),
 )

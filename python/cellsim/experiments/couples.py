@@ -31,10 +31,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from os import PathLike
-from typing import Any
+from typing import Any, Unpack
 
-from . import Experiment
-from ._common import ProgressFn
+from . import Experiment, RunSettings
 from ._links import DEFAULT_MB, DEFAULT_PLACEMENTS, MODES, Links
 
 __all__ = [
@@ -67,30 +66,16 @@ FIELDS = LINKS.fields
 
 
 def run(
-    machine: str = "blade21",
-    seed: int = 0,
-    native: bool = True,
-    progress: ProgressFn | None = None,
     *,
     pairs: Iterable[int] = (),
     modes: Iterable[str] = (),
     sizes: Iterable[int] = (),
     placements: int | None = None,
     mb_per_spe: int | None = None,
+    **settings: Unpack[RunSettings],
 ) -> list[dict[str, Any]]:
-    """Measures couples of SPEs; one record per (pairs, mode, size) over the placements.
-
-    Args:
-        machine: machine name or TOML path (default ``blade21``).
-        seed: seed of the first placement (placement ``k`` uses ``seed + k``).
-        native: run the native kernels, else their Python twins.
-        progress: ``progress(done, total)`` after each run.
-        pairs: couples, 1 to 4 (default 1, 2, 4).
-        modes: ``elem`` and/or ``list`` (default both).
-        sizes: element sizes, 128 B to 16 KB dividing 16 KB (default 128, ..., 16384).
-        placements: seeded placements per point (default 10).
-        mb_per_spe: MB per active SPE and direction (default :data:`DEFAULT_MB`).
-    """
+    """Measures couples of SPEs; one record per (pairs, mode, size) over the placements."""
+    machine, seed, native, progress = EXPERIMENT.settings(settings)
     return LINKS.run(
         machine,
         seed,
@@ -113,13 +98,17 @@ def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return LINKS.compare(records)
 
 
+tables = LINKS.tables
+"""The records as tables (:meth:`Links.tables`)."""
+
+
 def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
     """Figures 13 and 14."""
     LINKS.plot(records, path)
 
 
-EXPERIMENT = Experiment(
-    name=NAME,
+EXPERIMENT = Experiment.of_module(
+    __name__,
     title="Couples of SPEs: active and passive partners",
     paper="002",
     figure="Figures 12-14",
@@ -130,10 +119,6 @@ EXPERIMENT = Experiment(
         "and direction by default (the paper: 32): the same steady state within 0.6%, but for 4 couples "
         "at 1 KB DMA-elem (3% lower)."
     ),
-    run=run,
-    plot=plot,
-    compare=compare,
-    tables=LINKS.tables,
     machine="blade21",
-    options=LINKS.options("couples, comma-separated (default 1,2,4)"),
+    options=LINKS.options("couples, comma-separated"),
 )

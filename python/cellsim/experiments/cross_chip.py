@@ -34,12 +34,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from os import PathLike
-from typing import Any
+from typing import Any, Unpack
 
 from .. import published as pub
 from ..machine import Machine
-from . import Experiment, Option, Table
-from ._common import ProgressFn, check_choices, figure_legend
+from . import Experiment, Option, RunSettings, Table
+from ._common import check_choices, figure_legend
 from ._contention import (
     LS_GET,
     MB,
@@ -60,6 +60,7 @@ PATHS: tuple[str, ...] = ("memory", "spe", "latency")
 WHERE: tuple[str, ...] = ("local", "remote")
 OPS: tuple[str, ...] = ("get", "put", "copy")
 DEFAULT_MB = 4
+SPES: tuple[int, ...] = (1, 2)
 """MB per SPE and direction: the steady state of a 16 KB stream (the link's bound is reached long before)."""
 DMA = 16384
 LATENCY_DMAS = 64
@@ -152,33 +153,19 @@ def _record(res: Any, path: str, where: str, op: str, x: int, gbs: float, per_di
 
 
 def run(
-    machine: str = "blade21",
-    seed: int = 0,
-    native: bool = True,
-    progress: ProgressFn | None = None,
     *,
     paths: Iterable[str] = (),
     ops: Iterable[str] = (),
     spes: Iterable[int] = (),
     where: Iterable[str] = (),
     mb_per_spe: int | None = None,
+    **settings: Unpack[RunSettings],
 ) -> list[dict[str, Any]]:
-    """Measures the paths between the chips of a blade; one record per point.
-
-    Args:
-        machine: a two-chip machine (default ``blade21``, whose link the paper measured).
-        seed: seed of every machine.
-        native: run the native kernels, else their Python twins.
-        progress: ``progress(done, total)`` after each point.
-        paths: ``memory``, ``spe``, ``latency`` (default all).
-        ops: memory ops, ``get``, ``put``, ``copy`` (default all).
-        spes: SPEs streaming to memory (default 1 and 2).
-        where: ``local`` and/or ``remote`` (default both).
-        mb_per_spe: MB per SPE and direction (default 4).
-    """
+    """Measures the paths between the chips of a blade; one record per point."""
+    machine, seed, native, progress = EXPERIMENT.settings(settings)
     paths_ = check_choices("path", paths, PATHS)
     ops_ = check_choices("op", ops, OPS)
-    spes_ = check_spes(spes, (1, 2), 1, 8, "SPE count")
+    spes_ = check_spes(spes, SPES, 1, 8, "SPE count")
     where_ = check_choices("where", where, WHERE)
     total = int(check_positive("mb_per_spe", mb_per_spe, DEFAULT_MB)) * MB
     jobs: list[Any] = []
@@ -295,8 +282,8 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
     fig.savefig(path, dpi=100)
 
 
-EXPERIMENT = Experiment(
-    name=NAME,
+EXPERIMENT = Experiment.of_module(
+    __name__,
     title="Between the two chips of a blade: memory and SPEs through the BIF",
     paper="002",
     figure="Sections 4.1.2, 4.2.1 and 5",
@@ -304,16 +291,12 @@ EXPERIMENT = Experiment(
         "SPEs of chip 0 stream 16 KB DMAs to chip 0's and chip 1's memory (get, put, copy; 1 and 2 SPEs), "
         "move get+put pairs with an SPE of either chip, and time blocking 128-byte gets of each path."
     ),
-    run=run,
-    plot=plot,
-    compare=compare,
-    tables=tables,
     machine="blade21",
     options=(
-        Option("paths", "choice", "memory, spe or latency (default all)", PATHS, "--path"),
-        Option("ops", "choice", "memory op (default all)", OPS, "--op"),
-        Option("spes", "ints", "SPEs streaming to memory (default 1,2)"),
-        Option("where", "choice", "local or remote (default both)", WHERE, "--where"),
-        Option("mb_per_spe", "int", f"MB per SPE and direction (default {DEFAULT_MB})"),
+        Option("paths", "choice", "memory, spe or latency", PATHS, "--path", default=PATHS),
+        Option("ops", "choice", "memory op", OPS, "--op", default=OPS),
+        Option("spes", "ints", "SPEs streaming to memory", default=SPES),
+        Option("where", "choice", "local or remote", WHERE, "--where", default=WHERE),
+        Option("mb_per_spe", "int", "data per SPE and direction", default=DEFAULT_MB, unit="MB"),
     ),
 )

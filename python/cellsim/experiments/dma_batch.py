@@ -16,18 +16,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from os import PathLike
 from statistics import mean
-from typing import Any
+from typing import Any, Unpack
 
 from .. import published as pub
 from ..exceptions import UsageError
-from . import Experiment, Option
+from . import Experiment, Option, RunSettings
 from ._common import (
     DMA_SWEEP_OPTIONS,
     OPS,
     SIZES,
     STYLE,
     TARGETS,
-    ProgressFn,
     batch_name,
     check_choices,
     check_sizes,
@@ -59,30 +58,16 @@ def default_count(size: int) -> int:
 
 
 def run(
-    machine: str = "qs20-1chip",
-    seed: int = 0,
-    native: bool = True,
-    progress: ProgressFn | None = None,
     *,
     ops: Iterable[str] = (),
     targets: Iterable[str] = (),
     sizes: Iterable[int] = (),
     batches: Iterable[int] = (),
     count: int | None = None,
+    **settings: Unpack[RunSettings],
 ) -> list[dict[str, Any]]:
-    """Measures DMA bandwidth by batch size; one record per (target, op, batch, size).
-
-    Args:
-        machine: machine name or TOML path.
-        seed: seed of every machine.
-        native: run the native (Rust) benchmark kernel, else its Python twin.
-        progress: ``progress(done, total)`` after each point.
-        ops: ``get`` and/or ``put`` (default both).
-        targets: ``memory`` and/or ``ls`` (default both).
-        sizes: DMA sizes in bytes (default 8, 16, ..., 16384).
-        batches: DMAs between waits; 1 is blocking, 0 nonblocking (default 1, 2, 4, ..., 32, 0).
-        count: DMAs per point (default :func:`default_count`).
-    """
+    """Measures DMA bandwidth by batch size; one record per (target, op, batch, size)."""
+    machine, seed, native, progress = EXPERIMENT.settings(settings)
     ops_ = check_choices("op", ops, OPS)
     targets_ = check_choices("target", targets, TARGETS)
     sizes_ = check_sizes(sizes or SIZES)
@@ -212,8 +197,8 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
     fig.savefig(path, dpi=100)
 
 
-EXPERIMENT = Experiment(
-    name=NAME,
+EXPERIMENT = Experiment.of_module(
+    __name__,
     title="Batched and nonblocking DMA bandwidth",
     paper="000",
     machine="qs20-1chip",
@@ -222,16 +207,14 @@ EXPERIMENT = Experiment(
         "Gets and puts of 8 B to 16 KB from logical SPE 0 to main memory or SPE 1's local store, "
         "waiting after every 1, 2, 4, ..., 32 DMAs or only at the end (nonblocking)."
     ),
-    run=run,
-    plot=plot,
-    compare=compare,
     options=(
         *DMA_SWEEP_OPTIONS,
         Option(
             "batches",
             "ints",
-            "DMAs between waits, comma-separated; 1 blocking, 0 nonblocking (default 1,2,4,8,16,32,0)",
+            "DMAs between waits, comma-separated; 1 blocking, 0 nonblocking",
+            default=BATCHES,
         ),
-        Option("count", "int", "DMAs per point (default: about 4 MB, 256 to 4096 DMAs)"),
+        Option("count", "int", "DMAs per point", default_note="about 4 MB, 256 to 4096 DMAs"),
     ),
 )

@@ -14,17 +14,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from os import PathLike
-from typing import Any
+from typing import Any, Unpack
 
 from .. import published as pub
-from . import Experiment, Option
+from . import Experiment, Option, RunSettings
 from ._common import (
     DMA_SWEEP_OPTIONS,
     OPS,
     SIZES,
     STYLE,
     TARGETS,
-    ProgressFn,
     check_choices,
     check_sizes,
     dma_point,
@@ -52,28 +51,15 @@ def default_count(size: int) -> int:
 
 
 def run(
-    machine: str = "qs20-1chip",
-    seed: int = 0,
-    native: bool = True,
-    progress: ProgressFn | None = None,
     *,
     ops: Iterable[str] = (),
     targets: Iterable[str] = (),
     sizes: Iterable[int] = (),
     count: int | None = None,
+    **settings: Unpack[RunSettings],
 ) -> list[dict[str, Any]]:
-    """Measures blocking DMA latency and bandwidth; one record per (target, op, size).
-
-    Args:
-        machine: machine name or TOML path.
-        seed: seed of every machine.
-        native: run the native (Rust) benchmark kernel, else its Python twin.
-        progress: ``progress(done, total)`` after each point.
-        ops: ``get`` and/or ``put`` (default both).
-        targets: ``memory`` and/or ``ls`` (default both).
-        sizes: DMA sizes in bytes (default 8, 16, ..., 16384).
-        count: DMAs per point (default :func:`default_count`).
-    """
+    """Measures blocking DMA latency and bandwidth; one record per (target, op, size)."""
+    machine, seed, native, progress = EXPERIMENT.settings(settings)
     ops_ = check_choices("op", ops, OPS)
     targets_ = check_choices("target", targets, TARGETS)
     sizes_ = check_sizes(sizes or SIZES)
@@ -145,8 +131,8 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
     fig.savefig(path, dpi=110)
 
 
-EXPERIMENT = Experiment(
-    name=NAME,
+EXPERIMENT = Experiment.of_module(
+    __name__,
     title="Blocking DMA latency and bandwidth",
     paper="000",
     machine="qs20-1chip",
@@ -155,11 +141,8 @@ EXPERIMENT = Experiment(
         "Blocking gets and puts of 8 B to 16 KB from logical SPE 0 to main memory or to SPE 1's "
         "local store: time per DMA and bandwidth."
     ),
-    run=run,
-    plot=plot,
-    compare=compare,
     options=(
         *DMA_SWEEP_OPTIONS,
-        Option("count", "int", "DMAs per point (default: about 1 ms of simulated time, at least 64)"),
+        Option("count", "int", "DMAs per point", default_note="about 1 ms of simulated time, at least 64"),
     ),
 )

@@ -19,12 +19,12 @@ from __future__ import annotations
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from os import PathLike
-from typing import Any
+from typing import Any, Unpack
 
 from .. import published as pub
 from ..machine import Machine
-from . import Experiment, Option, Table
-from ._common import OPS, TARGETS, ProgressFn, check_choices, draw_published_span, figure_legend, label
+from . import Experiment, Option, RunSettings, Table
+from ._common import OPS, TARGETS, check_choices, draw_published_span, figure_legend, label
 from ._contention import (
     DMA_SIZE,
     LS_TARGET,
@@ -58,28 +58,15 @@ FIELDS = (
 
 
 def run(
-    machine: str = "qs20-1chip",
-    seed: int = 0,
-    native: bool = True,
-    progress: ProgressFn | None = None,
     *,
     targets: Iterable[str] = (),
     ops: Iterable[str] = (),
     spes: Iterable[int] = (),
     count: int | None = None,
+    **settings: Unpack[RunSettings],
 ) -> list[dict[str, Any]]:
-    """Measures the hot-spot aggregate bandwidth; one record per (target, op, SPE count).
-
-    Args:
-        machine: machine name or TOML path.
-        seed: seed of every machine (its placement).
-        native: run the native kernels, else their Python twins.
-        progress: ``progress(done, total)`` after each point.
-        targets: ``memory`` and/or ``ls`` (default both).
-        ops: ``get`` and/or ``put`` (default both).
-        spes: SPE counts, the hot SPE included for ``ls`` (default 1 to 8).
-        count: 16 KB DMAs per SPE (default 512).
-    """
+    """Measures the hot-spot aggregate bandwidth; one record per (target, op, SPE count)."""
+    machine, seed, native, progress = EXPERIMENT.settings(settings)
     targets_ = check_choices("target", targets, TARGETS)
     ops_ = check_choices("op", ops, OPS)
     spes_ = check_spes(spes, SPES, 1, 8, "SPE count")
@@ -250,8 +237,8 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
     fig.savefig(path, dpi=100)
 
 
-EXPERIMENT = Experiment(
-    name=NAME,
+EXPERIMENT = Experiment.of_module(
+    __name__,
     title="Hot spots: SPEs against memory or one local store",
     paper="000",
     machine="qs20-1chip",
@@ -261,14 +248,10 @@ EXPERIMENT = Experiment(
         "store (the hot SPE counts among the SPEs and accesses its own LS too); aggregate = sum "
         "over SPEs of each SPE's bandwidth."
     ),
-    run=run,
-    plot=plot,
-    compare=compare,
-    tables=tables,
     options=(
-        Option("targets", "choice", "memory or one SPE's local store (default both)", TARGETS, "--target"),
-        Option("ops", "choice", "DMA direction (default both)", OPS, "--op"),
-        Option("spes", "ints", "SPE counts, comma-separated (default 1,2,...,8)"),
-        Option("count", "int", f"16 KB DMAs per SPE (default {DEFAULT_COUNT})"),
+        Option("targets", "choice", "memory or one SPE's local store", TARGETS, "--target", default=TARGETS),
+        Option("ops", "choice", "DMA direction", OPS, "--op", default=OPS),
+        Option("spes", "ints", "SPE counts, comma-separated", default=SPES),
+        Option("count", "int", "16 KB DMAs per SPE", default=DEFAULT_COUNT),
     ),
 )

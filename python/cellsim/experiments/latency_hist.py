@@ -30,14 +30,14 @@ from __future__ import annotations
 import statistics
 from collections.abc import Iterable, Sequence
 from os import PathLike
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 
 from .. import published as pub
 from ..machine import Machine
-from . import Experiment, Option, Table
-from ._common import ProgressFn, check_choices
+from . import Experiment, Option, RunSettings, Table
+from ._common import check_choices
 from ._contention import DMA_SIZE, Load, check_positive, check_spes, rows_for, run_kernels
 
 __all__ = ["EXPERIMENT", "FIELDS", "MODE_BIN_NS", "compare", "plot", "run", "tables"]
@@ -94,27 +94,16 @@ def _hot_spot(machine: str, seed: int, op: str, spes: int, count: int, native: b
 
 
 def run(
-    machine: str = "qs20-1chip",
-    seed: int = 0,
-    native: bool = True,
-    progress: ProgressFn | None = None,
     *,
     ops: Iterable[str] = (),
     spes: int | None = None,
     count: int | None = None,
+    **settings: Unpack[RunSettings],
 ) -> list[dict[str, Any]]:
     """Records the DMA latency distribution of each SPE under the memory hot
     spot; one record per (op, SPE).
-
-    Args:
-        machine: machine name or TOML path.
-        seed: seed of every machine (its placement).
-        native: run the native kernels, else their Python twins.
-        progress: ``progress(done, total)`` after each op.
-        ops: ``put`` and/or ``get`` (default both, puts first as Figure 7).
-        spes: SPEs in the hot spot (default 8).
-        count: 16 KB DMAs per SPE (default 512).
     """
+    machine, seed, native, progress = EXPERIMENT.settings(settings)
     ops_ = check_choices("op", ops, ("put", "get"))
     (x,) = check_spes([spes] if spes is not None else [], [DEFAULT_SPES], 1, 8, "SPE count")
     n = int(check_positive("count", count, DEFAULT_COUNT))
@@ -289,8 +278,8 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
     fig.savefig(path, dpi=90)
 
 
-EXPERIMENT = Experiment(
-    name=NAME,
+EXPERIMENT = Experiment.of_module(
+    __name__,
     title="DMA latency distribution under the main-memory hot spot",
     paper="000",
     machine="qs20-1chip",
@@ -300,13 +289,9 @@ EXPERIMENT = Experiment(
         "DMAC's start to completion) is recorded: mean, mode, median, 99th percentile and worst case per "
         "SPE, the peak's increase over the unloaded DMA, and the latency from issue (queue included)."
     ),
-    run=run,
-    plot=plot,
-    compare=compare,
-    tables=tables,
     options=(
-        Option("ops", "choice", "DMA direction (default both)", ("put", "get"), "--op"),
-        Option("spes", "int", f"SPEs in the hot spot (default {DEFAULT_SPES})"),
-        Option("count", "int", f"16 KB DMAs per SPE (default {DEFAULT_COUNT})"),
+        Option("ops", "choice", "DMA direction", ("put", "get"), "--op", default=("put", "get")),
+        Option("spes", "int", "SPEs in the hot spot", default=DEFAULT_SPES),
+        Option("count", "int", "16 KB DMAs per SPE", default=DEFAULT_COUNT),
     ),
 )

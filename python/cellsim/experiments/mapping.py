@@ -27,7 +27,7 @@ then names its ``figure`` and ``panel``, ranks are within a panel, and
 :mod:`cellsim.experiments._mapping_statements`).
 
 >>> from cellsim.experiments import mapping
->>> recs = mapping.run("ps3", transmissions=4, runs=1, workers=1, out=None, tasks=4)
+>>> recs = mapping.run(machine="ps3", transmissions=4, runs=1, workers=1, out=None, tasks=4)
 >>> len(recs), recs[0]["rank"]
 (6, 1)
 """
@@ -38,7 +38,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from os import PathLike
-from typing import Any
+from typing import Any, Unpack
 
 from .. import published as pub
 from ..exceptions import UsageError
@@ -52,7 +52,7 @@ from ..messaging.explorer import (
 )
 from ..messaging.target import resolve
 from ..sweep import fingerprint
-from . import Experiment, Option, Table
+from . import Experiment, Option, RunSettings, Table
 from ._common import ProgressFn, compare_row
 from ._mapping_statements import cross_quantities
 from ._messaging import (
@@ -133,10 +133,6 @@ unidirectional ring, 1 and 0.5 KB)."""
 
 
 def run(
-    machine: str = "ps3",
-    seed: int = 0,
-    native: bool = True,
-    progress: ProgressFn | None = None,
     *,
     mode: str | None = None,
     contexts: str | None = None,
@@ -161,12 +157,14 @@ def run(
     out: str | PathLike[str] | None = _AUTO,
     resume: bool = False,
     figures: Iterable[int] = (),
+    **settings: Unpack[RunSettings],
 ) -> list[dict[str, Any]]:
     """Runs the explorer (see :func:`cellsim.messaging.explorer.explore`);
     ``out`` ``"auto"`` (the default) is a results file per settings in the
     sweep cache, ``None`` no file. With no setting of its own (``mode``,
     ``contexts``, ``packet``, ``unidirectional``, ``tasks``, another machine)
     or with ``figures``, it runs the paper's figures (:data:`PAPER_PANELS`)."""
+    machine, seed, native, progress = EXPERIMENT.settings(settings)
     own = [n for n, v in (("mode", mode), ("contexts", contexts), ("packet", packet), ("tasks", tasks)) if v]
     own += ["unidirectional"] if unidirectional else []
     own += [f"machine {machine}"] if machine != EXPERIMENT_MACHINE else []
@@ -193,7 +191,7 @@ def run(
     ctx = one_contexts(contexts)
     per = placement_per or "run"
     var = variation_from(quiet, no_skew, no_phase, no_os_noise, no_hypervisor, visible, hypervisor_spe)
-    settings: dict[str, Any] = {
+    sweep: dict[str, Any] = {
         "machine": machine,
         "mode": mode,
         "packet": packet or 1024,
@@ -211,19 +209,19 @@ def run(
         "mappings": mappings,
     }
     if out == _AUTO:
-        out = default_sweep_path(NAME, fingerprint(settings))
+        out = default_sweep_path(NAME, fingerprint(sweep))
     return explore(
         machine,
         mode=mode,
-        packet=settings["packet"],
-        runs=settings["runs"],
-        transmissions=settings["transmissions"],
+        packet=sweep["packet"],
+        runs=sweep["runs"],
+        transmissions=sweep["transmissions"],
         unidirectional=unidirectional,
         tasks=tasks,
         seed=seed,
         variation=var,
-        nbuf=settings["buffers"],
-        poll_cycles=settings["poll_cycles"],
+        nbuf=sweep["buffers"],
+        poll_cycles=sweep["poll_cycles"],
         native=native,
         contexts=ctx,
         placement_per=per,
@@ -264,7 +262,7 @@ def _run_panels(
                 progress(_base + done, sum(sizes))
 
         recs = run(
-            panel.machine,
+            machine=panel.machine,
             mode=panel.mode,
             packet=panel.packet,
             unidirectional=panel.unidirectional,
@@ -466,8 +464,8 @@ def plot_figures(groups: dict[str, list[dict[str, Any]]], path: str | PathLike[s
     plt.close(fig)
 
 
-EXPERIMENT = Experiment(
-    name=NAME,
+EXPERIMENT = Experiment.of_module(
+    __name__,
     title="Task-mapping explorer: every mapping of the ring, ranked",
     paper="001",
     figure="Figures 2-5",
@@ -478,23 +476,21 @@ EXPERIMENT = Experiment(
         "of single runs, a random mapping's cost, the identity mapping's rank. Sweeps run on all cores "
         "or a Dask cluster (--cluster) and resume (--resume) from their Parquet results."
     ),
-    run=run,
-    plot=plot,
-    compare=compare,
-    tables=tables,
     machine="ps3",
     measured_on=("ps3", "qs22"),
     options=(
         *LIBRARY_OPTIONS,
-        Option("runs", "int", "runs per mapping (default 3, as the paper)"),
+        Option("runs", "int", "runs per mapping", default=DEFAULT_RUNS, default_note="as the paper"),
         Option(
             "placement_per",
             "str",
-            "run (default, as the paper: every mapping of a run shares the run's placement) or "
-            "mapping (each mapping and run draws its own)",
+            "run (every mapping of a run shares the run's placement) or mapping (each mapping and run "
+            "draws its own)",
+            default="run",
+            default_note="as the paper",
         ),
         Option("mappings", "int", "run a seeded sample of N mappings (with the identity) instead of all"),
-        Option("tasks", "int", "tasks (default: every SPE of the machine)"),
+        Option("tasks", "int", "tasks", default_note="every SPE of the machine"),
         Option(
             "figures",
             "ints",

@@ -23,15 +23,15 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Sequence
 from os import PathLike
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 
 from .. import mpi
 from ..exceptions import UsageError
 from ..machine import Machine
-from . import Experiment, Option, Table
-from ._common import ProgressFn, check_choices
+from . import Experiment, Option, RunSettings, Table
+from ._common import check_choices
 from ._mpi import PROTOCOL_OPTION, STYLE, check_protocols, protocols_in, run_ranks
 
 __all__ = ["EXPERIMENT", "OPS", "compare", "plot", "run", "tables"]
@@ -89,30 +89,16 @@ def _bench(ops: Sequence[str], sizes: Sequence[int], reps: dict[int, int]) -> di
 
 
 def run(
-    machine: str = "qs20",
-    seed: int = 0,
-    native: bool = True,
-    progress: ProgressFn | None = None,
     *,
     protocols: Iterable[str] = (),
     ops: Iterable[str] = (),
     spes: Iterable[int] = (),
     sizes: Iterable[int] = (),
     reps: int | None = None,
+    **settings: Unpack[RunSettings],
 ) -> list[dict[str, Any]]:
-    """Collective latencies; one record per (protocol, op, ranks, size).
-
-    Args:
-        machine, seed: the simulated machine.
-        native: unused.
-        progress: ``progress(done, total)`` after each (protocol, ranks) run.
-        protocols: ``kumar`` and/or ``direct`` (default both).
-        ops: collectives (default all five).
-        spes: rank counts (default 2, 4, 8, and 16 on a two-chip blade).
-        sizes: bytes per rank (default 8, 512, 4096, 32768, at 16 ranks up to
-            4096; multiples of 8).
-        reps: calls per point (default :func:`default_reps`).
-    """
+    """Collective latencies; one record per (protocol, op, ranks, size)."""
+    machine, seed, _native, progress = EXPERIMENT.settings(settings)
     protos = check_protocols(protocols)
     ops_ = check_choices("op", ops, OPS)
     ops_ = tuple(o for o in OPS if o in ops_)
@@ -234,8 +220,8 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
     fig.savefig(path, dpi=110)
 
 
-EXPERIMENT = Experiment(
-    name=NAME,
+EXPERIMENT = Experiment.of_module(
+    __name__,
     title="MPI collective latencies",
     paper="003",
     figure="Section 3.2 (collectives on point-to-point)",
@@ -243,16 +229,12 @@ EXPERIMENT = Experiment(
         "Barrier, Bcast, Allreduce, Allgather and Alltoall on 2 to 16 SPEs against the bytes per rank, "
         "buffers in main memory, Kumar et al.'s protocol (kumar) and cellsim's (direct) side by side."
     ),
-    run=run,
-    plot=plot,
-    compare=compare,
     options=(
         PROTOCOL_OPTION,
-        Option("ops", "choice", "collective (repeat for several; default all)", OPS, "--op"),
-        Option("spes", "ints", "rank counts (default 2,4,8, and 16 on a two-chip blade)"),
-        Option("sizes", "ints", "bytes per rank (default 8,512,4096,32768)"),
-        Option("reps", "int", "calls per point (default 10, 4 above 4 KB)"),
+        Option("ops", "choice", "collective", OPS, "--op", default=OPS),
+        Option("spes", "ints", "rank counts", default=SPES, default_note="and 16 on a two-chip blade"),
+        Option("sizes", "ints", "data per rank", default=SIZES, unit="B"),
+        Option("reps", "int", "calls per point", default_note="10, 4 above 4 KB"),
     ),
-    tables=tables,
     machine="qs20",
 )

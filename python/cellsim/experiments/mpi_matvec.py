@@ -38,7 +38,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable, Sequence
 from os import PathLike
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 
@@ -48,8 +48,8 @@ from ..exceptions import UsageError
 from ..machine import Machine
 from ..mpi._costs import dp_issue_cycles
 from ..mpi._runtime import current_rank
-from . import Experiment, Option, Table
-from ._common import ProgressFn, check_choices, compare_row
+from . import Experiment, Option, RunSettings, Table
+from ._common import check_choices, compare_row
 from ._mpi import (
     PAGES,
     PROTOCOL_OPTION,
@@ -146,32 +146,18 @@ def _dma_in_16k(issue: Callable[[int, int, int, int], Any], ls: int, ea: int, si
 
 
 def run(
-    machine: str = "qs20",
-    seed: int = 0,
-    native: bool = True,
-    progress: ProgressFn | None = None,
     *,
     protocols: Iterable[str] = (),
     sizes: Iterable[int] = (),
     products: int | None = None,
     spes: Iterable[int] = (),
     pages: Iterable[str] = (),
+    **settings: Unpack[RunSettings],
 ) -> list[dict[str, Any]]:
     """The matrix-vector product for each protocol, matrix dimension, rank
     count and page placement.
-
-    Args:
-        machine, seed: the simulated machine.
-        native: unused.
-        progress: ``progress(done, total)`` after each run.
-        protocols: ``kumar`` and/or ``direct`` (default both).
-        sizes: matrix dimensions (default 512 and 1024; multiples of 2 * ranks).
-        products: products per run (default 10).
-        spes: rank counts (default 8, the paper's, and 16 on a two-chip blade).
-        pages: where main memory's pages go (default ``first-touch``, and on a
-            blade also ``remote`` and ``interleave``; ``local`` is what first touch
-            gives on a blade: :data:`PAGES`).
     """
+    machine, seed, _native, progress = EXPERIMENT.settings(settings)
     protos = check_protocols(protocols)
     dims = tuple(int(s) for s in sizes) or SIZES
     nprod = PRODUCTS if products is None else int(products)
@@ -318,8 +304,8 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
     fig.savefig(path, dpi=110)
 
 
-EXPERIMENT = Experiment(
-    name=NAME,
+EXPERIMENT = Experiment.of_module(
+    __name__,
     title="MPI matrix-vector product",
     paper="003",
     figure="Section 4",
@@ -328,21 +314,19 @@ EXPERIMENT = Experiment(
         "moved by DMA, one Allgather per product, n = 512 and 1024, 8 and 16 ranks, pages on one or "
         "both chips; compiled scalar DP (7 cycles per element on the Cell)."
     ),
-    run=run,
-    plot=plot,
-    compare=compare,
     options=(
         PROTOCOL_OPTION,
-        Option("sizes", "ints", "matrix dimensions (default 512,1024)"),
-        Option("products", "int", f"products per run (default {PRODUCTS})"),
-        Option("spes", "ints", "rank counts, one SPE each (default 8, and 16 on a two-chip blade)"),
+        Option("sizes", "ints", "matrix dimensions", default=SIZES),
+        Option("products", "int", "products per run", default=PRODUCTS),
+        Option("spes", "ints", "rank counts, one SPE each", default_note="8, and 16 on a two-chip blade"),
         Option(
             "pages",
             "choice",
-            "where main memory's pages go on a blade (default all; one chip: first-touch)",
+            "where main memory's pages go on a blade",
             PAGES,
+            default=PAGES,
+            default_note="one chip: first-touch",
         ),
     ),
-    tables=tables,
     machine="qs20",
 )

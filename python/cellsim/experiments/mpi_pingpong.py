@@ -9,7 +9,7 @@ run on the same simulated chip: ``kumar`` (seed 003's buffered-mode design:
 buffered up to 2 KB, synchronous above) and ``direct`` (cellsim's default).
 
 >>> from cellsim.experiments import mpi_pingpong
->>> rs = mpi_pingpong.run(sizes=[0, 4096], reps=5)
+>>> rs = mpi_pingpong.run(sizes=[0, 4096], reps=5, pages=["first-touch"], chips=["one"])
 >>> [(r["protocol"], r["size"]) for r in rs]
 [('kumar', 0), ('kumar', 4096), ('direct', 0), ('direct', 4096)]
 """
@@ -18,14 +18,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from os import PathLike
-from typing import Any
+from typing import Any, Unpack
 
 from .. import mpi
 from .. import published as pub
 from ..exceptions import UsageError
 from ..machine import Machine
-from . import Experiment, Option, Table
-from ._common import ProgressFn, check_choices, compare_row
+from . import Experiment, Option, RunSettings, Table
+from ._common import check_choices, compare_row
 from ._mpi import (
     PAGES,
     PROTOCOL_OPTION,
@@ -84,31 +84,16 @@ def _pingpong(sizes: Sequence[int], reps: dict[int, int]) -> dict[int, float]:
 
 
 def run(
-    machine: str = "qs20",
-    seed: int = 0,
-    native: bool = True,
-    progress: ProgressFn | None = None,
     *,
     protocols: Iterable[str] = (),
     sizes: Iterable[int] = (),
     reps: int | None = None,
     pages: Iterable[str] = (),
     chips: Iterable[str] = (),
+    **settings: Unpack[RunSettings],
 ) -> list[dict[str, Any]]:
-    """Ping-pong between ranks 0 and 1 (two SPEs), data in main memory.
-
-    Args:
-        machine, seed: the simulated machine (seed: SPE placement).
-        native: unused (the ranks are Python SPE programs).
-        progress: ``progress(done, total)`` after each run.
-        protocols: ``kumar`` and/or ``direct`` (default both).
-        sizes: message sizes in bytes (default 0 B and 1 B to 1 MB by powers of two).
-        reps: round trips per size (default :func:`default_reps`).
-        pages: where main memory's pages go (:data:`PAGES`; default
-            ``first-touch``, on a blade also ``remote`` and ``interleave``).
-        chips: the two ranks on ``one`` chip (chip 0) or on ``two`` (default
-            ``one``; on a blade also ``two``, with first-touch pages).
-    """
+    """Ping-pong between ranks 0 and 1 (two SPEs), data in main memory."""
+    machine, seed, _native, progress = EXPERIMENT.settings(settings)
     protos = check_protocols(protocols)
     sizes_ = tuple(int(s) for s in sizes) or SIZES
     for s in sizes_:
@@ -291,8 +276,8 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
     fig.savefig(path, dpi=110)
 
 
-EXPERIMENT = Experiment(
-    name=NAME,
+EXPERIMENT = Experiment.of_module(
+    __name__,
     title="MPI ping-pong latency and bandwidth",
     paper="003",
     figure="Figures 2, 3",
@@ -300,16 +285,24 @@ EXPERIMENT = Experiment(
         "mpptest-style ping-pong between two SPEs with the data in main memory, 0 B to 1 MB, "
         "Kumar et al.'s protocol (kumar) and cellsim's (direct) side by side."
     ),
-    run=run,
-    plot=plot,
-    compare=compare,
     options=(
         PROTOCOL_OPTION,
-        Option("sizes", "ints", "message sizes in bytes (default 0 and 1 B to 1 MB by powers of two)"),
-        Option("reps", "int", "round trips per size (default: about 100 us of simulated time)"),
-        Option("pages", "choice", "where main memory's pages go (default: see the module)", PAGES),
-        Option("chips", "choice", "both ranks on chip 0, or rank 1 on chip 1 (blades)", CHIPS),
+        Option("sizes", "ints", "message sizes", default_note="0 and 1 B to 1 MB by powers of two", unit="B"),
+        Option("reps", "int", "round trips per size", default_note="about 100 us of simulated time"),
+        Option(
+            "pages",
+            "choice",
+            "where main memory's pages go",
+            PAGES,
+            default_note="first-touch; on a blade also remote and interleave",
+        ),
+        Option(
+            "chips",
+            "choice",
+            "both ranks on chip 0, or rank 1 on chip 1",
+            CHIPS,
+            default_note="one; on a blade also two",
+        ),
     ),
-    tables=tables,
     machine="qs20",
 )

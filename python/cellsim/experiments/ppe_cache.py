@@ -24,11 +24,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from os import PathLike
-from typing import Any
+from typing import Any, Unpack
 
 from .. import published as pub
-from . import Experiment, Option, Table
-from ._common import ProgressFn, check_choices, figure_legend, measure_each
+from . import Experiment, Option, RunSettings, Table
+from ._common import check_choices, figure_legend, measure_each
 from ._ppe import (
     ELEMENTS,
     LEVELS,
@@ -62,28 +62,15 @@ _FIGURE = {"l1": "Figure 3", "l2": "Figure 4", "l1-l2": "Figure 5"}
 
 
 def run(
-    machine: str = "blade21",
-    seed: int = 0,
-    native: bool = True,
-    progress: ProgressFn | None = None,
     *,
     levels: Iterable[str] = (),
     ops: Iterable[str] = (),
     threads: Iterable[int] = (),
     elements: Iterable[int] = (),
+    **settings: Unpack[RunSettings],
 ) -> list[dict[str, Any]]:
-    """Measures the PPE's cache bandwidth; one record per (level, op, threads, element).
-
-    Args:
-        machine: machine name or TOML path (default ``blade21``, seed 002's blade).
-        seed: seed of every machine.
-        native: accepted for the common interface; the loops always run in the engine.
-        progress: ``progress(done, total)`` after each point.
-        levels: ``l1``, ``l2`` and/or ``l1-l2`` (default all).
-        ops: ``load``, ``store`` and/or ``copy`` (default all).
-        threads: 1 and/or 2 hardware threads (default both).
-        elements: bytes per access, of 1, 2, 4, 8, 16 (default all).
-    """
+    """Measures the PPE's cache bandwidth; one record per (level, op, threads, element)."""
+    machine, seed, _native, progress = EXPERIMENT.settings(settings)
     levels_ = check_choices("level", levels, LEVELS)
     ops_ = check_choices("op", ops, OPS)
     threads_ = check_ints("threads", threads, THREADS)
@@ -178,8 +165,8 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
     fig.savefig(path, dpi=100)
 
 
-EXPERIMENT = Experiment(
-    name=NAME,
+EXPERIMENT = Experiment.of_module(
+    __name__,
     title="PPE to its L1 and L2 caches: loads, stores, copies",
     paper="002",
     figure="Figures 3, 4, 5",
@@ -188,15 +175,18 @@ EXPERIMENT = Experiment(
         "L2 (192 KB), or touches one element per line of an L2-resident buffer (L1-L2 traffic), with 1 "
         "or 2 hardware threads, after a warm-up lap."
     ),
-    run=run,
-    plot=plot,
-    compare=compare,
-    tables=tables,
     machine="blade21",
     options=(
-        Option("levels", "choice", "l1, l2 or l1-l2 (repeat for several; default all)", LEVELS, "--level"),
-        Option("ops", "choice", "load, store or copy (default all)", OPS, "--op"),
-        Option("threads", "ints", "hardware threads, 1 and/or 2 (default 1,2)"),
-        Option("elements", "ints", "bytes per access, of 1,2,4,8,16 (default all)", flag="--element"),
+        Option("levels", "choice", "l1, l2 or l1-l2", LEVELS, "--level", default=LEVELS),
+        Option("ops", "choice", "load, store or copy", OPS, "--op", default=OPS),
+        Option("threads", "ints", "hardware threads, 1 and/or 2", default=THREADS),
+        Option(
+            "elements",
+            "ints",
+            "size of an access, of 1,2,4,8,16",
+            flag="--element",
+            default=ELEMENTS,
+            unit="B",
+        ),
     ),
 )

@@ -21,13 +21,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from os import PathLike
-from typing import Any
+from typing import Any, Unpack
 
 from .. import published as pub
 from ..exceptions import UsageError
 from ..machine import Machine
-from . import Experiment, Option, Table
-from ._common import ProgressFn, check_choices, figure_legend, measure_each
+from . import Experiment, Option, RunSettings, Table
+from ._common import check_choices, figure_legend, measure_each
 from ._ppe import (
     ELEMENTS,
     OPS,
@@ -62,28 +62,15 @@ FIELDS = (
 
 
 def run(
-    machine: str = "blade21",
-    seed: int = 0,
-    native: bool = True,
-    progress: ProgressFn | None = None,
     *,
     banks: Iterable[str] = (),
     ops: Iterable[str] = (),
     threads: Iterable[int] = (),
     elements: Iterable[int] = (),
+    **settings: Unpack[RunSettings],
 ) -> list[dict[str, Any]]:
-    """Measures the PPE's memory bandwidth; one record per (bank, op, threads, element).
-
-    Args:
-        machine: machine name or TOML path (default ``blade21``, seed 002's blade).
-        seed: seed of every machine.
-        native: accepted for the common interface; the loops always run in the engine.
-        progress: ``progress(done, total)`` after each point.
-        banks: ``local`` and/or ``remote`` (default both; ``local`` only on one-bank machines).
-        ops: ``load``, ``store`` and/or ``copy`` (default all).
-        threads: 1 and/or 2 hardware threads (default both).
-        elements: bytes per access, of 1, 2, 4, 8, 16 (default all).
-    """
+    """Measures the PPE's memory bandwidth; one record per (bank, op, threads, element)."""
+    machine, seed, _native, progress = EXPERIMENT.settings(settings)
     two_banks = bool(Machine(machine).info["has_remote_bank"])
     banks_ = check_choices("bank", banks, BANKS)
     if not two_banks:
@@ -225,8 +212,8 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
     fig.savefig(path, dpi=100)
 
 
-EXPERIMENT = Experiment(
-    name=NAME,
+EXPERIMENT = Experiment.of_module(
+    __name__,
     title="PPE to main memory: loads, stores, copies",
     paper="002",
     figure="Figure 7",
@@ -234,15 +221,26 @@ EXPERIMENT = Experiment(
         "The PPU loads, stores or copies 1-16 B elements over buffers in main memory (the local bank or "
         "the other chip's), with 1 or 2 hardware threads; beside each point, the same loop on the L2."
     ),
-    run=run,
-    plot=plot,
-    compare=compare,
-    tables=tables,
     machine="blade21",
     options=(
-        Option("banks", "choice", "local or remote memory bank (default both)", BANKS, "--bank"),
-        Option("ops", "choice", "load, store or copy (default all)", OPS, "--op"),
-        Option("threads", "ints", "hardware threads, 1 and/or 2 (default 1,2)"),
-        Option("elements", "ints", "bytes per access, of 1,2,4,8,16 (default all)", flag="--element"),
+        Option(
+            "banks",
+            "choice",
+            "memory bank",
+            BANKS,
+            "--bank",
+            default=BANKS,
+            default_note="local only on one-bank machines",
+        ),
+        Option("ops", "choice", "load, store or copy", OPS, "--op", default=OPS),
+        Option("threads", "ints", "hardware threads, 1 and/or 2", default=THREADS),
+        Option(
+            "elements",
+            "ints",
+            "size of an access, of 1,2,4,8,16",
+            flag="--element",
+            default=ELEMENTS,
+            unit="B",
+        ),
     ),
 )

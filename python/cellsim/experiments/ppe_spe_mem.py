@@ -30,14 +30,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from functools import partial
 from os import PathLike
-from typing import Any
+from typing import Any, Unpack
 
 from .. import ppe
 from ..exceptions import UsageError
 from ..kernels import Kernel, region
 from ..machine import Machine
-from . import Experiment, Option, Table
-from ._common import ProgressFn, check_choices, figure_legend
+from . import Experiment, Option, RunSettings, Table
+from ._common import check_choices, figure_legend
 from ._contention import MB, check_positive, memory_region
 
 __all__ = ["EXPERIMENT", "FIELDS", "compare", "plot", "run", "tables"]
@@ -45,6 +45,8 @@ __all__ = ["EXPERIMENT", "FIELDS", "compare", "plot", "run", "tables"]
 NAME = "ppe-spe-mem"
 PPE_OPS: tuple[str, ...] = ("load", "store", "copy")
 SPE_OPS: tuple[str, ...] = ("get", "put", "copy")
+PPE_DEFAULT: tuple[str, ...] = ("load", "copy")
+SPE_DEFAULT: tuple[str, ...] = ("get", "put")
 SPES: tuple[int, ...] = (1, 2, 4, 8)
 DEFAULT_PPE_KB = 256
 FIRST_MB = 2
@@ -129,34 +131,20 @@ def _window(
 
 
 def run(
-    machine: str = "blade21",
-    seed: int = 0,
-    native: bool = True,
-    progress: ProgressFn | None = None,
     *,
     ppe_ops: Iterable[str] = (),
     spe_ops: Iterable[str] = (),
     spes: Iterable[int] = (),
     ppe_kb: int | None = None,
     mb_per_spe: int | None = None,
+    **settings: Unpack[RunSettings],
 ) -> list[dict[str, Any]]:
     """Measures the PPE and the SPEs streaming to memory together and alone;
     one record per (PPE op, SPE op, SPE count).
-
-    Args:
-        machine: machine name or TOML path (default ``blade21``).
-        seed: seed of every machine.
-        native: run the SPEs' native kernels, else their Python twins.
-        progress: ``progress(done, total)`` after each point.
-        ppe_ops: the PPE's ``load``, ``store`` and/or ``copy`` (default load, copy).
-        spe_ops: the SPEs' ``get``, ``put`` and/or ``copy`` (default get, put).
-        spes: SPE counts, 1 to 8 (default 1, 2, 4, 8).
-        ppe_kb: KB of each PPE buffer (default 256).
-        mb_per_spe: MB each SPE moves per direction (default: 2, doubled up to 32 until the
-            SPEs outlast the PPE's loop).
     """
-    ppe_ops_ = check_choices("PPE op", ppe_ops, PPE_OPS) if ppe_ops else ("load", "copy")
-    spe_ops_ = check_choices("SPE op", spe_ops, SPE_OPS) if spe_ops else ("get", "put")
+    machine, seed, native, progress = EXPERIMENT.settings(settings)
+    ppe_ops_ = check_choices("PPE op", ppe_ops, PPE_OPS) if ppe_ops else PPE_DEFAULT
+    spe_ops_ = check_choices("SPE op", spe_ops, SPE_OPS) if spe_ops else SPE_DEFAULT
     spes_ = tuple(int(x) for x in spes) or SPES
     for x in spes_:
         if not 1 <= x <= 8:
@@ -280,8 +268,8 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
     fig.savefig(path, dpi=100)
 
 
-EXPERIMENT = Experiment(
-    name=NAME,
+EXPERIMENT = Experiment.of_module(
+    __name__,
     title="PPE and SPEs streaming to memory at once: who slows whom",
     paper="002",
     figure="(new: not in the papers)",
@@ -289,22 +277,21 @@ EXPERIMENT = Experiment(
         "The PPE's best memory loop (16 B, 2 threads) while 1-8 SPEs stream 16 KB DMAs to their own "
         "regions: each side's bandwidth together and alone, and the slowdowns."
     ),
-    run=run,
-    plot=plot,
-    compare=compare,
-    tables=tables,
     machine="blade21",
     options=(
         Option(
-            "ppe_ops", "choice", "the PPE's load, store or copy (default load, copy)", PPE_OPS, "--ppe-op"
+            "ppe_ops", "choice", "the PPE's load, store or copy", PPE_OPS, "--ppe-op", default=PPE_DEFAULT
         ),
-        Option("spe_ops", "choice", "the SPEs' get, put or copy (default get, put)", SPE_OPS, "--spe-op"),
-        Option("spes", "ints", "SPE counts, comma-separated (default 1,2,4,8)"),
-        Option("ppe_kb", "int", f"KB of each PPE buffer (default {DEFAULT_PPE_KB})"),
+        Option("spe_ops", "choice", "the SPEs' get, put or copy", SPE_OPS, "--spe-op", default=SPE_DEFAULT),
+        Option("spes", "ints", "SPE counts, comma-separated", default=SPES),
+        Option("ppe_kb", "int", "size of each PPE buffer", default=DEFAULT_PPE_KB, unit="KB"),
         Option(
             "mb_per_spe",
             "int",
-            f"MB each SPE moves per direction (default {FIRST_MB}, doubled until the SPEs outlast the PPE)",
+            "data each SPE moves per direction",
+            default=FIRST_MB,
+            default_note="doubled until the SPEs outlast the PPE",
+            unit="MB",
         ),
     ),
 )

@@ -11,7 +11,7 @@ the bytes and utilisation of every ring segment (both rings of a direction
 together) and the command bus's load. Packet bytes are checked after the run.
 
 >>> from cellsim.experiments import ring
->>> r = ring.run("qs20", transmissions=20, mapping="[02467531]")[0]
+>>> r = ring.run(machine="qs20", transmissions=20, mapping="[02467531]")[0]
 >>> r["bytes_ok"], r["mapping"], r["runtime_ns"] > 0
 (True, '[02467531]', True)
 """
@@ -20,15 +20,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from os import PathLike
-from typing import Any
+from typing import Any, Unpack
 
 from ..exceptions import UsageError
 from ..messaging.explorer import PAPER_TASKS
 from ..messaging.patterns import format_mapping, parse_mapping, ring_pattern
 from ..messaging.simulate import default_contexts, point_seed, run_placement, simulate
 from ..messaging.target import resolve
-from . import Experiment, Option, Table
-from ._common import ProgressFn
+from . import Experiment, Option, RunSettings, Table
 from ._messaging import LIBRARY_OPTIONS, VARIATION_OPTIONS, one_contexts, one_mode, variation_from
 
 __all__ = ["DEFAULT_TRANSMISSIONS", "EXPERIMENT", "compare", "plot", "run", "tables"]
@@ -38,10 +37,6 @@ DEFAULT_TRANSMISSIONS = 10_000
 
 
 def run(
-    machine: str = "qs20",
-    seed: int = 0,
-    native: bool = True,
-    progress: ProgressFn | None = None,
     *,
     mapping: str | Sequence[int] | None = None,
     mode: str | None = None,
@@ -59,6 +54,7 @@ def run(
     no_hypervisor: bool = False,
     visible: Iterable[int] = (),
     hypervisor_spe: int | None = None,
+    **settings: Unpack[RunSettings],
 ) -> list[dict[str, Any]]:
     """Runs the ring ``runs`` times (default 1); one record per run.
 
@@ -68,6 +64,7 @@ def run(
     same seed (:func:`cellsim.messaging.simulate.run_placement`), so its
     runtime is that experiment's for this mapping and run.
     """
+    machine, seed, native, progress = EXPERIMENT.settings(settings)
     mode = one_mode(mode)
     target = resolve(machine)
     ctx = one_contexts(contexts) or default_contexts(target, mode)
@@ -181,8 +178,8 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
     plt.close(fig)
 
 
-EXPERIMENT = Experiment(
-    name=NAME,
+EXPERIMENT = Experiment.of_module(
+    __name__,
     title="Ring of tasks over SPE message passing",
     paper="001",
     figure="Section 2.2",
@@ -192,15 +189,11 @@ EXPERIMENT = Experiment(
         "starts two packets and forwards every packet it receives; runtime, the traffic on each ring "
         "segment and on the command bus. --mapping [a0...ak-1] puts task i on logical SPE a_i."
     ),
-    run=run,
-    plot=plot,
-    compare=compare,
-    tables=tables,
     machine="qs20",
     options=(
-        Option("mapping", "str", "task i on logical SPE a_i, e.g. [02467531] (default: identity)"),
+        Option("mapping", "str", "task i on logical SPE a_i, e.g. [02467531]", default_note="the identity"),
         *LIBRARY_OPTIONS,
-        Option("runs", "int", "runs (default 1)"),
+        Option("runs", "int", "runs", default=1),
         *VARIATION_OPTIONS,
     ),
 )

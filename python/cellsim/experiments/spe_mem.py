@@ -31,15 +31,16 @@ from __future__ import annotations
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from os import PathLike
-from typing import Any
+from typing import Any, Unpack
 
 from .. import published as pub
 from ..machine import Machine
-from . import Experiment, Option, Table
-from ._common import ProgressFn, check_choices, draw_published_span, figure_legend, size_axis
+from . import Experiment, Option, RunSettings, Table
+from ._common import check_choices, draw_published_span, figure_legend, size_axis
 from ._contention import (
     MB,
     PAGE,
+    SIZES_002,
     Load,
     check_positive,
     check_sizes_002,
@@ -84,28 +85,15 @@ def region_span(machine: str, total: int, regions: int) -> int:
 
 
 def run(
-    machine: str = "blade21",
-    seed: int = 0,
-    native: bool = True,
-    progress: ProgressFn | None = None,
     *,
     ops: Iterable[str] = (),
     spes: Iterable[int] = (),
     sizes: Iterable[int] = (),
     mb_per_spe: int | None = None,
+    **settings: Unpack[RunSettings],
 ) -> list[dict[str, Any]]:
-    """Measures SPE-to-memory bandwidth; one record per (op, SPE count, element size).
-
-    Args:
-        machine: machine name or TOML path (default ``blade21``, seed 002's blade).
-        seed: seed of every machine (its placement).
-        native: run the native kernels, else their Python twins.
-        progress: ``progress(done, total)`` after each point.
-        ops: ``get``, ``put`` and/or ``copy`` (default all three).
-        spes: SPE counts (default 1, 2, 4, 8).
-        sizes: DMA element sizes, 128 B to 16 KB dividing 16 KB (default 128, 256, ..., 16384).
-        mb_per_spe: MB per SPE and direction (default :data:`DEFAULT_MB`).
-    """
+    """Measures SPE-to-memory bandwidth; one record per (op, SPE count, element size)."""
+    machine, seed, native, progress = EXPERIMENT.settings(settings)
     ops_ = check_choices("op", ops, OPS)
     spes_ = check_spes(spes, SPES, 1, 8, "SPE count")
     sizes_ = check_sizes_002(sizes)
@@ -281,8 +269,8 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
     fig.savefig(path, dpi=100)
 
 
-EXPERIMENT = Experiment(
-    name=NAME,
+EXPERIMENT = Experiment.of_module(
+    __name__,
     title="SPEs to main memory: GET, PUT and copy",
     paper="002",
     figure="Figure 9",
@@ -291,15 +279,18 @@ EXPERIMENT = Experiment(
         "transfers of 128 B to 16 KB, waiting only at the end: get, put or copy (get+put); aggregate = "
         "sum over SPEs. 32 MB per SPE and direction, as the paper."
     ),
-    run=run,
-    plot=plot,
-    compare=compare,
-    tables=tables,
     machine="blade21",
     options=(
-        Option("ops", "choice", "get, put or copy (default all)", OPS, "--op"),
-        Option("spes", "ints", "SPE counts, comma-separated (default 1,2,4,8)"),
-        Option("sizes", "ints", "element sizes in bytes (default 128,256,...,16384)"),
-        Option("mb_per_spe", "int", f"MB per SPE and direction (default {DEFAULT_MB}, as the paper)"),
+        Option("ops", "choice", "get, put or copy", OPS, "--op", default=OPS),
+        Option("spes", "ints", "SPE counts, comma-separated", default=SPES),
+        Option("sizes", "ints", "element sizes", default=SIZES_002, unit="B"),
+        Option(
+            "mb_per_spe",
+            "int",
+            "data per SPE and direction",
+            default=DEFAULT_MB,
+            default_note="as the paper",
+            unit="MB",
+        ),
     ),
 )

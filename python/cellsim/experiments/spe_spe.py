@@ -22,14 +22,15 @@ from __future__ import annotations
 import statistics
 from collections.abc import Iterable, Sequence
 from os import PathLike
-from typing import Any
+from typing import Any, Unpack
 
 from .. import published as pub
 from ..exceptions import UsageError
-from . import Experiment, Option, Table
-from ._common import ProgressFn, draw_published_span, figure_legend, size_axis
+from . import Experiment, Option, RunSettings, Table
+from ._common import draw_published_span, figure_legend, size_axis
 from ._contention import (
     MB,
+    SIZES_002,
     check_positive,
     check_sizes_002,
     check_spes,
@@ -66,29 +67,17 @@ def wait_name(wait_every: int) -> str:
 
 
 def run(
-    machine: str = "blade21",
-    seed: int = 0,
-    native: bool = True,
-    progress: ProgressFn | None = None,
     *,
     sizes: Iterable[int] = (),
     waits: Iterable[int] = (),
     partners: Iterable[int] = (),
     mb: int | None = None,
+    **settings: Unpack[RunSettings],
 ) -> list[dict[str, Any]]:
     """Measures SPE-to-SPE bandwidth by element size and synchronisation; one
     record per (size, wait_every).
-
-    Args:
-        machine: machine name or TOML path (default ``blade21``).
-        seed: seed of every machine (its placement).
-        native: run the native kernels, else their Python twins.
-        progress: ``progress(done, total)`` after each run.
-        sizes: element sizes, 128 B to 16 KB dividing 16 KB (default 128, ..., 16384).
-        waits: pairs between waits, 0 = only at the end (default 1, 2, 4, ..., 32, 0).
-        partners: logical passive SPEs, 1 to 7, averaged (default 1).
-        mb: MB per direction (default 32, as the paper).
     """
+    machine, seed, native, progress = EXPERIMENT.settings(settings)
     sizes_ = check_sizes_002(sizes)
     waits_ = tuple(int(w) for w in waits) or WAITS
     for w in waits_:
@@ -238,8 +227,8 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
     fig.savefig(path, dpi=100)
 
 
-EXPERIMENT = Experiment(
-    name=NAME,
+EXPERIMENT = Experiment.of_module(
+    __name__,
     title="One SPE to another: element size and synchronisation",
     paper="002",
     figure="Figures 10-11",
@@ -247,20 +236,23 @@ EXPERIMENT = Experiment(
         "Logical SPE 0 moves 32 MB each way with get+put pairs of 128 B to 16 KB to and from a passive "
         "SPE's local store, waiting after every 1, 2, 4, ..., 32 pairs or only at the end."
     ),
-    run=run,
-    plot=plot,
-    compare=compare,
-    tables=tables,
     machine="blade21",
     options=(
-        Option("sizes", "ints", "element sizes in bytes (default 128,256,...,16384)"),
+        Option("sizes", "ints", "element sizes", default=SIZES_002, unit="B"),
         Option(
             "waits",
             "ints",
-            "pairs between waits, 0 = at the end (default 1,2,4,8,16,32,0)",
+            "pairs between waits, 0 = at the end",
+            default=WAITS,
             flag="--wait-every",
         ),
-        Option("partners", "ints", "passive logical SPEs, averaged (default 1; the paper: 1,...,7)"),
-        Option("mb", "int", f"MB per direction (default {DEFAULT_MB}, as the paper)"),
+        Option(
+            "partners",
+            "ints",
+            "passive logical SPEs, averaged",
+            default=(1,),
+            default_note="the paper: 1, ..., 7",
+        ),
+        Option("mb", "int", "data per direction", default=DEFAULT_MB, default_note="as the paper", unit="MB"),
     ),
 )

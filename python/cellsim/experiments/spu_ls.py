@@ -18,13 +18,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from os import PathLike
-from typing import Any
+from typing import Any, Unpack
 
 from .. import spu
 from ..kernels import load_dma_bench
 from ..machine import Machine
-from . import Experiment, Option, Table
-from ._common import ProgressFn, check_choices, figure_legend, measure_each
+from . import Experiment, Option, RunSettings, Table
+from ._common import check_choices, figure_legend, measure_each
 from ._ppe import ELEMENTS, OPS, check_ints, derived_rows, element_axis, element_rows, record_ghz
 
 __all__ = ["DMA", "EXPERIMENT", "FIELDS", "compare", "plot", "run", "tables"]
@@ -68,26 +68,14 @@ def _point(machine: str, seed: int, native: bool, op: str, element: int, dma: st
 
 
 def run(
-    machine: str = "blade21",
-    seed: int = 0,
-    native: bool = True,
-    progress: ProgressFn | None = None,
     *,
     ops: Iterable[str] = (),
     elements: Iterable[int] = (),
     dma: Iterable[str] = (),
+    **settings: Unpack[RunSettings],
 ) -> list[dict[str, Any]]:
-    """Measures an SPU's local-store bandwidth; one record per (dma, op, element).
-
-    Args:
-        machine: machine name or TOML path (default ``blade21``, seed 002's blade).
-        seed: seed of every machine.
-        native: run the partner SPE's DMA kernel natively, else its Python twin.
-        progress: ``progress(done, total)`` after each point.
-        ops: ``load``, ``store`` and/or ``copy`` (default all).
-        elements: bytes per access, of 1, 2, 4, 8, 16 (default all).
-        dma: ``none`` and/or ``in`` (another SPE's puts into this local store; default both).
-    """
+    """Measures an SPU's local-store bandwidth; one record per (dma, op, element)."""
+    machine, seed, native, progress = EXPERIMENT.settings(settings)
     ops_ = check_choices("op", ops, OPS)
     elements_ = check_ints("element size", elements, ELEMENTS)
     dma_ = check_choices("dma", dma, DMA)
@@ -164,8 +152,8 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
     fig.savefig(path, dpi=100)
 
 
-EXPERIMENT = Experiment(
-    name=NAME,
+EXPERIMENT = Experiment.of_module(
+    __name__,
     title="SPU to its own local store: loads, stores, copies",
     paper="002",
     figure="Section 4.2.2",
@@ -173,14 +161,17 @@ EXPERIMENT = Experiment(
         "An SPU loads, stores or copies 1-16 B elements over 32 KB of its local store, alone or while "
         "another SPE streams DMA puts into the same local store."
     ),
-    run=run,
-    plot=plot,
-    compare=compare,
-    tables=tables,
     machine="blade21",
     options=(
-        Option("ops", "choice", "load, store or copy (default all)", OPS, "--op"),
-        Option("elements", "ints", "bytes per access, of 1,2,4,8,16 (default all)", flag="--element"),
-        Option("dma", "choice", "none or in: DMA puts into the same local store (default both)", DMA),
+        Option("ops", "choice", "load, store or copy", OPS, "--op", default=OPS),
+        Option(
+            "elements",
+            "ints",
+            "size of an access, of 1,2,4,8,16",
+            flag="--element",
+            default=ELEMENTS,
+            unit="B",
+        ),
+        Option("dma", "choice", "none or in: DMA puts into the same local store", DMA, default=DMA),
     ),
 )
