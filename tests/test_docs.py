@@ -50,3 +50,49 @@ def test_run_keywords_are_the_declared_options() -> None:
     short = dataclasses.replace(spe_spe, options=spe_spe.options[:-1])
     with pytest.raises(TypeError, match="are not its declared options"):
         short.check_declaration()
+
+
+def test_run_settings_take_the_experiments_defaults() -> None:
+    """``run(**settings)``: a setting not given is the experiment's default
+    (its machine from data/experiments.toml); an unknown keyword is refused."""
+    from cellsim import experiments
+
+    ppe_mem = experiments.get("ppe-mem")
+    assert ppe_mem.settings({}) == experiments.Setup("blade21", 0, True, None)
+    assert ppe_mem.settings({"machine": "qs20", "seed": 3}).machine == "qs20"
+    with pytest.raises(TypeError, match="unexpected keyword argument 'sead'"):
+        ppe_mem.settings({"sead": 3})  # type: ignore[typeddict-unknown-key]
+    with pytest.raises(TypeError, match="unexpected keyword argument 'bank'"):
+        ppe_mem.run(bank=["local"])  # type: ignore[call-arg]
+
+
+def test_run_docstrings_list_the_declared_options() -> None:
+    """run()'s docstring is written from the declaration: the settings, then
+    each option with its unit and default."""
+    from cellsim.experiments import spe_mem
+
+    doc = spe_mem.run.__doc__ or ""
+    assert "machine: machine name or TOML path (default ``blade21``)." in doc
+    assert "mb_per_spe: data per SPE and direction (MB; default: 32; as the paper)." in doc
+
+
+def test_the_experiment_catalog_is_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """data/experiments.toml: every experiment has an entry; a bad entry is one
+    error naming the experiment and the rule."""
+    from cellsim import experiments
+    from cellsim.experiments import _catalog
+
+    assert list(_catalog.catalog()) == experiments.names()
+    bad = tmp_path / "experiments.toml"
+    bad.write_text('[x]\ntitle = "t"\npaper = "005"\nfigure = "f"\nmachine = "qs20"\ndescription = "d"\n')
+    monkeypatch.setattr(_catalog, "DATA", bad)
+    _catalog.catalog.cache_clear()
+    try:
+        with pytest.raises(ValueError, match=r"\[x\]: paper '005' is not one of 000"):
+            _catalog.catalog()
+        bad.write_text('[x]\ntitle = "t"\n')
+        _catalog.catalog.cache_clear()
+        with pytest.raises(ValueError, match=r"\[x\]: unknown keys \[\], missing keys \['description'"):
+            _catalog.catalog()
+    finally:
+        _catalog.catalog.cache_clear()

@@ -15,9 +15,10 @@ use cellsim_engine::machine::{Machine, ThreadId};
 use cellsim_engine::time::Cycle;
 use serde::Deserialize;
 
-/// A program and its parameters, tagged by `kind`.
+/// A program and its parameters, tagged by `kind` (read from the flat map
+/// by [`Program::from_value`], which nests the parameters under `params`).
 #[derive(Debug, Clone, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(tag = "kind", content = "params", rename_all = "snake_case")]
 pub enum Program {
     /// Kistler et al.'s basic DMA benchmark ([`kernels::dma_bench`]).
     DmaBench(DmaBench),
@@ -55,8 +56,35 @@ impl Program {
     /// dict through the binding) and checks it; the error names the value
     /// and the rule it breaks.
     pub fn from_value(value: serde_json::Value) -> Result<Program, SimError> {
-        let p = Program::deserialize(&value)
-            .map_err(|e| SimError::Usage(format!("bad program {value}: {e}")))?;
+        // Adjacently tagged, serde reads the kind first and then the fields
+        // straight from the map, so the path names the field whose value is
+        // wrong (`params.put: invalid type ...`); internally tagged, it would
+        // buffer them and lose it.
+        let nested = match &value {
+            serde_json::Value::Object(map) => {
+                let mut params = map.clone();
+                let Some(kind) = params.remove("kind") else {
+                    return Err(SimError::Usage(format!(
+                        "bad program {value}: missing field `kind`"
+                    )));
+                };
+                serde_json::json!({"kind": kind, "params": params})
+            }
+            other => other.clone(),
+        };
+        let p: Program = serde_path_to_error::deserialize(&nested).map_err(|e| {
+            let path = e.path().to_string();
+            let field = path
+                .strip_prefix("params")
+                .unwrap_or(&path)
+                .trim_start_matches('.');
+            let at = if field.is_empty() {
+                String::new()
+            } else {
+                format!("{field}: ")
+            };
+            SimError::Usage(format!("bad program {value}: {at}{}", e.inner()))
+        })?;
         p.check()
             .map_err(|e| SimError::Usage(format!("bad program {value}: {e}")))?;
         Ok(p)
@@ -163,6 +191,17 @@ mod tests {
     }
 
     #[test]
+    fn a_wrong_type_names_its_field() {
+        let e = err(
+            json!({"kind": "dma_bench", "put": "yes", "ea": 0, "size": 128, "batch": 1, "count": 4}),
+        );
+        assert!(
+            e.contains("put: invalid type: string \"yes\", expected a boolean"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn bad_programs_name_the_value_and_the_rule() {
         for (v, want) in [
             (json!({"kind": "nope"}), "unknown variant `nope`"),
@@ -177,7 +216,7 @@ mod tests {
             ),
             (
                 json!({"kind": "stream", "get_ea": -1, "put_ea": 0, "size": 128, "pairs": 1}),
-                "invalid value: integer `-1`, expected u64",
+                "get_ea: invalid value: integer `-1`, expected u64",
             ),
             (
                 json!({"kind": "region", "op": "both", "span": 1, "total": 1, "size": 128}),

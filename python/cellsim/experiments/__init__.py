@@ -25,8 +25,10 @@ keyword-only parameters must be exactly these names with the "not given"
 default of their type (checked when the experiment registers), ``run``'s
 docstring lists them, and the options reference ``docs/experiments.md`` is
 generated from it (:func:`options_reference`; ``python -m
-cellsim.experiments > docs/experiments.md``). To add an experiment, write the
-module and append its name to ``_MODULES``.
+cellsim.experiments > docs/experiments.md``). What an experiment reproduces
+(title, paper, figure, machine, description) is data: its entry in
+``data/experiments.toml``, whose order is the registry's. To add an
+experiment, write the module and add its entry.
 
 >>> from cellsim import experiments
 >>> [e.name for e in experiments.all_experiments()][:5]
@@ -38,6 +40,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import sys
+import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -205,10 +208,22 @@ class Experiment:
     def of_module(cls, module: str, **fields: Any) -> Experiment:
         """The experiment module ``module`` (its ``__name__``) declares: its
         ``NAME``, ``run``, ``plot``, ``compare`` and ``tables`` (if it has
-        one), with the other fields given."""
+        one), its entry in ``data/experiments.toml`` (title, paper, figure,
+        machine, description) and the other fields given (``options``)."""
+        from ._catalog import catalog
+
         mod = sys.modules[module]
+        entry = catalog()[mod.NAME]
         tables = getattr(mod, "tables", None)
-        return cls(name=mod.NAME, run=mod.run, plot=mod.plot, compare=mod.compare, tables=tables, **fields)
+        return cls(
+            name=mod.NAME,
+            **vars(entry),
+            run=mod.run,
+            plot=mod.plot,
+            compare=mod.compare,
+            tables=tables,
+            **fields,
+        )
 
     def __post_init__(self) -> None:
         # run()'s docstring is its summary; the arguments are written from the declaration
@@ -223,7 +238,7 @@ class Experiment:
 
     def settings(self, given: RunSettings) -> Setup:
         """The :class:`Setup` of a call ``run(**given, ...)``: each setting given, or its default."""
-        unknown = sorted(set(given) - set(RunSettings.__annotations__))
+        unknown = sorted(set(given) - set(RunSettings.__annotations__) - {o.name for o in self.options})
         if unknown:
             raise TypeError(f"{self.name} run() got an unexpected keyword argument {unknown[0]!r}")
         return Setup(
@@ -241,8 +256,15 @@ class Experiment:
         keywords = {n: p.default for n, p in params.items() if p.kind is p.KEYWORD_ONLY}
         others = [n for n, p in params.items() if p.kind not in (p.KEYWORD_ONLY, p.VAR_KEYWORD)]
         declared = {o.name: o for o in self.options}
-        if others or not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        star = [n for n, p in params.items() if p.kind is p.VAR_KEYWORD]
+        if others or not star:
             raise TypeError(f"experiment {self.name}: run() takes its options and **settings, no other")
+        # options carried in **settings (a TypedDict extending RunSettings) take their default there
+        carried = _typed_dict_keys(self.run, star[0]) - set(RunSettings.__annotations__)
+        if carried - set(declared):
+            undeclared = sorted(carried - set(declared))
+            raise TypeError(f"experiment {self.name}: run() **settings keys {undeclared} are not its options")
+        declared = {n: o for n, o in declared.items() if n not in carried}
         if set(keywords) != set(declared):
             raise TypeError(
                 f"experiment {self.name}: run() keywords {sorted(keywords)} are not its declared "
@@ -256,6 +278,13 @@ class Experiment:
                 )
 
 
+def _typed_dict_keys(fn: Callable[..., Any], param: str) -> set[str]:
+    """The keys of the TypedDict that ``fn``'s ``**param: Unpack[...]`` takes."""
+    hint = typing.get_type_hints(fn, include_extras=True)[param]
+    (td,) = typing.get_args(hint)
+    return set(td.__required_keys__ | td.__optional_keys__)
+
+
 @dataclass(frozen=True)
 class Table:
     """A table of an experiment's records for the command line."""
@@ -265,35 +294,15 @@ class Table:
     rows: Sequence[Sequence[str]]
 
 
-_MODULES = (
-    "dma_latency",
-    "dma_batch",
-    "hotspot",
-    "collective",
-    "latency_hist",
-    "ppe_cache",
-    "ppe_mem",
-    "spe_mem",
-    "spu_ls",
-    "spe_spe",
-    "couples",
-    "cycle",
-    "ppe_spe_mem",
-    "cross_chip",
-    "buffering",
-    "ring",
-    "mapping",
-    "mpi_pingpong",
-    "mpi_matvec",
-    "mpi_collectives",
-)
 _REGISTRY: dict[str, Experiment] = {}
 
 
 def _load() -> dict[str, Experiment]:
     if not _REGISTRY:
-        for mod in _MODULES:
-            exp = importlib.import_module(f"{__name__}.{mod}").EXPERIMENT
+        from ._catalog import catalog
+
+        for name in catalog():
+            exp = importlib.import_module(f"{__name__}.{name.replace('-', '_')}").EXPERIMENT
             exp.check_declaration()
             _REGISTRY[exp.name] = exp
     return _REGISTRY

@@ -23,6 +23,7 @@ __all__ = [
     "ProgressFn",
     "batch_name",
     "check_choices",
+    "check_dma_sweep",
     "check_sizes",
     "compare_row",
     "dma_point",
@@ -31,6 +32,7 @@ __all__ = [
     "figure_legend",
     "label",
     "measure_each",
+    "save_figure",
     "simple_compare",
     "size_axis",
 ]
@@ -82,6 +84,18 @@ def check_choices(name: str, values: Iterable[str], allowed: Sequence[str]) -> t
         if v not in allowed:
             raise UsageError(f"{name} {v!r} is not one of {', '.join(allowed)}")
     return vals
+
+
+def check_dma_sweep(
+    ops: Iterable[str], targets: Iterable[str], sizes: Iterable[int]
+) -> tuple[tuple[str, ...], tuple[str, ...], tuple[int, ...]]:
+    """The ops, targets and sizes of a sweep of :data:`DMA_SWEEP_OPTIONS`,
+    checked; each empty one is its default."""
+    return (
+        check_choices("op", ops, OPS),
+        check_choices("target", targets, TARGETS),
+        check_sizes(sizes or SIZES),
+    )
 
 
 def check_sizes(sizes: Iterable[int]) -> tuple[int, ...]:
@@ -250,6 +264,17 @@ def size_axis(ax: Any) -> None:
     ticks = [8 << (2 * i) for i in range(7) if 8 << (2 * i) <= MAX_DMA]
     ax.set_xticks(ticks, [f"{t // 1024}K" if t >= 1024 else str(t) for t in ticks])
     ax.set_xlabel("DMA size (bytes)")
+
+
+def save_figure(
+    fig: Any, path: Any, title: str, legend: Iterable[Any] | None = None, ncol: int = 3, dpi: int = 100
+) -> None:
+    """Finishes an experiment's figure: one legend for the ``legend`` panels
+    (:func:`figure_legend`), the title, and the image at ``path``."""
+    if legend is not None:
+        figure_legend(fig, legend, ncol)
+    fig.suptitle(title)
+    fig.savefig(path, dpi=dpi)
 
 
 def figure_legend(fig: Any, axes: Iterable[Any], ncol: int = 3) -> None:

@@ -12,14 +12,14 @@ and the peak.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from os import PathLike
 from typing import Any
 
 from .. import published as pub
-from . import Option, Table
-from ._common import ProgressFn, check_choices, draw_published_span, figure_legend, size_axis
+from . import Option, Setup, Table
+from ._common import check_choices, draw_published_span, save_figure, size_axis
 from ._contention import (
     MB,
     PLACEMENT_FIELDS,
@@ -83,18 +83,16 @@ class Links:
 
     def run(
         self,
-        machine: str = "blade21",
-        seed: int = 0,
-        native: bool = True,
-        progress: ProgressFn | None = None,
-        *,
-        values: Iterable[int] = (),
-        modes: Iterable[str] = (),
-        sizes: Iterable[int] = (),
-        placements: int | None = None,
-        mb_per_spe: int | None = None,
+        setup: Setup,
+        values: Iterable[int],
+        options: Mapping[str, Any],
     ) -> list[dict[str, Any]]:
-        """One record per (value of ``key``, mode, size) over the placements."""
+        """One record per (value of ``key``, mode, size) over the placements;
+        ``options`` are the other options of :meth:`options` (``modes``,
+        ``sizes``, ``placements``, ``mb_per_spe``)."""
+        machine, seed, native, progress = setup
+        modes, sizes = options["modes"], options["sizes"]
+        placements, mb_per_spe = options["placements"], options["mb_per_spe"]
         values_ = check_spes(values, self.values, self.lo, self.hi, self.noun)
         modes_ = check_choices("mode", modes, MODES)
         sizes_ = check_sizes_002(sizes)
@@ -368,12 +366,17 @@ class Links:
             size_axis(ax)
             ax.set_xlim(100, 20000)
             ax.grid(True, which="both", alpha=0.3)
-        figure_legend(fig, axes.flat, ncol=4)
-        fig.suptitle(
-            f"Jiménez-González et al., {self.figure_avg} and {self.figure_spread}: {self.name}, {machine} "
-            "(simulated; published dashed)"
+        save_figure(
+            fig,
+            path,
+            (
+                f"Jiménez-González et al., {self.figure_avg} and {self.figure_spread}: {self.name}, "
+                f"{machine} (simulated; published dashed)"
+            ),
+            legend=axes.flat,
+            ncol=4,
+            dpi=90,
         )
-        fig.savefig(path, dpi=90)
 
     def options(self, help_values: str) -> tuple[Option, ...]:
         """The command-line options."""

@@ -5,19 +5,22 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from ..exceptions import UsageError
 from ..messaging.simulate import MODES, Params, Variation, check_contexts
-from . import Option
+from . import Option, RunSettings
 
 __all__ = [
     "LIBRARY_OPTIONS",
     "SWEEP_OPTIONS",
     "VARIATION_OPTIONS",
+    "MessagingSettings",
+    "VariationFlags",
     "default_sweep_path",
     "one_contexts",
     "one_mode",
+    "variation_flags",
     "variation_from",
 ]
 
@@ -90,33 +93,47 @@ def one_contexts(contexts: Any) -> str | None:
     return check_contexts(str(contexts))
 
 
-def variation_from(
-    quiet: bool = False,
-    no_skew: bool = False,
-    no_phase: bool = False,
-    no_os_noise: bool = False,
-    no_hypervisor: bool = False,
-    visible: Iterable[int] = (),
-    hypervisor_spe: int | None = None,
-) -> Variation:
+class VariationFlags(TypedDict, total=False):
+    """The flags of :data:`VARIATION_OPTIONS`: which run-to-run variation mechanisms are on."""
+
+    quiet: bool
+    no_skew: bool
+    no_phase: bool
+    no_os_noise: bool
+    no_hypervisor: bool
+    visible: Iterable[int]
+    hypervisor_spe: int | None
+
+
+class MessagingSettings(RunSettings, VariationFlags, total=False):
+    """The ``**settings`` of ``ring`` and ``mapping``: a run's settings and the variation flags."""
+
+
+def variation_flags(settings: MessagingSettings) -> VariationFlags:
+    """The variation flags among ``settings``."""
+    return cast(VariationFlags, {k: v for k, v in settings.items() if k in VariationFlags.__annotations__})
+
+
+def variation_from(flags: VariationFlags) -> Variation:
     """The variation mechanisms the flags leave on."""
-    v = Variation.off() if quiet else Variation()
+    v = Variation.off() if flags.get("quiet") else Variation()
     d = v.as_dict()
-    if no_skew:
+    if flags.get("no_skew"):
         d["skew_ns"] = 0.0
-    if no_phase:
+    if flags.get("no_phase"):
         d["phase"] = False
-    if no_os_noise:
+    if flags.get("no_os_noise"):
         d["os_noise_ns"] = 0.0
-    if no_hypervisor:
+    if flags.get("no_hypervisor"):
         d["hypervisor_ns"] = 0.0
-    vis = tuple(int(x) for x in visible)
+    vis = tuple(int(x) for x in flags.get("visible", ()))
     if vis:
         if len(set(vis)) != len(vis) or any(not 0 <= x < 8 for x in vis):
             raise UsageError(f"visible SPEs {list(vis)} must be distinct physical SPEs 0-7")
         d["visible"] = tuple(sorted(vis))
     else:
         d["visible"] = None
+    hypervisor_spe = flags.get("hypervisor_spe")
     if hypervisor_spe is not None:
         d["hypervisor_spe"] = int(hypervisor_spe)
     return Variation(**d)

@@ -19,13 +19,17 @@ from .. import ppe
 from .. import published as pub
 from ..exceptions import UsageError
 from ..machine import Machine
+from . import Option
 from ._common import compare_row
 
 __all__ = [
     "BUFFER",
     "ELEMENTS",
+    "ELEMENTS_OPTION",
     "LEVELS",
+    "LOOP_OPTIONS",
     "OPS",
+    "OPS_OPTION",
     "THREADS",
     "cache_point",
     "check_ints",
@@ -41,6 +45,17 @@ LEVELS: tuple[str, ...] = ("l1", "l2", "l1-l2")
 OPS: tuple[str, ...] = ("load", "store", "copy")
 ELEMENTS: tuple[int, ...] = (1, 2, 4, 8, 16)
 THREADS: tuple[int, ...] = (1, 2)
+
+OPS_OPTION = Option("ops", "choice", "load, store or copy", OPS, "--op", default=OPS)
+ELEMENTS_OPTION = Option(
+    "elements", "ints", "size of an access, of 1,2,4,8,16", flag="--element", default=ELEMENTS, unit="B"
+)
+LOOP_OPTIONS = (
+    OPS_OPTION,
+    Option("threads", "ints", "hardware threads, 1 and/or 2", default=THREADS),
+    ELEMENTS_OPTION,
+)
+"""The options of a sweep of a core's loops: op, hardware threads, element size."""
 
 BUFFER = {"l1": 16 << 10, "l2": 192 << 10, "l1-l2": 192 << 10}
 """Bytes of each buffer: half the 32 KB L1; 192 KB (a copy's two buffers,
@@ -104,18 +119,7 @@ def cache_point(machine: str, seed: int, level: str, op: str, threads: int, elem
     per_load = _LINE if level == "l1-l2" else element
     moved = accesses * ((per_load if op != "store" else 0) + (element if op != "load" else 0))
     moved *= _PASSES[level]
-    return {
-        "machine": m.name,
-        "seed": seed,
-        "level": level,
-        "op": op,
-        "threads": threads,
-        "element": element,
-        "bytes": moved,
-        "cycles": out["cycles"],
-        "bandwidth_gbs": moved / out["cycles"] * _ghz(m),
-        **out["misses"],
-    }
+    return _record(m, seed, {"level": level}, (op, threads, element), moved, out["cycles"], out["misses"])
 
 
 def mem_point(machine: str, seed: int, bank: str, op: str, threads: int, element: int) -> dict[str, Any]:
@@ -149,17 +153,32 @@ def mem_point(machine: str, seed: int, bank: str, op: str, threads: int, element
 
     m.run(main)
     moved = nbytes * (2 if op == "copy" else 1)
+    return _record(m, seed, {"bank": bank}, (op, threads, element), moved, out["cycles"], out["counts"])
+
+
+def _record(
+    m: Machine,
+    seed: int,
+    where: dict[str, str],
+    loop: tuple[str, int, int],
+    moved: int,
+    cycles: int,
+    counts: dict[str, int],
+) -> dict[str, Any]:
+    """The record of a loop: where it ran, its (op, threads, element), the bytes it moved in
+    ``cycles`` and its cache counts."""
+    op, threads, element = loop
     return {
         "machine": m.name,
         "seed": seed,
-        "bank": bank,
+        **where,
         "op": op,
         "threads": threads,
         "element": element,
         "bytes": moved,
-        "cycles": out["cycles"],
-        "bandwidth_gbs": moved / out["cycles"] * _ghz(m),
-        **out["counts"],
+        "cycles": cycles,
+        "bandwidth_gbs": moved / cycles * _ghz(m),
+        **counts,
     }
 
 

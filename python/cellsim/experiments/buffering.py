@@ -47,7 +47,7 @@ from ..buffering import (
 from ..exceptions import UsageError
 from ..machine import Machine
 from . import Experiment, Option, RunSettings, Table
-from ._common import check_choices, compare_row, figure_legend
+from ._common import check_choices, compare_row, save_figure
 
 __all__ = [
     "C_SCALES",
@@ -599,26 +599,18 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
                 f"Fig {f}: {kern} (C_inner {KERNELS[kern]} ns, C_outer {C_OUTER_NS:g} ns)", fontsize=9
             )
             ax.grid(True, which="both", alpha=0.3)
-    figure_legend(fig, axes.flat, ncol=4)
-    fig.suptitle(
-        f"Chen et al., Figures 10-12: DMA buffering on one SPE of {machine} (simulated, model dashed)"
+    save_figure(
+        fig,
+        path,
+        f"Chen et al., Figures 10-12: DMA buffering on one SPE of {machine} (simulated, model dashed)",
+        legend=axes.flat,
+        ncol=4,
+        dpi=90,
     )
-    fig.savefig(path, dpi=90)
 
 
 EXPERIMENT = Experiment.of_module(
     __name__,
-    title="DMA buffering schemes: 1b, 2b, 3b against the block factor",
-    paper="004",
-    figure="Figures 10, 11, 12",
-    description=(
-        "Chen et al.'s loops t1-t4 (two 8-byte reads, one 8-byte write per iteration) generated for "
-        "single, double and triple buffering and run on one SPE with their data checked: throughput "
-        "against the block factor (Fig 10), with the same space for every scheme (Fig 11), and double "
-        "buffering against the model with C +-10% (Fig 12). The model uses S and D1 fitted on the "
-        "simulated machine unless --S/--D1 are given."
-    ),
-    machine="qs20",
     options=(
         Option(
             "kernels",

@@ -42,7 +42,7 @@ from typing import Any, Unpack
 from .. import published as pub
 from ..machine import Machine
 from . import Experiment, Option, RunSettings, Table
-from ._common import OPS, check_choices, figure_legend
+from ._common import OPS, check_choices, save_figure
 from ._contention import (
     DMA_SIZE,
     LS_TARGET,
@@ -339,12 +339,16 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
         many = any(r["placements"] > 1 for r in records if r["numbering"] == nb)
         ax.set_title(f"{nb} numbering" + (" (mean, min-max over placements)" if many else ""))
     axes[0].set_ylabel("aggregate bandwidth (GB/s)")
-    figure_legend(fig, list(axes), ncol=3)
-    fig.suptitle(
-        f"Kistler et al., Figure 6b: collective patterns, 8 SPEs, 16 KB nonblocking DMAs, {machine} "
-        "(simulated; the published aggregates are withheld)"
+    save_figure(
+        fig,
+        path,
+        (
+            f"Kistler et al., Figure 6b: collective patterns, 8 SPEs, 16 KB nonblocking DMAs, {machine} "
+            "(simulated; the published aggregates are withheld)"
+        ),
+        legend=list(axes),
+        ncol=3,
     )
-    fig.savefig(path, dpi=100)
 
 
 def _plot_panel(ax: Any, records: Sequence[dict[str, Any]], peak: float) -> None:
@@ -383,17 +387,6 @@ def _plot_panel(ax: Any, records: Sequence[dict[str, Any]], peak: float) -> None
 
 EXPERIMENT = Experiment.of_module(
     __name__,
-    title="Collective patterns: 8 SPEs, each source and target",
-    paper="000",
-    machine="qs20-1chip",
-    figure="Figure 6b",
-    description=(
-        "8 SPEs each issue nonblocking 16 KB gets or puts to another SPE's local store: complement "
-        "(7-i), pairwise (i^1), uniform (a random other SPE per DMA), transpose (id halves swapped, "
-        "((i<<1)|(i>>2))&7), neighbor (i+1) and bit-reverse; aggregate = sum over SPEs. SPE i is "
-        "physical SPE i (--numbering physical) or placed at random as libspe did (--numbering random, "
-        "--placements N seeded placements, default 10)."
-    ),
     options=(
         Option("patterns", "choice", "communication pattern", PATTERNS, "--pattern", default=PATTERNS),
         Option("ops", "choice", "DMA direction", OPS, "--op", default=OPS),

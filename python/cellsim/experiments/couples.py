@@ -75,18 +75,8 @@ def run(
     **settings: Unpack[RunSettings],
 ) -> list[dict[str, Any]]:
     """Measures couples of SPEs; one record per (pairs, mode, size) over the placements."""
-    machine, seed, native, progress = EXPERIMENT.settings(settings)
-    return LINKS.run(
-        machine,
-        seed,
-        native,
-        progress,
-        values=pairs,
-        modes=modes,
-        sizes=sizes,
-        placements=placements,
-        mb_per_spe=mb_per_spe,
-    )
+    options = {"modes": modes, "sizes": sizes, "placements": placements, "mb_per_spe": mb_per_spe}
+    return LINKS.run(EXPERIMENT.settings(settings), pairs, options)
 
 
 def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -109,16 +99,5 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
 
 EXPERIMENT = Experiment.of_module(
     __name__,
-    title="Couples of SPEs: active and passive partners",
-    paper="002",
-    figure="Figures 12-14",
-    description=(
-        "1, 2 or 4 active SPEs (logical 0, 2, 4, 6) each exchange get+put pairs with a passive neighbour "
-        "(1, 3, 5, 7), DMA-elem or 16 KB DMA-lists of 128 B to 16 KB elements, over 10 seeded "
-        f"placements: min, max, median, mean, best and worst placement. {DEFAULT_MB} MB per active SPE "
-        "and direction by default (the paper: 32): the same steady state within 0.6%, but for 4 couples "
-        "at 1 KB DMA-elem (3% lower)."
-    ),
-    machine="blade21",
     options=LINKS.options("couples, comma-separated"),
 )

@@ -39,7 +39,7 @@ from typing import Any, Unpack
 from .. import published as pub
 from ..machine import Machine
 from . import Experiment, Option, RunSettings, Table
-from ._common import check_choices, figure_legend
+from ._common import check_choices, figure_legend, save_figure
 from ._contention import (
     LS_GET,
     MB,
@@ -276,22 +276,15 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
         ax.grid(True, axis="y", alpha=0.3)
     figure_legend(fig, [ax_bw, ax_lat], ncol=3)
     machine = records[0]["machine"] if records else "blade21"
-    fig.suptitle(
-        f"Between the chips of a blade ({machine}): chip 0's SPEs to local and remote memory and SPEs"
+    save_figure(
+        fig,
+        path,
+        f"Between the chips of a blade ({machine}): chip 0's SPEs to local and remote memory and SPEs",
     )
-    fig.savefig(path, dpi=100)
 
 
 EXPERIMENT = Experiment.of_module(
     __name__,
-    title="Between the two chips of a blade: memory and SPEs through the BIF",
-    paper="002",
-    figure="Sections 4.1.2, 4.2.1 and 5",
-    description=(
-        "SPEs of chip 0 stream 16 KB DMAs to chip 0's and chip 1's memory (get, put, copy; 1 and 2 SPEs), "
-        "move get+put pairs with an SPE of either chip, and time blocking 128-byte gets of each path."
-    ),
-    machine="blade21",
     options=(
         Option("paths", "choice", "memory, spe or latency", PATHS, "--path", default=PATHS),
         Option("ops", "choice", "memory op", OPS, "--op", default=OPS),

@@ -63,18 +63,8 @@ def run(
     **settings: Unpack[RunSettings],
 ) -> list[dict[str, Any]]:
     """Measures cycles of SPEs; one record per (spes, mode, size) over the placements."""
-    machine, seed, native, progress = EXPERIMENT.settings(settings)
-    return LINKS.run(
-        machine,
-        seed,
-        native,
-        progress,
-        values=spes,
-        modes=modes,
-        sizes=sizes,
-        placements=placements,
-        mb_per_spe=mb_per_spe,
-    )
+    options = {"modes": modes, "sizes": sizes, "placements": placements, "mb_per_spe": mb_per_spe}
+    return LINKS.run(EXPERIMENT.settings(settings), spes, options)
 
 
 def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -96,15 +86,5 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
 
 EXPERIMENT = Experiment.of_module(
     __name__,
-    title="Cycles of SPEs: every SPE active towards its neighbour",
-    paper="002",
-    figure="Figures 15-17",
-    description=(
-        "2, 4 or 8 SPEs each exchange get+put pairs with their logical neighbour (i -> i+1 mod n), "
-        "DMA-elem or 16 KB DMA-lists of 128 B to 16 KB elements, over 10 seeded placements: min, max, "
-        f"median, mean, best and worst placement. {DEFAULT_MB} MB per SPE and direction by default "
-        "(the paper: 32): the same steady state, within 0.6%."
-    ),
-    machine="blade21",
     options=LINKS.options("SPEs in the cycle, comma-separated"),
 )

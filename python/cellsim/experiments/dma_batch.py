@@ -24,18 +24,16 @@ from . import Experiment, Option, RunSettings
 from ._common import (
     DMA_SWEEP_OPTIONS,
     OPS,
-    SIZES,
     STYLE,
     TARGETS,
     batch_name,
-    check_choices,
-    check_sizes,
+    check_dma_sweep,
     compare_row,
     dma_point,
     draw_published,
-    figure_legend,
     label,
     measure_each,
+    save_figure,
     simple_compare,
     size_axis,
 )
@@ -68,9 +66,7 @@ def run(
 ) -> list[dict[str, Any]]:
     """Measures DMA bandwidth by batch size; one record per (target, op, batch, size)."""
     machine, seed, native, progress = EXPERIMENT.settings(settings)
-    ops_ = check_choices("op", ops, OPS)
-    targets_ = check_choices("target", targets, TARGETS)
-    sizes_ = check_sizes(sizes or SIZES)
+    ops_, targets_, sizes_ = check_dma_sweep(ops, targets, sizes)
     batches_ = tuple(int(b) for b in batches) or BATCHES
     for b in batches_:
         if b < 0:
@@ -192,21 +188,17 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
             ax.set(ylabel="bandwidth (GB/s)", title=f"{label(op, target)}, {machine}")
             size_axis(ax)
             ax.grid(True, which="both", alpha=0.3)
-    figure_legend(fig, axes.flat, ncol=4)
-    fig.suptitle("Kistler et al., Figure 5: bandwidth by batch size (simulated lines, published in crimson)")
-    fig.savefig(path, dpi=100)
+    save_figure(
+        fig,
+        path,
+        "Kistler et al., Figure 5: bandwidth by batch size (simulated lines, published in crimson)",
+        legend=axes.flat,
+        ncol=4,
+    )
 
 
 EXPERIMENT = Experiment.of_module(
     __name__,
-    title="Batched and nonblocking DMA bandwidth",
-    paper="000",
-    machine="qs20-1chip",
-    figure="Figure 5",
-    description=(
-        "Gets and puts of 8 B to 16 KB from logical SPE 0 to main memory or SPE 1's local store, "
-        "waiting after every 1, 2, 4, ..., 32 DMAs or only at the end (nonblocking)."
-    ),
     options=(
         *DMA_SWEEP_OPTIONS,
         Option(

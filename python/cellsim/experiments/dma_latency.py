@@ -20,17 +20,13 @@ from .. import published as pub
 from . import Experiment, Option, RunSettings
 from ._common import (
     DMA_SWEEP_OPTIONS,
-    OPS,
-    SIZES,
     STYLE,
-    TARGETS,
-    check_choices,
-    check_sizes,
+    check_dma_sweep,
     dma_point,
     draw_published,
-    figure_legend,
     label,
     measure_each,
+    save_figure,
     simple_compare,
     size_axis,
 )
@@ -60,9 +56,7 @@ def run(
 ) -> list[dict[str, Any]]:
     """Measures blocking DMA latency and bandwidth; one record per (target, op, size)."""
     machine, seed, native, progress = EXPERIMENT.settings(settings)
-    ops_ = check_choices("op", ops, OPS)
-    targets_ = check_choices("target", targets, TARGETS)
-    sizes_ = check_sizes(sizes or SIZES)
+    ops_, targets_, sizes_ = check_dma_sweep(ops, targets, sizes)
     points = [(t, o, s) for t in targets_ for o in ops_ for s in sizes_]
 
     def point(p: tuple[str, str, int]) -> dict[str, Any]:
@@ -124,23 +118,18 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
     for ax in (ax_lat, ax_bw):
         size_axis(ax)
         ax.grid(True, which="both", alpha=0.3)
-    figure_legend(fig, (ax_lat, ax_bw), ncol=2)
-    fig.suptitle(
-        "Kistler et al., Table 1 and Figure 4: simulated (lines) vs published (open markers, dashed)"
+    save_figure(
+        fig,
+        path,
+        "Kistler et al., Table 1 and Figure 4: simulated (lines) vs published (open markers, dashed)",
+        legend=(ax_lat, ax_bw),
+        ncol=2,
+        dpi=110,
     )
-    fig.savefig(path, dpi=110)
 
 
 EXPERIMENT = Experiment.of_module(
     __name__,
-    title="Blocking DMA latency and bandwidth",
-    paper="000",
-    machine="qs20-1chip",
-    figure="Table 1, Figure 4",
-    description=(
-        "Blocking gets and puts of 8 B to 16 KB from logical SPE 0 to main memory or to SPE 1's "
-        "local store: time per DMA and bandwidth."
-    ),
     options=(
         *DMA_SWEEP_OPTIONS,
         Option("count", "int", "DMAs per point", default_note="about 1 ms of simulated time, at least 64"),

@@ -24,7 +24,7 @@ from typing import Any, Unpack
 from .. import published as pub
 from ..machine import Machine
 from . import Experiment, Option, RunSettings, Table
-from ._common import OPS, TARGETS, check_choices, draw_published_span, figure_legend, label
+from ._common import OPS, TARGETS, check_choices, draw_published_span, label, save_figure
 from ._contention import (
     DMA_SIZE,
     LS_TARGET,
@@ -230,24 +230,17 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
         ax.set_ylim(0, limit * 1.15)
         ax.set_xticks(sorted({r["spes"] for r in records}))
         ax.grid(True, alpha=0.3)
-    figure_legend(fig, axes, ncol=2)
-    fig.suptitle(
-        "Kistler et al., Figure 6a: hot spots, 16 KB nonblocking DMAs (simulated; published in crimson)"
+    save_figure(
+        fig,
+        path,
+        "Kistler et al., Figure 6a: hot spots, 16 KB nonblocking DMAs (simulated; published in crimson)",
+        legend=axes,
+        ncol=2,
     )
-    fig.savefig(path, dpi=100)
 
 
 EXPERIMENT = Experiment.of_module(
     __name__,
-    title="Hot spots: SPEs against memory or one local store",
-    paper="000",
-    machine="qs20-1chip",
-    figure="Figure 6a",
-    description=(
-        "1 to 8 SPEs issue nonblocking 16 KB gets or puts to main memory or to one SPE's local "
-        "store (the hot SPE counts among the SPEs and accesses its own LS too); aggregate = sum "
-        "over SPEs of each SPE's bandwidth."
-    ),
     options=(
         Option("targets", "choice", "memory or one SPE's local store", TARGETS, "--target", default=TARGETS),
         Option("ops", "choice", "DMA direction", OPS, "--op", default=OPS),

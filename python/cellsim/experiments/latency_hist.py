@@ -37,7 +37,7 @@ import numpy as np
 from .. import published as pub
 from ..machine import Machine
 from . import Experiment, Option, RunSettings, Table
-from ._common import check_choices
+from ._common import check_choices, save_figure
 from ._contention import DMA_SIZE, Load, check_positive, check_spes, rows_for, run_kernels
 
 __all__ = ["EXPERIMENT", "FIELDS", "MODE_BIN_NS", "compare", "plot", "run", "tables"]
@@ -271,24 +271,19 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
             ax.hist(lat, bins=bins, color=cmap(spe % 10), weights=weights, alpha=0.8)
             ax.axvline(r["mode_ns"] / 1000, color="black", linestyle="--", linewidth=1)
         grid[-1][col].set_xlabel("DMA latency (us): DMAC start to completion; dashed: the SPE's mode")
-    fig.suptitle(
-        "Kistler et al., Figure 7: latency distribution with a main-memory hot spot (simulated; "
-        "published peak and worst case withheld)"
+    save_figure(
+        fig,
+        path,
+        (
+            "Kistler et al., Figure 7: latency distribution with a main-memory hot spot (simulated; "
+            "published peak and worst case withheld)"
+        ),
+        dpi=90,
     )
-    fig.savefig(path, dpi=90)
 
 
 EXPERIMENT = Experiment.of_module(
     __name__,
-    title="DMA latency distribution under the main-memory hot spot",
-    paper="000",
-    machine="qs20-1chip",
-    figure="Figure 7",
-    description=(
-        "8 SPEs issue nonblocking 16 KB puts or gets to main memory; every DMA's service latency (the "
-        "DMAC's start to completion) is recorded: mean, mode, median, 99th percentile and worst case per "
-        "SPE, the peak's increase over the unloaded DMA, and the latency from issue (queue included)."
-    ),
     options=(
         Option("ops", "choice", "DMA direction", ("put", "get"), "--op", default=("put", "get")),
         Option("spes", "int", "SPEs in the hot spot", default=DEFAULT_SPES),

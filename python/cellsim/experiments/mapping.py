@@ -52,23 +52,25 @@ from ..messaging.explorer import (
 )
 from ..messaging.target import resolve
 from ..sweep import fingerprint
-from . import Experiment, Option, RunSettings, Table
-from ._common import ProgressFn, compare_row
+from . import Experiment, Option, Table
+from ._common import ProgressFn, compare_row, save_figure
 from ._mapping_statements import cross_quantities
 from ._messaging import (
     LIBRARY_OPTIONS,
     SWEEP_OPTIONS,
     VARIATION_OPTIONS,
+    MessagingSettings,
+    VariationFlags,
     default_sweep_path,
     one_contexts,
     one_mode,
+    variation_flags,
     variation_from,
 )
 
 __all__ = ["EXPERIMENT", "compare", "plot", "run", "tables"]
 
 NAME = "mapping"
-EXPERIMENT_MACHINE = "ps3"
 _AUTO = "auto"
 
 
@@ -145,19 +147,12 @@ def run(
     tasks: int | None = None,
     buffers: int | None = None,
     poll_cycles: int | None = None,
-    quiet: bool = False,
-    no_skew: bool = False,
-    no_phase: bool = False,
-    no_os_noise: bool = False,
-    no_hypervisor: bool = False,
-    visible: Iterable[int] = (),
-    hypervisor_spe: int | None = None,
     workers: int | None = None,
     cluster: Any = None,
     out: str | PathLike[str] | None = _AUTO,
     resume: bool = False,
     figures: Iterable[int] = (),
-    **settings: Unpack[RunSettings],
+    **settings: Unpack[MessagingSettings],
 ) -> list[dict[str, Any]]:
     """Runs the explorer (see :func:`cellsim.messaging.explorer.explore`);
     ``out`` ``"auto"`` (the default) is a results file per settings in the
@@ -167,13 +162,12 @@ def run(
     machine, seed, native, progress = EXPERIMENT.settings(settings)
     own = [n for n, v in (("mode", mode), ("contexts", contexts), ("packet", packet), ("tasks", tasks)) if v]
     own += ["unidirectional"] if unidirectional else []
-    own += [f"machine {machine}"] if machine != EXPERIMENT_MACHINE else []
+    own += [f"machine {machine}"] if machine != EXPERIMENT.machine else []
     figs = tuple(int(f) for f in figures) if figures else ()
     if figs and own:
         raise UsageError(f"--figures runs the paper's settings; give it without {', '.join(own)}")
     if not own:
         panels = _panels(figs)
-        var_flags = (quiet, no_skew, no_phase, no_os_noise, no_hypervisor, tuple(visible), hypervisor_spe)
         common = dict(
             seed=seed,
             native=native,
@@ -186,11 +180,11 @@ def run(
             out=out,
             resume=resume,
         )
-        return _run_panels(panels, progress, var_flags, transmissions, mappings, common)
+        return _run_panels(panels, progress, variation_flags(settings), transmissions, mappings, common)
     mode = one_mode(mode)
     ctx = one_contexts(contexts)
     per = placement_per or "run"
-    var = variation_from(quiet, no_skew, no_phase, no_os_noise, no_hypervisor, visible, hypervisor_spe)
+    var = variation_from(settings)
     sweep: dict[str, Any] = {
         "machine": machine,
         "mode": mode,
@@ -245,13 +239,12 @@ def _panels(figures: Sequence[int]) -> list[Panel]:
 def _run_panels(
     panels: Sequence[Panel],
     progress: ProgressFn | None,
-    var_flags: tuple[Any, ...],
+    flags: VariationFlags,
     transmissions: int | None,
     mappings: int | None,
     common: dict[str, Any],
 ) -> list[dict[str, Any]]:
     """Runs each panel (one explorer sweep each) and tags its records with it."""
-    quiet, no_skew, no_phase, no_os_noise, no_hypervisor, visible, hypervisor_spe = var_flags
     sizes = [_points(p, mappings, common) for p in panels]
     done_before = 0
     records: list[dict[str, Any]] = []
@@ -261,6 +254,8 @@ def _run_panels(
             if progress is not None:
                 progress(_base + done, sum(sizes))
 
+        panel_flags = flags.copy()
+        panel_flags["no_hypervisor"] = flags.get("no_hypervisor", False) or not panel.hypervisor
         recs = run(
             machine=panel.machine,
             mode=panel.mode,
@@ -268,13 +263,7 @@ def _run_panels(
             unidirectional=panel.unidirectional,
             transmissions=transmissions or panel.transmissions,
             mappings=panel.mappings(mappings),
-            quiet=quiet,
-            no_skew=no_skew,
-            no_phase=no_phase,
-            no_os_noise=no_os_noise,
-            no_hypervisor=no_hypervisor or not panel.hypervisor,
-            visible=visible,
-            hypervisor_spe=hypervisor_spe,
+            **panel_flags,
             progress=step,
             **common,
         )
@@ -459,25 +448,12 @@ def plot_figures(groups: dict[str, list[dict[str, Any]]], path: str | PathLike[s
         ax.set_xlabel("rank by average runtime (% of the mappings run)")
         ax.set_ylabel("runtime (simulated ms)")
         ax.legend(fontsize=7, loc="upper left")
-    fig.suptitle(f"Task mapping on the ring ({pub.cite('001')})")
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, f"Task mapping on the ring ({pub.cite('001')})", dpi=110)
     plt.close(fig)
 
 
 EXPERIMENT = Experiment.of_module(
     __name__,
-    title="Task-mapping explorer: every mapping of the ring, ranked",
-    paper="001",
-    figure="Figures 2-5",
-    description=(
-        "All (k-1)! mappings of Keller and Varbanescu's ring with task 0 fixed (120 on ps3, 5040 "
-        "on an 8-SPE blade), "
-        "--runs runs each (default 3), ranked by average runtime; worst/best ratios of the average and "
-        "of single runs, a random mapping's cost, the identity mapping's rank. Sweeps run on all cores "
-        "or a Dask cluster (--cluster) and resume (--resume) from their Parquet results."
-    ),
-    machine="ps3",
-    measured_on=("ps3", "qs22"),
     options=(
         *LIBRARY_OPTIONS,
         Option("runs", "int", "runs per mapping", default=DEFAULT_RUNS, default_note="as the paper"),

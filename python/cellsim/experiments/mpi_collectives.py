@@ -31,7 +31,7 @@ from .. import mpi
 from ..exceptions import UsageError
 from ..machine import Machine
 from . import Experiment, Option, RunSettings, Table
-from ._common import check_choices
+from ._common import check_choices, save_figure
 from ._mpi import PROTOCOL_OPTION, STYLE, check_protocols, protocols_in, run_ranks
 
 __all__ = ["EXPERIMENT", "OPS", "compare", "plot", "run", "tables"]
@@ -216,19 +216,13 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
         ax.set_ylabel("latency (us)")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7)
-    fig.suptitle("MPI collectives on the simulated Cell: kumar (Kumar et al.'s design) vs direct")
-    fig.savefig(path, dpi=110)
+    save_figure(
+        fig, path, "MPI collectives on the simulated Cell: kumar (Kumar et al.'s design) vs direct", dpi=110
+    )
 
 
 EXPERIMENT = Experiment.of_module(
     __name__,
-    title="MPI collective latencies",
-    paper="003",
-    figure="Section 3.2 (collectives on point-to-point)",
-    description=(
-        "Barrier, Bcast, Allreduce, Allgather and Alltoall on 2 to 16 SPEs against the bytes per rank, "
-        "buffers in main memory, Kumar et al.'s protocol (kumar) and cellsim's (direct) side by side."
-    ),
     options=(
         PROTOCOL_OPTION,
         Option("ops", "choice", "collective", OPS, "--op", default=OPS),
@@ -236,5 +230,4 @@ EXPERIMENT = Experiment.of_module(
         Option("sizes", "ints", "data per rank", default=SIZES, unit="B"),
         Option("reps", "int", "calls per point", default_note="10, 4 above 4 KB"),
     ),
-    machine="qs20",
 )

@@ -306,14 +306,6 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
 
 EXPERIMENT = Experiment.of_module(
     __name__,
-    title="MPI matrix-vector product",
-    paper="003",
-    figure="Section 4",
-    description=(
-        "Double-precision matrix-vector product, 1-D row decomposition, data in main memory "
-        "moved by DMA, one Allgather per product, n = 512 and 1024, 8 and 16 ranks, pages on one or "
-        "both chips; compiled scalar DP (7 cycles per element on the Cell)."
-    ),
     options=(
         PROTOCOL_OPTION,
         Option("sizes", "ints", "matrix dimensions", default=SIZES),
@@ -328,5 +320,4 @@ EXPERIMENT = Experiment.of_module(
             default_note="one chip: first-touch",
         ),
     ),
-    machine="qs20",
 )

@@ -25,7 +25,7 @@ from .. import published as pub
 from ..exceptions import UsageError
 from ..machine import Machine
 from . import Experiment, Option, RunSettings, Table
-from ._common import check_choices, compare_row
+from ._common import check_choices, compare_row, save_figure
 from ._mpi import (
     PAGES,
     PROTOCOL_OPTION,
@@ -60,24 +60,23 @@ def _pingpong(sizes: Sequence[int], reps: dict[int, int]) -> dict[int, float]:
     buf = mpi.alloc(max(sizes) or 1, dtype="u1")  # in main memory, as seed 003's modified pingpong
     buf[:] = rank + 1
     out: dict[int, float] = {}
+
+    def round_trip(msg: list[Any], tag: int) -> None:
+        if rank == 0:
+            comm.Send(msg, dest=1, tag=tag)
+            comm.Recv(msg, source=1, tag=tag)
+        elif rank == 1:
+            comm.Recv(msg, source=0, tag=tag)
+            comm.Send(msg, dest=0, tag=tag)
+
     for size in sizes:
         msg = [buf, size, mpi.BYTE]
         for _ in range(2):  # warm-up round trips
-            if rank == 0:
-                comm.Send(msg, dest=1, tag=size % 1000)
-                comm.Recv(msg, source=1, tag=size % 1000)
-            elif rank == 1:
-                comm.Recv(msg, source=0, tag=size % 1000)
-                comm.Send(msg, dest=0, tag=size % 1000)
+            round_trip(msg, size % 1000)
         comm.Barrier()
         t0 = mpi.Wtime()
         for _ in range(reps[size]):
-            if rank == 0:
-                comm.Send(msg, dest=1, tag=size % 1000)
-                comm.Recv(msg, source=1, tag=size % 1000)
-            elif rank == 1:
-                comm.Recv(msg, source=0, tag=size % 1000)
-                comm.Send(msg, dest=0, tag=size % 1000)
+            round_trip(msg, size % 1000)
         t = mpi.Wtime() - t0
         out[size] = t / (2 * reps[size])
     return out
@@ -270,21 +269,16 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
     m = records[0]["machine"] if records else "?"
     ax_l.set(yscale="log", ylabel="latency: half round trip (us)", title=f"(Fig 2) latency, {m}")
     ax_b.set(ylabel="bandwidth (GB/s)", title=f"(Fig 3) bandwidth, {m}")
-    fig.suptitle(
-        "Kumar et al.: MPI ping-pong between two SPEs, data in main memory (dotted: 2 KB, the mode switch)"
+    save_figure(
+        fig,
+        path,
+        "Kumar et al.: MPI ping-pong between two SPEs, data in main memory (dotted: 2 KB, the mode switch)",
+        dpi=110,
     )
-    fig.savefig(path, dpi=110)
 
 
 EXPERIMENT = Experiment.of_module(
     __name__,
-    title="MPI ping-pong latency and bandwidth",
-    paper="003",
-    figure="Figures 2, 3",
-    description=(
-        "mpptest-style ping-pong between two SPEs with the data in main memory, 0 B to 1 MB, "
-        "Kumar et al.'s protocol (kumar) and cellsim's (direct) side by side."
-    ),
     options=(
         PROTOCOL_OPTION,
         Option("sizes", "ints", "message sizes", default_note="0 and 1 B to 1 MB by powers of two", unit="B"),
@@ -304,5 +298,4 @@ EXPERIMENT = Experiment.of_module(
             default_note="one; on a blade also two",
         ),
     ),
-    machine="qs20",
 )

@@ -28,10 +28,11 @@ from typing import Any, Unpack
 
 from .. import published as pub
 from . import Experiment, Option, RunSettings, Table
-from ._common import check_choices, figure_legend, measure_each
+from ._common import check_choices, measure_each, save_figure
 from ._ppe import (
     ELEMENTS,
     LEVELS,
+    LOOP_OPTIONS,
     OPS,
     THREADS,
     cache_point,
@@ -160,33 +161,19 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
             ax.set_ylim(bottom=0)
             element_axis(ax)
             ax.grid(True, which="both", alpha=0.3)
-    figure_legend(fig, [a for row in axes for a in row], ncol=4)
-    fig.suptitle("Jiménez-González et al., Figures 3-5: PPE to its caches (lines simulated, stars published)")
-    fig.savefig(path, dpi=100)
+    save_figure(
+        fig,
+        path,
+        "Jiménez-González et al., Figures 3-5: PPE to its caches (lines simulated, stars published)",
+        legend=[a for row in axes for a in row],
+        ncol=4,
+    )
 
 
 EXPERIMENT = Experiment.of_module(
     __name__,
-    title="PPE to its L1 and L2 caches: loads, stores, copies",
-    paper="002",
-    figure="Figures 3, 4, 5",
-    description=(
-        "The PPU loads, stores or copies 1-16 B elements over a buffer that fits the L1 (16 KB) or the "
-        "L2 (192 KB), or touches one element per line of an L2-resident buffer (L1-L2 traffic), with 1 "
-        "or 2 hardware threads, after a warm-up lap."
-    ),
-    machine="blade21",
     options=(
         Option("levels", "choice", "l1, l2 or l1-l2", LEVELS, "--level", default=LEVELS),
-        Option("ops", "choice", "load, store or copy", OPS, "--op", default=OPS),
-        Option("threads", "ints", "hardware threads, 1 and/or 2", default=THREADS),
-        Option(
-            "elements",
-            "ints",
-            "size of an access, of 1,2,4,8,16",
-            flag="--element",
-            default=ELEMENTS,
-            unit="B",
-        ),
+        *LOOP_OPTIONS,
     ),
 )

@@ -27,9 +27,10 @@ from .. import published as pub
 from ..exceptions import UsageError
 from ..machine import Machine
 from . import Experiment, Option, RunSettings, Table
-from ._common import check_choices, figure_legend, measure_each
+from ._common import check_choices, measure_each, save_figure
 from ._ppe import (
     ELEMENTS,
+    LOOP_OPTIONS,
     OPS,
     THREADS,
     cache_point,
@@ -205,23 +206,17 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
             ax.set_ylim(bottom=0)
             element_axis(ax)
             ax.grid(True, which="both", alpha=0.3)
-    figure_legend(fig, [a for row in axes for a in row], ncol=3)
-    fig.suptitle(
-        "Jiménez-González et al., Figure 7: PPE to main memory (simulated lines; published bound dashed)"
+    save_figure(
+        fig,
+        path,
+        "Jiménez-González et al., Figure 7: PPE to main memory (simulated lines; published bound dashed)",
+        legend=[a for row in axes for a in row],
+        ncol=3,
     )
-    fig.savefig(path, dpi=100)
 
 
 EXPERIMENT = Experiment.of_module(
     __name__,
-    title="PPE to main memory: loads, stores, copies",
-    paper="002",
-    figure="Figure 7",
-    description=(
-        "The PPU loads, stores or copies 1-16 B elements over buffers in main memory (the local bank or "
-        "the other chip's), with 1 or 2 hardware threads; beside each point, the same loop on the L2."
-    ),
-    machine="blade21",
     options=(
         Option(
             "banks",
@@ -232,15 +227,6 @@ EXPERIMENT = Experiment.of_module(
             default=BANKS,
             default_note="local only on one-bank machines",
         ),
-        Option("ops", "choice", "load, store or copy", OPS, "--op", default=OPS),
-        Option("threads", "ints", "hardware threads, 1 and/or 2", default=THREADS),
-        Option(
-            "elements",
-            "ints",
-            "size of an access, of 1,2,4,8,16",
-            flag="--element",
-            default=ELEMENTS,
-            unit="B",
-        ),
+        *LOOP_OPTIONS,
     ),
 )

@@ -37,7 +37,7 @@ from ..exceptions import UsageError
 from ..kernels import Kernel, region
 from ..machine import Machine
 from . import Experiment, Option, RunSettings, Table
-from ._common import check_choices, figure_legend
+from ._common import check_choices, save_figure
 from ._contention import MB, check_positive, memory_region
 
 __all__ = ["EXPERIMENT", "FIELDS", "compare", "plot", "run", "tables"]
@@ -263,21 +263,17 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
         ax.set_xticks(sorted({r["spes"] for r in records}) or [1])
         ax.grid(True, alpha=0.3)
         ax.set_ylim(bottom=0)
-    figure_legend(fig, (ax_p, ax_s), ncol=4)
-    fig.suptitle("The PPE and the SPEs streaming to memory at once (no published data)")
-    fig.savefig(path, dpi=100)
+    save_figure(
+        fig,
+        path,
+        "The PPE and the SPEs streaming to memory at once (no published data)",
+        legend=(ax_p, ax_s),
+        ncol=4,
+    )
 
 
 EXPERIMENT = Experiment.of_module(
     __name__,
-    title="PPE and SPEs streaming to memory at once: who slows whom",
-    paper="002",
-    figure="(new: not in the papers)",
-    description=(
-        "The PPE's best memory loop (16 B, 2 threads) while 1-8 SPEs stream 16 KB DMAs to their own "
-        "regions: each side's bandwidth together and alone, and the slowdowns."
-    ),
-    machine="blade21",
     options=(
         Option(
             "ppe_ops", "choice", "the PPE's load, store or copy", PPE_OPS, "--ppe-op", default=PPE_DEFAULT

@@ -18,7 +18,7 @@ together) and the command bus's load. Packet bytes are checked after the run.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from os import PathLike
 from typing import Any, Unpack
 
@@ -27,8 +27,16 @@ from ..messaging.explorer import PAPER_TASKS
 from ..messaging.patterns import format_mapping, parse_mapping, ring_pattern
 from ..messaging.simulate import default_contexts, point_seed, run_placement, simulate
 from ..messaging.target import resolve
-from . import Experiment, Option, RunSettings, Table
-from ._messaging import LIBRARY_OPTIONS, VARIATION_OPTIONS, one_contexts, one_mode, variation_from
+from . import Experiment, Option, Table
+from ._common import save_figure
+from ._messaging import (
+    LIBRARY_OPTIONS,
+    VARIATION_OPTIONS,
+    MessagingSettings,
+    one_contexts,
+    one_mode,
+    variation_from,
+)
 
 __all__ = ["DEFAULT_TRANSMISSIONS", "EXPERIMENT", "compare", "plot", "run", "tables"]
 
@@ -47,14 +55,7 @@ def run(
     unidirectional: bool = False,
     buffers: int | None = None,
     poll_cycles: int | None = None,
-    quiet: bool = False,
-    no_skew: bool = False,
-    no_phase: bool = False,
-    no_os_noise: bool = False,
-    no_hypervisor: bool = False,
-    visible: Iterable[int] = (),
-    hypervisor_spe: int | None = None,
-    **settings: Unpack[RunSettings],
+    **settings: Unpack[MessagingSettings],
 ) -> list[dict[str, Any]]:
     """Runs the ring ``runs`` times (default 1); one record per run.
 
@@ -68,7 +69,7 @@ def run(
     mode = one_mode(mode)
     target = resolve(machine)
     ctx = one_contexts(contexts) or default_contexts(target, mode)
-    var = variation_from(quiet, no_skew, no_phase, no_os_noise, no_hypervisor, visible, hypervisor_spe)
+    var = variation_from(settings)
     vis = target.visible(var.visible)
     # One task per SPE Linux sees, at most a chip's: 6 on a PS3, 8 on a blade
     # (seed 001: "k = 8 threads on a Cell blade", whose two chips have 16).
@@ -170,26 +171,20 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
         ax.set_xticks(range(len(part)), [s["segment"] for s in part], rotation=30, fontsize=7)
         ax.set_ylabel("utilisation (%)")
         ax.set_title(f"{title} rings", fontsize=9)
-    fig.suptitle(
-        f"ring {r0['mapping']} on {r0['machine']} ({r0['mode']}): {r0['runtime_ns'] / 1e3:,.1f} us, "
-        f"command bus {100 * r0['command_bus_utilisation']:.1f}% busy"
+    save_figure(
+        fig,
+        path,
+        (
+            f"ring {r0['mapping']} on {r0['machine']} ({r0['mode']}): {r0['runtime_ns'] / 1e3:,.1f} us, "
+            f"command bus {100 * r0['command_bus_utilisation']:.1f}% busy"
+        ),
+        dpi=110,
     )
-    fig.savefig(path, dpi=110)
     plt.close(fig)
 
 
 EXPERIMENT = Experiment.of_module(
     __name__,
-    title="Ring of tasks over SPE message passing",
-    paper="001",
-    figure="Section 2.2",
-    description=(
-        "k tasks on k SPEs in a bidirectional ring over Keller and Varbanescu's message-passing "
-        "library: each task "
-        "starts two packets and forwards every packet it receives; runtime, the traffic on each ring "
-        "segment and on the command bus. --mapping [a0...ak-1] puts task i on logical SPE a_i."
-    ),
-    machine="qs20",
     options=(
         Option("mapping", "str", "task i on logical SPE a_i, e.g. [02467531]", default_note="the identity"),
         *LIBRARY_OPTIONS,

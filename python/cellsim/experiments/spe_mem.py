@@ -36,7 +36,7 @@ from typing import Any, Unpack
 from .. import published as pub
 from ..machine import Machine
 from . import Experiment, Option, RunSettings, Table
-from ._common import check_choices, draw_published_span, figure_legend, size_axis
+from ._common import check_choices, draw_published_span, save_figure, size_axis
 from ._contention import (
     MB,
     PAGE,
@@ -262,24 +262,17 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
         size_axis(ax)
         ax.set_xlim(100, 20000)
         ax.grid(True, which="both", alpha=0.3)
-    figure_legend(fig, axes, ncol=3)
-    fig.suptitle(
-        "Jiménez-González et al., Figure 9: SPEs to memory, DMA-elem (simulated lines; published dashed)"
+    save_figure(
+        fig,
+        path,
+        "Jiménez-González et al., Figure 9: SPEs to memory, DMA-elem (simulated lines; published dashed)",
+        legend=axes,
+        ncol=3,
     )
-    fig.savefig(path, dpi=100)
 
 
 EXPERIMENT = Experiment.of_module(
     __name__,
-    title="SPEs to main memory: GET, PUT and copy",
-    paper="002",
-    figure="Figure 9",
-    description=(
-        "1, 2, 4 or 8 SPEs each stream their own region of memory (weak scaling) with DMA-elem "
-        "transfers of 128 B to 16 KB, waiting only at the end: get, put or copy (get+put); aggregate = "
-        "sum over SPEs. 32 MB per SPE and direction, as the paper."
-    ),
-    machine="blade21",
     options=(
         Option("ops", "choice", "get, put or copy", OPS, "--op", default=OPS),
         Option("spes", "ints", "SPE counts, comma-separated", default=SPES),

@@ -27,7 +27,7 @@ from typing import Any, Unpack
 from .. import published as pub
 from ..exceptions import UsageError
 from . import Experiment, Option, RunSettings, Table
-from ._common import draw_published_span, figure_legend, size_axis
+from ._common import draw_published_span, save_figure, size_axis
 from ._contention import (
     MB,
     SIZES_002,
@@ -222,21 +222,17 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
     size_axis(ax)
     ax.set_xlim(100, 20000)
     ax.grid(True, which="both", alpha=0.3)
-    figure_legend(fig, [ax], ncol=3)
-    fig.suptitle("Jiménez-González et al., Figure 11: delayed synchronisation in SPE-to-SPE transfers")
-    fig.savefig(path, dpi=100)
+    save_figure(
+        fig,
+        path,
+        "Jiménez-González et al., Figure 11: delayed synchronisation in SPE-to-SPE transfers",
+        legend=[ax],
+        ncol=3,
+    )
 
 
 EXPERIMENT = Experiment.of_module(
     __name__,
-    title="One SPE to another: element size and synchronisation",
-    paper="002",
-    figure="Figures 10-11",
-    description=(
-        "Logical SPE 0 moves 32 MB each way with get+put pairs of 128 B to 16 KB to and from a passive "
-        "SPE's local store, waiting after every 1, 2, 4, ..., 32 pairs or only at the end."
-    ),
-    machine="blade21",
     options=(
         Option("sizes", "ints", "element sizes", default=SIZES_002, unit="B"),
         Option(

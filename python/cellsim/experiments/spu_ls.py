@@ -24,8 +24,18 @@ from .. import spu
 from ..kernels import load_dma_bench
 from ..machine import Machine
 from . import Experiment, Option, RunSettings, Table
-from ._common import check_choices, figure_legend, measure_each
-from ._ppe import ELEMENTS, OPS, check_ints, derived_rows, element_axis, element_rows, record_ghz
+from ._common import check_choices, measure_each, save_figure
+from ._ppe import (
+    ELEMENTS,
+    ELEMENTS_OPTION,
+    OPS,
+    OPS_OPTION,
+    check_ints,
+    derived_rows,
+    element_axis,
+    element_rows,
+    record_ghz,
+)
 
 __all__ = ["DMA", "EXPERIMENT", "FIELDS", "compare", "plot", "run", "tables"]
 
@@ -145,33 +155,20 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
         ax.set(ylabel="bandwidth (GB/s)", title=f"SPU {op} to its local store, {machine}")
         element_axis(ax)
         ax.grid(True, which="both", alpha=0.3)
-    figure_legend(fig, axes, ncol=3)
-    fig.suptitle(
-        "Jiménez-González et al., section 4.2.2: SPU to local store (lines simulated, star published)"
+    save_figure(
+        fig,
+        path,
+        "Jiménez-González et al., section 4.2.2: SPU to local store (lines simulated, star published)",
+        legend=axes,
+        ncol=3,
     )
-    fig.savefig(path, dpi=100)
 
 
 EXPERIMENT = Experiment.of_module(
     __name__,
-    title="SPU to its own local store: loads, stores, copies",
-    paper="002",
-    figure="Section 4.2.2",
-    description=(
-        "An SPU loads, stores or copies 1-16 B elements over 32 KB of its local store, alone or while "
-        "another SPE streams DMA puts into the same local store."
-    ),
-    machine="blade21",
     options=(
-        Option("ops", "choice", "load, store or copy", OPS, "--op", default=OPS),
-        Option(
-            "elements",
-            "ints",
-            "size of an access, of 1,2,4,8,16",
-            flag="--element",
-            default=ELEMENTS,
-            unit="B",
-        ),
+        OPS_OPTION,
+        ELEMENTS_OPTION,
         Option("dma", "choice", "none or in: DMA puts into the same local store", DMA, default=DMA),
     ),
 )

@@ -285,15 +285,11 @@ def optimize(
     cache: dict[tuple[int, ...], float] = {}
     sims = 0
 
-    def evaluate(cands: Sequence[tuple[int, ...]]) -> None:
-        nonlocal sims
-        new = [c for c in dict.fromkeys(cands) if c not in cache]
-        if not new:
-            return
-        pts = make_points(
+    def points(cands: Sequence[tuple[int, ...]], runs: int, count: int) -> list[dict[str, Any]]:
+        return make_points(
             target,
             pattern,
-            new,
+            cands,
             runs=runs,
             count=count,
             mode="pinned",
@@ -304,6 +300,13 @@ def optimize(
             nbuf=nbuf,
             poll_cycles=poll_cycles,
         )
+
+    def evaluate(cands: Sequence[tuple[int, ...]]) -> None:
+        nonlocal sims
+        new = [c for c in dict.fromkeys(cands) if c not in cache]
+        if not new:
+            return
+        pts = points(new, runs, count)
         res = run_sweep(
             run_point, pts, key=point_key, workers=workers, cluster=cluster, settings=settings_of(pts)
         )
@@ -315,24 +318,7 @@ def optimize(
             progress(min(sims, budget), budget)
 
     # a trial run catches bad settings early
-    run_point(
-        {
-            **make_points(
-                target,
-                pattern,
-                [maps[0]],
-                runs=1,
-                count=2,
-                mode="pinned",
-                contexts="physical",
-                seed=seed,
-                variation=variation,
-                packet=packet,
-                nbuf=nbuf,
-                poll_cycles=poll_cycles,
-            )[0]
-        }
-    )
+    run_point(points([maps[0]], runs=1, count=2)[0])
     proposals = [maps[i] for i in order[:top]]
     evaluate(proposals)
     model_best = min(proposals, key=lambda c: (cache[c], c))
