@@ -9,18 +9,19 @@
 //! (an MFC command's way from the queue through the command bus, arbiter and
 //! rings back to the tag groups), `ppe` (the PPE's requests), `cores` (the
 //! PPU's caches and SPU local-store loops, simulated ahead of the calendar up
-//! to its next event) and [`traffic`] (synthetic EIB load for the speed
-//! benchmark).
+//! to its next event) and [`injection`] (the injection port of synthetic EIB
+//! load: the engine times it, a [`TrafficSource`] outside says when and where).
 
 mod cores;
 mod dma;
 mod events;
+pub mod injection;
 mod ppe;
 mod steady;
 mod threads;
-mod traffic;
 mod watch;
 
+pub use injection::TrafficSource;
 pub use steady::FastForwardStats;
 pub use threads::{SpeSlot, ThreadId, ThreadInfo, ThreadState};
 pub use watch::{Watchdog, WATCH_EVERY};
@@ -210,7 +211,8 @@ pub struct Machine {
     pub(crate) rng: Rng,
     time_limit: Cycle,
     pub(crate) counters: Counters,
-    pub(crate) synthetic_rate: f64,
+    /// Synthetic traffic's source, if it runs ([`injection`]).
+    pub(crate) traffic: Option<Box<dyn TrafficSource>>,
     /// Lock-line reservations of every SPE and PPE thread.
     pub(crate) reservations: Reservations,
     /// A mailbox changed: PPE threads waiting on mailboxes re-check.
@@ -338,7 +340,7 @@ impl Machine {
             rng,
             time_limit,
             counters: Counters::default(),
-            synthetic_rate: 0.0,
+            traffic: None,
             reservations: Reservations::default(),
             mbox_changed: false,
             trace: None,

@@ -41,7 +41,7 @@ fn uniform(c: &mut Criterion) {
         g.bench_function(format!("rate {rate}, bus cycles"), |b| {
             b.iter(|| {
                 let mut m = Machine::new(MachineConfig::load("qs20", &[]).unwrap(), 1);
-                m.start_synthetic(rate).unwrap();
+                cellsim_programs::traffic::start_uniform(&mut m, rate).unwrap();
                 m.run_for(bus_cycles * 2).unwrap();
                 m.eib().stats.transfers
             })

@@ -351,7 +351,7 @@ fn random_mix(preset: &str, overrides: &[&str], seed: u64, dmas: usize) {
 
 fn synthetic(preset: &str, rate: f64, cycles: u64) {
     let mut m = machine(preset, &[], 1);
-    m.start_synthetic(rate).unwrap();
+    cellsim_programs::traffic::start_uniform(&mut m, rate).unwrap();
     m.run_for(cycles).unwrap();
     report(
         &format!("synthetic {preset} rate {rate} cycles {cycles}"),
@@ -364,7 +364,7 @@ fn main() {
     if args.len() == 4 && args[1] == "uniform" {
         // Synthetic traffic only, for instruction counts: `digest uniform RATE CYCLES`.
         let mut m = machine("qs20-1chip", &[], 1);
-        m.start_synthetic(args[2].parse().unwrap()).unwrap();
+        cellsim_programs::traffic::start_uniform(&mut m, args[2].parse().unwrap()).unwrap();
         m.run_for(args[3].parse().unwrap()).unwrap();
         println!("transfers {}", m.eib().stats.transfers);
         return;

@@ -44,7 +44,7 @@ fn main() {
         return;
     }
     let mut m = Machine::new(MachineConfig::load("qs20-1chip", &[]).unwrap(), 1);
-    m.start_synthetic(0.01).unwrap();
+    cellsim_programs::traffic::start_uniform(&mut m, 0.01).unwrap();
     let t0 = Instant::now();
     m.run_for(3_000_000).unwrap();
     let wall = t0.elapsed().as_secs_f64();

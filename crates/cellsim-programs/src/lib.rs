@@ -5,7 +5,8 @@
 //!   (Kistler et al.'s DMA benchmarks, Jiménez-González et al.'s region and
 //!   link streams), twins of `python/cellsim/kernels.py`;
 //! - [`messaging`]: Keller and Varbanescu's SPE message-passing library and
-//!   the programs built on it (the ring, PS3 hypervisor and OS noise).
+//!   the programs built on it (the ring, PS3 hypervisor and OS noise);
+//! - [`traffic`]: synthetic uniform load through the engine's injection port.
 //!
 //! [`program::Program`] describes them all, typed and closed: the binding
 //! (`cellsim-py`) deserialises one from a Python dict and starts it with
@@ -15,6 +16,7 @@ pub mod bandwidth;
 pub mod kernels;
 pub mod messaging;
 pub mod program;
+pub mod traffic;
 
 /// The default seed of the programs that draw random numbers (serde's
 /// `default = "crate::one"`).

@@ -41,7 +41,7 @@ impl PyEngine {
 
     /// Starts synthetic uniform traffic (`rate` transfers per ramp per bus cycle).
     fn start_synthetic(&mut self, py: Python<'_>, rate: f64) -> PyResult<()> {
-        self.m.start_synthetic(rate).map_err(|e| to_py(py, e))
+        cellsim_programs::traffic::start_uniform(&mut self.m, rate).map_err(|e| to_py(py, e))
     }
 
     /// Runs `cycles` more cycles (synthetic traffic only).

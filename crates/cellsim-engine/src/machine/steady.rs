@@ -399,7 +399,7 @@ impl Machine {
             && self.ls_loops.is_empty()
             && self.ls_computes == 0 // the port's log is not in shapes
             && self.core_wake.is_none()
-            && self.synthetic_rate == 0.0
+            && self.traffic.is_none()
             && self.ready.is_empty()
             && self.fault.is_none()
             && !self.mbox_changed

@@ -1,0 +1,72 @@
+//! The injection port: synthetic bus transfers straight onto the EIB, as
+//! network simulators measure themselves. The engine owns the timing (one
+//! event per injection, so idle cycles cost nothing) and the transfer (a
+//! 128-byte write through the command bus and the data arbiter like any other
+//! bus request, moving no bytes); a [`TrafficSource`] outside the engine
+//! decides when each ramp injects and where to, as BookSim keeps its traffic
+//! patterns and injection processes apart from the network
+//! (`cellsim_programs::traffic` has the uniform Bernoulli source).
+
+use super::{Event, Machine};
+use crate::bus::{BusOp, Leg, OpKind, Owner, Space};
+use crate::rng::Rng;
+use crate::time::Cycle;
+use crate::topology::{Ramp, RAMPS};
+
+/// When each ramp injects a transfer, and where it goes. Every random choice
+/// is drawn from the machine's generator, which the engine lends, so a run
+/// stays a function of its seed.
+pub trait TrafficSource: Send {
+    /// Bus cycles from now to ramp `src`'s next injection (at least 1), or
+    /// `None` for none.
+    fn gap(&mut self, src: Ramp, rng: &mut Rng) -> Option<u64>;
+    /// The ramp a transfer injected at `src` now goes to (not `src`).
+    fn destination(&mut self, src: Ramp, rng: &mut Rng) -> Ramp;
+}
+
+impl Machine {
+    /// Starts synthetic traffic from `source` at every ramp of chip 0.
+    pub fn start_traffic(&mut self, mut source: Box<dyn TrafficSource>) {
+        for r in 0..RAMPS as u8 {
+            if let Some(gap) = source.gap(Ramp(r), &mut self.rng) {
+                self.schedule(self.now + gap * Self::BUS, Event::Inject(r));
+            }
+        }
+        self.traffic = Some(source);
+    }
+
+    /// Whether synthetic traffic runs (it never ends, and no steady state covers it).
+    pub fn has_traffic(&self) -> bool {
+        self.traffic.is_some()
+    }
+
+    pub(super) fn inject(&mut self, src: Ramp) {
+        let Some(mut source) = self.traffic.take() else {
+            return;
+        };
+        let now = self.now;
+        let dst = source.destination(src, &mut self.rng);
+        let op = BusOp {
+            owner: Owner::Synthetic,
+            kind: OpKind::Write,
+            requester: src,
+            target: dst,
+            size: 128,
+            lsa: 0,
+            remote: Space::None,
+            queued_at: now,
+            respond_at: Cycle::MAX,
+            atomic: None,
+            failed: false,
+            leg: Leg::Within,
+        };
+        let id = self.new_op(op);
+        // The source queue is unbounded, as in BookSim: a busy ramp queues.
+        self.chips[0].bius[src.idx()].queue.push_back(id);
+        self.wake_command_bus(0, now);
+        if let Some(gap) = source.gap(src, &mut self.rng) {
+            self.schedule(now + gap * Self::BUS, Event::Inject(src.0));
+        }
+        self.traffic = Some(source);
+    }
+}
