@@ -114,6 +114,33 @@ pub enum Leg {
 }
 
 impl BusOp {
+    /// A request of `size` bytes from `requester` to `target`, queued at
+    /// `now`: from local-store address 0, no atomic, within the chip (the
+    /// MFC's requests set those they need).
+    pub fn new(
+        owner: Owner,
+        kind: OpKind,
+        (requester, target): (Ramp, Ramp),
+        size: u32,
+        remote: Space,
+        now: Cycle,
+    ) -> BusOp {
+        BusOp {
+            owner,
+            kind,
+            requester,
+            target,
+            size,
+            lsa: 0,
+            remote,
+            queued_at: now,
+            respond_at: Cycle::MAX,
+            atomic: None,
+            failed: false,
+            leg: Leg::Within,
+        }
+    }
+
     /// The ramp that sends the data.
     #[inline]
     pub fn data_src(&self) -> Ramp {

@@ -14,7 +14,7 @@
 
 use super::threads::{ThreadId, ThreadState, Wait};
 use super::{Event, Machine};
-use crate::bus::{BusOp, Leg, OpKind, Owner, Space};
+use crate::bus::{BusOp, OpKind, Owner, Space};
 use crate::error::SimError;
 use crate::ls_loop::{LsLoop, LsProgress, PortShare};
 use crate::memory_map::Target;
@@ -398,20 +398,14 @@ impl Machine {
     /// PPE's ramp (chip 0's: PPE programs run there) to the memory of the line.
     fn ppu_bus(&mut self, r: BusReq) {
         let ppe = self.topo.ppe(0);
-        let op = BusOp {
-            owner: Owner::PpeCache { id: r.id },
-            kind: if r.write { OpKind::Write } else { OpKind::Read },
-            requester: ppe,
-            target: self.topo.mic(self.bank(r.addr)),
-            size: crate::ppu::cache::LINE as u32,
-            lsa: 0,
-            remote: Space::Memory(r.addr),
-            queued_at: self.now,
-            respond_at: Cycle::MAX,
-            atomic: None,
-            failed: false,
-            leg: Leg::Within,
-        };
+        let op = BusOp::new(
+            Owner::PpeCache { id: r.id },
+            if r.write { OpKind::Write } else { OpKind::Read },
+            (ppe, self.topo.mic(self.bank(r.addr))),
+            crate::ppu::cache::LINE as u32,
+            Space::Memory(r.addr),
+            self.now,
+        );
         let id = self.new_op(op);
         self.chips[0].bius[ppe.local().idx()].queue.push_back(id);
         self.wake_command_bus(0, self.now);

@@ -8,9 +8,8 @@
 //! (`cellsim_programs::traffic` has the uniform Bernoulli source).
 
 use super::{Event, Machine};
-use crate::bus::{BusOp, Leg, OpKind, Owner, Space};
+use crate::bus::{BusOp, OpKind, Owner, Space};
 use crate::rng::Rng;
-use crate::time::Cycle;
 use crate::topology::{Ramp, RAMPS};
 
 /// When each ramp injects a transfer, and where it goes. Every random choice
@@ -46,20 +45,14 @@ impl Machine {
         };
         let now = self.now;
         let dst = source.destination(src, &mut self.rng);
-        let op = BusOp {
-            owner: Owner::Synthetic,
-            kind: OpKind::Write,
-            requester: src,
-            target: dst,
-            size: 128,
-            lsa: 0,
-            remote: Space::None,
-            queued_at: now,
-            respond_at: Cycle::MAX,
-            atomic: None,
-            failed: false,
-            leg: Leg::Within,
-        };
+        let op = BusOp::new(
+            Owner::Synthetic,
+            OpKind::Write,
+            (src, dst),
+            128,
+            Space::None,
+            now,
+        );
         let id = self.new_op(op);
         // The source queue is unbounded, as in BookSim: a busy ramp queues.
         self.chips[0].bius[src.idx()].queue.push_back(id);

@@ -14,12 +14,11 @@
 use super::cores::POSTED_STORE;
 use super::threads::{count_issue, outbound_reg, Pending, ThreadId, ThreadState, Wait};
 use super::{Event, Machine};
-use crate::bus::{BusOp, Leg, OpKind, Owner, Space};
+use crate::bus::{BusOp, OpKind, Owner, Space};
 use crate::error::{MfcErrorKind, SimError};
 use crate::memory_map::{ps, Target};
 use crate::ppu::Single;
 use crate::program::Request;
-use crate::time::Cycle;
 use crate::topology::Ramp;
 
 impl Machine {
@@ -256,20 +255,14 @@ impl Machine {
             OpKind::Read => {}
         }
         let ppe = self.topo.ppe(0);
-        let op = BusOp {
-            owner: Owner::Ppe { thread: tid as u32 },
+        let op = BusOp::new(
+            Owner::Ppe { thread: tid as u32 },
             kind,
-            requester: ppe,
-            target,
-            size: size as u32,
-            lsa: 0,
+            (ppe, target),
+            size as u32,
             remote,
-            queued_at: now,
-            respond_at: Cycle::MAX,
-            atomic: None,
-            failed: false,
-            leg: Leg::Within,
-        };
+            now,
+        );
         let id = self.new_op(op);
         if kind == OpKind::Write {
             let bytes = value.to_be_bytes();
