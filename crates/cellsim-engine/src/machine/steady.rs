@@ -109,8 +109,7 @@ struct Armed {
     at: Cycle,
     /// Requests alive at arming, by name, with their addresses.
     ops: Vec<(OpId, u32, Space)>,
-    /// Every queue entry's progress: SPE, proxy queue, slot, bytes
-    /// unrolled, issue number.
+    /// Every queue entry's progress (see `Progress`), in issue order.
     dones: Vec<Progress>,
     /// Every queue's next issue number (SPE by SPE, the SPU's then the proxy's).
     seqs: Vec<u64>,
@@ -127,7 +126,7 @@ struct Armed {
 
 /// A queue entry's progress: SPE, proxy queue, slot, bytes unrolled, issue
 /// number; its issue and start cycles relative to now (0: not started),
-/// which only the latencies read.
+/// which only the latencies read. Listed queue by queue in issue order.
 type Progress = (u8, bool, u8, u32, u64, Cycle, Cycle);
 
 /// A byte move of the recorded period: at the coherence point or on landing,
@@ -416,6 +415,13 @@ impl Machine {
         let now = self.now;
         let mut s = Shape::new(now, Vec::new());
         let mut boundary = Cycle::MAX;
+        // Slots are named by their rank in issue order (see `CommandQueue::shape`).
+        let ranks: Vec<Vec<u8>> = self
+            .spes
+            .iter()
+            .flat_map(|u| [u.mfc.queue.ranks(), u.mfc.proxy.ranks()])
+            .collect();
+        let rank = |p: u8, proxy: bool, slot: u8| ranks[p as usize * 2 + proxy as usize][slot as usize];
         self.calendar.for_each_in_order(|t, e| {
             if !self.in_shape(e) {
                 boundary = boundary.min(t);
@@ -426,7 +432,8 @@ impl Machine {
                 Event::Wake(tid) => s.raw(4 << 8 | (tid as u64) << 16),
                 Event::Enqueue(tid) => s.raw(5 << 8 | (tid as u64) << 16),
                 Event::Retire(p, slot, proxy) => {
-                    s.raw(6 << 8 | (p as u64) << 16 | (slot as u64) << 24 | (proxy as u64) << 32)
+                    let r = rank(p, proxy, slot) as u64;
+                    s.raw(6 << 8 | (p as u64) << 16 | r << 24 | (proxy as u64) << 32)
                 }
                 Event::Dmac(p) => s.raw(p as u64),
                 Event::Snoop(op) => {
@@ -469,6 +476,7 @@ impl Machine {
             let Owner::Mfc { spe, slot, proxy } = op.owner else {
                 continue;
             };
+            let slot = rank(spe, proxy, slot);
             for v in [spe as u64, slot as u64, proxy as u64, op.kind as u64] {
                 s.raw(v);
             }
@@ -582,7 +590,9 @@ impl Machine {
         let mut v = Vec::new();
         for (p, u) in self.spes.iter().enumerate() {
             for (proxy, q) in [(false, &u.mfc.queue), (true, &u.mfc.proxy)] {
-                v.extend(q.entries().map(|(s, e)| {
+                // In issue order: entries are compared by rank (see `CommandQueue::shape`).
+                v.extend(q.issue_order().into_iter().map(|s| {
+                    let e = q.get(s);
                     let started = if e.started {
                         self.now - e.started_at + 1
                     } else {
@@ -627,11 +637,12 @@ impl Machine {
         }
         let latencies = self.dma_latencies.is_some();
         for (
-            &(p, proxy, slot, done_a, seq_a, iss_a, st_a),
-            &(p2, proxy2, slot2, done_b, seq_b, iss_b, st_b),
+            &(p, proxy, _, done_a, seq_a, iss_a, st_a),
+            &(p2, proxy2, slot, done_b, seq_b, iss_b, st_b),
         ) in armed.dones.iter().zip(&progress)
         {
-            if (p, proxy, slot) != (p2, proxy2, slot2) {
+            // Entries of the same rank in the same queue (their slots may differ).
+            if (p, proxy) != (p2, proxy2) {
                 return false;
             }
             if seq_a != seq_b {
