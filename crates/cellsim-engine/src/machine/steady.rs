@@ -421,7 +421,8 @@ impl Machine {
             .iter()
             .flat_map(|u| [u.mfc.queue.ranks(), u.mfc.proxy.ranks()])
             .collect();
-        let rank = |p: u8, proxy: bool, slot: u8| ranks[p as usize * 2 + proxy as usize][slot as usize];
+        let rank =
+            |p: u8, proxy: bool, slot: u8| ranks[p as usize * 2 + proxy as usize][slot as usize];
         self.calendar.for_each_in_order(|t, e| {
             if !self.in_shape(e) {
                 boundary = boundary.min(t);

@@ -361,7 +361,9 @@ impl CommandQueue {
         let order = self.issue_order();
         let ranks = self.ranks();
         s.raw(order.len() as u64);
-        order.iter().for_each(|&slot| self.get(slot).shape(s, self.next_seq));
+        order
+            .iter()
+            .for_each(|&slot| self.get(slot).shape(s, self.next_seq));
         s.raw(self.to_unroll.len() as u64);
         self.to_unroll
             .iter()
