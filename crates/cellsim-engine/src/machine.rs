@@ -1024,7 +1024,10 @@ impl Machine {
             Event::Snoop(op) => self.snoop(op),
             Event::DataReady(op) => self.data_ready(op),
             Event::Complete(op) => self.complete(op),
-            Event::Retire(p, slot, proxy) => self.retire(p, slot, proxy),
+            Event::Retire(p, slot, proxy) => {
+                self.retired_for_looks(p);
+                self.retire(p, slot, proxy)
+            }
             Event::Inject(r) => self.inject(Ramp(r)),
         }
     }

@@ -51,6 +51,9 @@ const MISSES: u32 = 2;
 /// Looks remembered (their shapes' hashes) to find periods longer than the
 /// spacing of looks, at most.
 const HISTORY: usize = 1 << 14;
+/// Looks further apart than this many commands wait for a retirement of the
+/// anchor SPE (see `FastForward::anchor`).
+const ALIGN_SPACING: u64 = RECORD_SPACING;
 
 /// The fast-forward's state (see the module docs).
 pub(crate) struct FastForward {
@@ -66,6 +69,17 @@ pub(crate) struct FastForward {
     looked: bool,
     jumped: bool,
     armed: Option<Armed>,
+    /// The SPE whose command retirements spaced-out looks wait for: looks
+    /// at a count of commands land anywhere in a period, so two of them see
+    /// the same phase only when their distance is a multiple of it (powers
+    /// of two rarely are: on a two-chip qs20 the period is 2352 commands);
+    /// looks at the first retirement of one SPE from a count on see one of
+    /// the few phases that SPE retires at, and find the period within a
+    /// few of its lengths. The first SPE to retire from a look's count on
+    /// becomes the anchor; a new state forgets it.
+    anchor: Option<u8>,
+    /// The anchor retired since the next look's count was reached.
+    aligned: bool,
     /// The byte moves of the period being recorded are logged.
     pub(super) recording: bool,
     /// Something the recording cannot replay happened.
@@ -167,6 +181,8 @@ impl FastForward {
             looked: false,
             jumped: false,
             armed: None,
+            anchor: None,
+            aligned: false,
             recording: false,
             tainted: false,
             disturbed: false,
@@ -288,8 +304,30 @@ impl Machine {
     /// and jumps over whole periods of a steady state, ending before `limit`.
     #[inline]
     pub(super) fn maybe_fast_forward(&mut self, limit: Cycle) {
-        if self.ff.enabled && self.commands() >= self.ff.next_look && self.ready.is_empty() {
+        // (Whether the anchor retired in this step.)
+        let aligned = std::mem::take(&mut self.ff.aligned);
+        let commands = self.commands();
+        if self.ff.enabled && commands >= self.ff.next_look && self.ready.is_empty() {
+            let ff = &mut self.ff;
+            if ff.spacing > ALIGN_SPACING && !aligned {
+                // Spaced-out looks wait for the anchor's next retirement,
+                // or look anyway when it does not come within a spacing.
+                if commands < ff.next_look + ff.spacing {
+                    return;
+                }
+                ff.anchor = None;
+            }
             self.look(limit);
+        }
+    }
+
+    /// A command of SPE `p` retired: a spaced-out look may follow this step
+    /// (see `FastForward::anchor`).
+    #[inline]
+    pub(super) fn retired_for_looks(&mut self, p: u8) {
+        let ff = &mut self.ff;
+        if ff.spacing > ALIGN_SPACING && *ff.anchor.get_or_insert(p) == p {
+            ff.aligned = true;
         }
     }
 
@@ -313,6 +351,7 @@ impl Machine {
             (ff.looked, ff.jumped) = (false, false);
             ff.disarm();
             ff.history.clear();
+            ff.anchor = None;
             ff.spacing = ff.floor;
             ff.misses = 0;
             return;
