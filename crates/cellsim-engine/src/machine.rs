@@ -860,7 +860,7 @@ impl Machine {
                     self.submit_request(tid, req)?;
                     continue;
                 }
-                self.ff.disturbed = true;
+                self.disturb();
                 if self.threads[tid].is_native() {
                     self.poll_native(tid)?;
                 } else {
@@ -1011,7 +1011,7 @@ impl Machine {
 
     fn handle(&mut self, e: Event) {
         if self.ff.enabled && !self.in_shape(&e) {
-            self.ff.disturbed = true;
+            self.disturb();
         }
         match e {
             Event::Wake(tid) => {
