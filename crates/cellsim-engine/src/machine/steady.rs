@@ -310,10 +310,13 @@ impl Machine {
     /// and jumps over whole periods of a steady state, ending before `limit`.
     #[inline]
     pub(super) fn maybe_fast_forward(&mut self, limit: Cycle) {
+        if !self.ff.enabled {
+            return;
+        }
         // (Whether the anchor retired in this step.)
         let aligned = std::mem::take(&mut self.ff.aligned);
         let commands = self.commands();
-        if self.ff.enabled && commands >= self.ff.next_look && self.ready.is_empty() {
+        if commands >= self.ff.next_look && self.ready.is_empty() {
             let ff = &mut self.ff;
             if ff.spacing > ALIGN_SPACING && !aligned && !ff.disturbed {
                 // Spaced-out looks wait for the anchor's next retirement,

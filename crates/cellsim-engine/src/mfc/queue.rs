@@ -359,7 +359,10 @@ impl CommandQueue {
     /// state whose slots have turned round is the same state.
     pub(crate) fn shape(&self, s: &mut Shape) {
         let order = self.issue_order();
-        let ranks = self.ranks();
+        let mut ranks = [u8::MAX; 256];
+        for (rank, &slot) in order.iter().enumerate() {
+            ranks[slot as usize] = rank as u8;
+        }
         s.raw(order.len() as u64);
         order
             .iter()
@@ -375,9 +378,12 @@ impl CommandQueue {
 
     /// The live slots in issue order.
     pub(crate) fn issue_order(&self) -> Vec<u8> {
-        let mut order: Vec<u8> = self.entries().map(|(slot, _)| slot).collect();
-        order.sort_unstable_by_key(|&slot| self.get(slot).seq);
-        order
+        if self.used == 0 {
+            return Vec::new();
+        }
+        let mut order: Vec<(u64, u8)> = self.entries().map(|(slot, e)| (e.seq, slot)).collect();
+        order.sort_unstable();
+        order.into_iter().map(|(_, slot)| slot).collect()
     }
 
     /// Per slot: its entry's rank in issue order (free slots: `u8::MAX`).
