@@ -1022,9 +1022,13 @@ impl Machine {
         self.ff.lines = pool;
     }
 
-    /// Whether a byte some recorded move reads is written by one.
+    /// Whether a byte some recorded move reads may be written by one: by
+    /// 128-byte lines, which may say yes where no byte is both (the replay
+    /// is then made `k` times, which is always right). Linear in the
+    /// period's moves: a bitmap of the local stores' lines, a set of
+    /// memory's.
     fn reads_what_it_writes(&self) -> bool {
-        // (store, first byte, end): store 0 is memory, 1 + n SPE n's local store.
+        // (store, first byte, bytes): store 0 is memory, 1 + n SPE n's local store.
         let mut reads = Vec::new();
         let mut writes = Vec::new();
         let ls = |spe: u8| spe as u64 + 1;
@@ -1051,23 +1055,36 @@ impl Machine {
                 (OpKind::Write, false) if remote.0 != 0 => (None, Some(remote)),
                 _ => (None, None),
             };
-            reads.extend(from.map(|(s, a)| (s, a, a + n)));
-            writes.extend(to.map(|(s, a)| (s, a, a + n)));
+            reads.extend(from.map(|(s, a)| (s, a, n)));
+            writes.extend(to.map(|(s, a)| (s, a, n)));
         }
-        // The written bytes as disjoint runs, in order; then each read range
-        // looks for a run that meets it.
-        writes.sort_unstable();
-        let mut runs: Vec<(u64, u64, u64)> = Vec::with_capacity(writes.len());
-        for (s, lo, hi) in writes {
-            match runs.last_mut() {
-                Some(r) if r.0 == s && lo <= r.2 => r.2 = r.2.max(hi),
-                _ => runs.push((s, lo, hi)),
+        let lines = |a: u64, n: u64| (a >> 7)..=((a + n.max(1) - 1) >> 7);
+        let per_ls = self
+            .spes
+            .first()
+            .map_or(0, |u| u.ls.len() as u64)
+            .div_ceil(128);
+        let mut ls_lines = vec![false; self.spes.len() * per_ls as usize];
+        let mut memory_lines = std::collections::HashSet::new();
+        // (Local-store addresses wrap round.)
+        let index = |s: u64, line: u64| ((s - 1) * per_ls + line % per_ls) as usize;
+        for &(s, a, n) in &writes {
+            for line in lines(a, n) {
+                if s == 0 {
+                    memory_lines.insert(line);
+                } else {
+                    ls_lines[index(s, line)] = true;
+                }
             }
         }
-        reads.iter().any(|&(s, lo, hi)| {
-            // The first run that ends after `lo` in store `s`, or a later store.
-            let i = runs.partition_point(|r| (r.0, r.2) <= (s, lo));
-            runs.get(i).is_some_and(|r| r.0 == s && r.1 < hi)
+        reads.iter().any(|&(s, a, n)| {
+            lines(a, n).any(|line| {
+                if s == 0 {
+                    memory_lines.contains(&line)
+                } else {
+                    ls_lines[index(s, line)]
+                }
+            })
         })
     }
 
