@@ -777,12 +777,14 @@ impl Machine {
                 (Some(a), Some(b)) if b <= a => {
                     let c = a - b;
                     if c > 0 {
-                        // The loop must not end within the jump or the
-                        // period after it (its program's code runs then).
-                        if b < 2 * c + 1 {
+                        // The loop must not end within the jump (its
+                        // program's code runs then): every take of the k
+                        // periods succeeds, as in the recorded one, when at
+                        // least one command is left after them.
+                        if b < c + 1 {
                             return false;
                         }
-                        k_max = k_max.min((b - c - 1) / c);
+                        k_max = k_max.min((b - 1) / c);
                     }
                     used[i] = c;
                 }
