@@ -52,11 +52,12 @@ const MISSES: u32 = 2;
 /// spacing of looks, at most.
 const HISTORY: usize = 1 << 14;
 /// Looks are at most this many commands apart while the state has had
-/// fewer than [`YOUNG_LOOKS`] looks (about one per retirement of an anchor
-/// on a saturated two-chip qs20, about 2% of the work: a period of 75k
-/// commands is found after one period).
+/// fewer than [`YOUNG_LOOKS`] looks: on a saturated two-chip qs20 about one
+/// per two retirements of the anchor, so that its period (75k commands) is
+/// found after one period. A look there costs about 0.5M instructions, a
+/// tenth of the work between two; the young looks of a state about 23M.
 const YOUNG_SPACING: u64 = 1 << 11;
-const YOUNG_LOOKS: usize = 128;
+const YOUNG_LOOKS: usize = 48;
 /// Looks further apart than this many commands wait for a retirement of the
 /// anchor SPE (see `FastForward::anchor`).
 const ALIGN_SPACING: u64 = RECORD_SPACING;
