@@ -862,7 +862,7 @@ impl Machine {
                     self.submit_request(tid, req)?;
                     continue;
                 }
-                self.ff.disturbed = true;
+                self.disturb();
                 if self.threads[tid].is_native() {
                     self.poll_native(tid)?;
                 } else {
@@ -1013,7 +1013,7 @@ impl Machine {
 
     fn handle(&mut self, e: Event) {
         if self.ff.enabled && !self.in_shape(&e) {
-            self.ff.disturbed = true;
+            self.disturb();
         }
         match e {
             Event::Wake(tid) => {
@@ -1026,7 +1026,10 @@ impl Machine {
             Event::Snoop(op) => self.snoop(op),
             Event::DataReady(op) => self.data_ready(op),
             Event::Complete(op) => self.complete(op),
-            Event::Retire(p, slot, proxy) => self.retire(p, slot, proxy),
+            Event::Retire(p, slot, proxy) => {
+                self.retired_for_looks(p);
+                self.retire(p, slot, proxy)
+            }
             Event::Inject(r) => self.inject(Ramp(r)),
         }
     }

@@ -51,6 +51,16 @@ const MISSES: u32 = 2;
 /// Looks remembered (their shapes' hashes) to find periods longer than the
 /// spacing of looks, at most.
 const HISTORY: usize = 1 << 14;
+/// Looks are at most this many commands apart while the state has had
+/// fewer than [`YOUNG_LOOKS`] looks: on a saturated two-chip qs20 about one
+/// per two retirements of the anchor, so that its period (75k commands) is
+/// found after one period. A look there costs about 0.5M instructions, a
+/// tenth of the work between two; the young looks of a state about 23M.
+const YOUNG_SPACING: u64 = 1 << 11;
+const YOUNG_LOOKS: usize = 48;
+/// Looks further apart than this many commands wait for a retirement of the
+/// anchor SPE (see `FastForward::anchor`).
+const ALIGN_SPACING: u64 = RECORD_SPACING;
 
 /// The fast-forward's state (see the module docs).
 pub(crate) struct FastForward {
@@ -66,6 +76,17 @@ pub(crate) struct FastForward {
     looked: bool,
     jumped: bool,
     armed: Option<Armed>,
+    /// The SPE whose command retirements spaced-out looks wait for: looks
+    /// at a count of commands land anywhere in a period, so two of them see
+    /// the same phase only when their distance is a multiple of it (powers
+    /// of two rarely are: on a two-chip qs20 the period is 2352 commands);
+    /// looks at the first retirement of one SPE from a count on see one of
+    /// the few phases that SPE retires at, and find the period within a
+    /// few of its lengths. The first SPE to retire from a look's count on
+    /// becomes the anchor; a new state forgets it.
+    anchor: Option<u8>,
+    /// The anchor retired since the next look's count was reached.
+    aligned: bool,
     /// The byte moves of the period being recorded are logged.
     pub(super) recording: bool,
     /// Something the recording cannot replay happened.
@@ -109,8 +130,7 @@ struct Armed {
     at: Cycle,
     /// Requests alive at arming, by name, with their addresses.
     ops: Vec<(OpId, u32, Space)>,
-    /// Every queue entry's progress: SPE, proxy queue, slot, bytes
-    /// unrolled, issue number.
+    /// Every queue entry's progress (see `Progress`), in issue order.
     dones: Vec<Progress>,
     /// Every queue's next issue number (SPE by SPE, the SPU's then the proxy's).
     seqs: Vec<u64>,
@@ -127,7 +147,7 @@ struct Armed {
 
 /// A queue entry's progress: SPE, proxy queue, slot, bytes unrolled, issue
 /// number; its issue and start cycles relative to now (0: not started),
-/// which only the latencies read.
+/// which only the latencies read. Listed queue by queue in issue order.
 type Progress = (u8, bool, u8, u32, u64, Cycle, Cycle);
 
 /// A byte move of the recorded period: at the coherence point or on landing,
@@ -168,6 +188,8 @@ impl FastForward {
             looked: false,
             jumped: false,
             armed: None,
+            anchor: None,
+            aligned: false,
             recording: false,
             tainted: false,
             disturbed: false,
@@ -289,8 +311,45 @@ impl Machine {
     /// and jumps over whole periods of a steady state, ending before `limit`.
     #[inline]
     pub(super) fn maybe_fast_forward(&mut self, limit: Cycle) {
-        if self.ff.enabled && self.commands() >= self.ff.next_look && self.ready.is_empty() {
+        if !self.ff.enabled {
+            return;
+        }
+        // (Whether the anchor retired in this step.)
+        let aligned = std::mem::take(&mut self.ff.aligned);
+        let commands = self.commands();
+        if commands >= self.ff.next_look && self.ready.is_empty() {
+            let ff = &mut self.ff;
+            if ff.spacing > ALIGN_SPACING && !aligned && !ff.disturbed {
+                // Spaced-out looks wait for the anchor's next retirement,
+                // or look anyway when it does not come within a spacing.
+                if commands < ff.next_look + ff.spacing {
+                    return;
+                }
+                ff.anchor = None;
+            }
             self.look(limit);
+        }
+    }
+
+    /// Something outside shapes happened (an event, a program ran): the
+    /// state is a new one, looked at soon (a look far off, or a long
+    /// recording under way, would wait for a state that is gone).
+    #[inline]
+    pub(super) fn disturb(&mut self) {
+        if !self.ff.disturbed {
+            self.ff.disturbed = true;
+            let soon = self.commands() + self.ff.floor;
+            self.ff.next_look = self.ff.next_look.min(soon);
+        }
+    }
+
+    /// A command of SPE `p` retired: a spaced-out look may follow this step
+    /// (see `FastForward::anchor`).
+    #[inline]
+    pub(super) fn retired_for_looks(&mut self, p: u8) {
+        let ff = &mut self.ff;
+        if ff.spacing > ALIGN_SPACING && *ff.anchor.get_or_insert(p) == p {
+            ff.aligned = true;
         }
     }
 
@@ -314,6 +373,7 @@ impl Machine {
             (ff.looked, ff.jumped) = (false, false);
             ff.disarm();
             ff.history.clear();
+            ff.anchor = None;
             ff.spacing = ff.floor;
             ff.misses = 0;
             return;
@@ -359,7 +419,15 @@ impl Machine {
                 let ff = &mut self.ff;
                 ff.misses += 1;
                 if ff.misses >= MISSES {
-                    ff.spacing = (ff.spacing * 2).min(MAX_SPACING);
+                    // While the state is young, looks stay close enough to
+                    // see most phases of the anchor (each is then seen again
+                    // a period on); later, rarer.
+                    let max = if ff.history.len() < YOUNG_LOOKS {
+                        YOUNG_SPACING
+                    } else {
+                        MAX_SPACING
+                    };
+                    ff.spacing = (ff.spacing * 2).min(max).max(ff.spacing);
                     ff.misses = 0;
                 }
             }
@@ -416,6 +484,14 @@ impl Machine {
         let now = self.now;
         let mut s = Shape::new(now, Vec::new());
         let mut boundary = Cycle::MAX;
+        // Slots are named by their rank in issue order (see `CommandQueue::shape`).
+        let ranks: Vec<Vec<u8>> = self
+            .spes
+            .iter()
+            .flat_map(|u| [u.mfc.queue.ranks(), u.mfc.proxy.ranks()])
+            .collect();
+        let rank =
+            |p: u8, proxy: bool, slot: u8| ranks[p as usize * 2 + proxy as usize][slot as usize];
         self.calendar.for_each_in_order(|t, e| {
             if !self.in_shape(e) {
                 boundary = boundary.min(t);
@@ -426,7 +502,8 @@ impl Machine {
                 Event::Wake(tid) => s.raw(4 << 8 | (tid as u64) << 16),
                 Event::Enqueue(tid) => s.raw(5 << 8 | (tid as u64) << 16),
                 Event::Retire(p, slot, proxy) => {
-                    s.raw(6 << 8 | (p as u64) << 16 | (slot as u64) << 24 | (proxy as u64) << 32)
+                    let r = rank(p, proxy, slot) as u64;
+                    s.raw(6 << 8 | (p as u64) << 16 | r << 24 | (proxy as u64) << 32)
                 }
                 Event::Dmac(p) => s.raw(p as u64),
                 Event::Snoop(op) => {
@@ -469,6 +546,7 @@ impl Machine {
             let Owner::Mfc { spe, slot, proxy } = op.owner else {
                 continue;
             };
+            let slot = rank(spe, proxy, slot);
             for v in [spe as u64, slot as u64, proxy as u64, op.kind as u64] {
                 s.raw(v);
             }
@@ -582,7 +660,9 @@ impl Machine {
         let mut v = Vec::new();
         for (p, u) in self.spes.iter().enumerate() {
             for (proxy, q) in [(false, &u.mfc.queue), (true, &u.mfc.proxy)] {
-                v.extend(q.entries().map(|(s, e)| {
+                // In issue order: entries are compared by rank (see `CommandQueue::shape`).
+                v.extend(q.issue_order().into_iter().map(|s| {
+                    let e = q.get(s);
                     let started = if e.started {
                         self.now - e.started_at + 1
                     } else {
@@ -627,11 +707,12 @@ impl Machine {
         }
         let latencies = self.dma_latencies.is_some();
         for (
-            &(p, proxy, slot, done_a, seq_a, iss_a, st_a),
-            &(p2, proxy2, slot2, done_b, seq_b, iss_b, st_b),
+            &(p, proxy, _, done_a, seq_a, iss_a, st_a),
+            &(p2, proxy2, slot, done_b, seq_b, iss_b, st_b),
         ) in armed.dones.iter().zip(&progress)
         {
-            if (p, proxy, slot) != (p2, proxy2, slot2) {
+            // Entries of the same rank in the same queue (their slots may differ).
+            if (p, proxy) != (p2, proxy2) {
                 return false;
             }
             if seq_a != seq_b {
@@ -697,12 +778,14 @@ impl Machine {
                 (Some(a), Some(b)) if b <= a => {
                     let c = a - b;
                     if c > 0 {
-                        // The loop must not end within the jump or the
-                        // period after it (its program's code runs then).
-                        if b < 2 * c + 1 {
+                        // The loop must not end within the jump (its
+                        // program's code runs then): every take of the k
+                        // periods succeeds, as in the recorded one, when at
+                        // least one command is left after them.
+                        if b < c + 1 {
                             return false;
                         }
-                        k_max = k_max.min((b - c - 1) / c);
+                        k_max = k_max.min((b - 1) / c);
                     }
                     used[i] = c;
                 }
@@ -942,9 +1025,13 @@ impl Machine {
         self.ff.lines = pool;
     }
 
-    /// Whether a byte some recorded move reads is written by one.
+    /// Whether a byte some recorded move reads may be written by one: by
+    /// 128-byte lines, which may say yes where no byte is both (the replay
+    /// is then made `k` times, which is always right). Linear in the
+    /// period's moves: a bitmap of the local stores' lines, a set of
+    /// memory's.
     fn reads_what_it_writes(&self) -> bool {
-        // (store, first byte, end): store 0 is memory, 1 + n SPE n's local store.
+        // (store, first byte, bytes): store 0 is memory, 1 + n SPE n's local store.
         let mut reads = Vec::new();
         let mut writes = Vec::new();
         let ls = |spe: u8| spe as u64 + 1;
@@ -971,23 +1058,36 @@ impl Machine {
                 (OpKind::Write, false) if remote.0 != 0 => (None, Some(remote)),
                 _ => (None, None),
             };
-            reads.extend(from.map(|(s, a)| (s, a, a + n)));
-            writes.extend(to.map(|(s, a)| (s, a, a + n)));
+            reads.extend(from.map(|(s, a)| (s, a, n)));
+            writes.extend(to.map(|(s, a)| (s, a, n)));
         }
-        // The written bytes as disjoint runs, in order; then each read range
-        // looks for a run that meets it.
-        writes.sort_unstable();
-        let mut runs: Vec<(u64, u64, u64)> = Vec::with_capacity(writes.len());
-        for (s, lo, hi) in writes {
-            match runs.last_mut() {
-                Some(r) if r.0 == s && lo <= r.2 => r.2 = r.2.max(hi),
-                _ => runs.push((s, lo, hi)),
+        let lines = |a: u64, n: u64| (a >> 7)..=((a + n.max(1) - 1) >> 7);
+        let per_ls = self
+            .spes
+            .first()
+            .map_or(0, |u| u.ls.len() as u64)
+            .div_ceil(128);
+        let mut ls_lines = vec![false; self.spes.len() * per_ls as usize];
+        let mut memory_lines = std::collections::HashSet::new();
+        // (Local-store addresses wrap round.)
+        let index = |s: u64, line: u64| ((s - 1) * per_ls + line % per_ls) as usize;
+        for &(s, a, n) in &writes {
+            for line in lines(a, n) {
+                if s == 0 {
+                    memory_lines.insert(line);
+                } else {
+                    ls_lines[index(s, line)] = true;
+                }
             }
         }
-        reads.iter().any(|&(s, lo, hi)| {
-            // The first run that ends after `lo` in store `s`, or a later store.
-            let i = runs.partition_point(|r| (r.0, r.2) <= (s, lo));
-            runs.get(i).is_some_and(|r| r.0 == s && r.1 < hi)
+        reads.iter().any(|&(s, a, n)| {
+            lines(a, n).any(|line| {
+                if s == 0 {
+                    memory_lines.contains(&line)
+                } else {
+                    ls_lines[index(s, line)]
+                }
+            })
         })
     }
 

@@ -350,18 +350,49 @@ impl Entry {
 impl CommandQueue {
     /// Writes the queue (see [`crate::steady`]); the issue number of the
     /// next command is progress.
+    ///
+    /// Entries are written in issue order and slots named by their rank in
+    /// it ([`CommandQueue::ranks`]): which slot a command landed in is only
+    /// a name (a command takes any free slot; the DMAC picks, and
+    /// barriers and fences order, by issue number; at most one
+    /// `mfc_barrier` is completable at a time, the oldest entry), so a
+    /// state whose slots have turned round is the same state.
     pub(crate) fn shape(&self, s: &mut Shape) {
-        for e in &self.slots {
-            match e {
-                Some(e) => e.shape(s, self.next_seq),
-                None => s.raw(u64::MAX),
-            }
+        let order = self.issue_order();
+        let mut ranks = [u8::MAX; 256];
+        for (rank, &slot) in order.iter().enumerate() {
+            ranks[slot as usize] = rank as u8;
         }
+        s.raw(order.len() as u64);
+        order
+            .iter()
+            .for_each(|&slot| self.get(slot).shape(s, self.next_seq));
         s.raw(self.to_unroll.len() as u64);
-        self.to_unroll.iter().for_each(|&x| s.raw(x as u64));
+        self.to_unroll
+            .iter()
+            .for_each(|&x| s.raw(ranks[x as usize] as u64));
         for v in [self.reserved, self.used, self.ordered] {
             s.raw(v as u64);
         }
+    }
+
+    /// The live slots in issue order.
+    pub(crate) fn issue_order(&self) -> Vec<u8> {
+        if self.used == 0 {
+            return Vec::new();
+        }
+        let mut order: Vec<(u64, u8)> = self.entries().map(|(slot, e)| (e.seq, slot)).collect();
+        order.sort_unstable();
+        order.into_iter().map(|(_, slot)| slot).collect()
+    }
+
+    /// Per slot: its entry's rank in issue order (free slots: `u8::MAX`).
+    pub(crate) fn ranks(&self) -> Vec<u8> {
+        let mut ranks = vec![u8::MAX; self.slots.len()];
+        for (rank, slot) in self.issue_order().into_iter().enumerate() {
+            ranks[slot as usize] = rank as u8;
+        }
+        ranks
     }
 
     /// The issue number the next command gets.
