@@ -860,7 +860,12 @@ impl Machine {
                     self.submit_request(tid, req)?;
                     continue;
                 }
+                // A declared poll stands for its program's code: it ends a steady state.
                 self.ff.disturbed = true;
+                if let Some(req) = self.polling(tid) {
+                    self.submit_request(tid, req)?;
+                    continue;
+                }
                 if self.threads[tid].is_native() {
                     self.poll_native(tid)?;
                 } else {
