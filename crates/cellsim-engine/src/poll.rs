@@ -216,7 +216,10 @@ mod tests {
     #[test]
     fn rows_outside_the_local_store_or_too_long_are_refused() {
         assert!(row(0x3F80, 0).check(0x4000).is_ok());
-        assert!(row(0x3F81, 0).check(0x4000).unwrap_err().contains("outside"));
+        assert!(row(0x3F81, 0)
+            .check(0x4000)
+            .unwrap_err()
+            .contains("outside"));
         let big = PollRow {
             size: MAX_ROW_BYTES + 16,
             ..row(0, 0)

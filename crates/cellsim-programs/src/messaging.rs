@@ -34,8 +34,8 @@
 
 use cellsim_engine::memory_map::{ps, MemoryMap};
 use cellsim_engine::program::{Ppe, Spu};
-use cellsim_engine::PollRow;
 use cellsim_engine::time::Cycle;
+use cellsim_engine::PollRow;
 use serde::Deserialize;
 
 /// Most tasks (one per SPE of a two-chip blade).

@@ -86,7 +86,9 @@ fn both_ways(setup: impl Fn(bool) -> Machine) -> (String, String, u64) {
 }
 
 /// [`both_ways`], with what the fast-forward did.
-pub(crate) fn both_ways_stats(setup: impl Fn(bool) -> Machine) -> (String, String, FastForwardStats) {
+pub(crate) fn both_ways_stats(
+    setup: impl Fn(bool) -> Machine,
+) -> (String, String, FastForwardStats) {
     let mut runs = Vec::new();
     let mut stats = FastForwardStats::default();
     for reference in [true, false] {

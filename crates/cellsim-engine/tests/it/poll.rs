@@ -206,6 +206,9 @@ fn declared_polls_are_identical_both_ways() {
         let (reference, fast, _) = both_ways_stats(|r| setup("qs20-1chip", seed, true, r));
         assert_eq!(reference, fast, "seed {seed}");
         let (plain, _) = run("qs20-1chip", seed, false, true);
-        assert_eq!(plain, reference, "seed {seed}: plain against declared, reference path");
+        assert_eq!(
+            plain, reference,
+            "seed {seed}: plain against declared, reference path"
+        );
     }
 }
