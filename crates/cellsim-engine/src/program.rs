@@ -452,7 +452,7 @@ pub(crate) struct Port {
     /// A command loop the program declared with its last request.
     pub(crate) script: Cell<Option<Script>>,
     /// A polling loop the program declared with its last request.
-    pub(crate) poll: RefCell<Option<PollLoop>>,
+    pub(crate) poll: RefCell<Option<Box<PollLoop>>>,
 }
 
 /// The handle a native SPE program uses: the Rust twin of `spu_mfcio.h`.
@@ -611,7 +611,7 @@ impl Spu {
         }
         let p = PollLoop::new(pause, rows, self.port.ls.clone());
         let first = p.first();
-        *self.port.poll.borrow_mut() = Some(p);
+        *self.port.poll.borrow_mut() = Some(Box::new(p));
         self.call(first).await as usize
     }
     /// `mfc_barrier(tag)`.

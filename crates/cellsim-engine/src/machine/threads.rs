@@ -169,8 +169,9 @@ pub(crate) struct Thread {
     pub(crate) events: SpuEvents,
     /// A command loop it declared: the engine issues its commands.
     pub(crate) script: Option<Script>,
-    /// A polling loop it declared: the engine makes its requests.
-    pub(crate) poll: Option<PollLoop>,
+    /// A polling loop it declared: the engine makes its requests (boxed:
+    /// threads stay small for the hot loop).
+    pub(crate) poll: Option<Box<PollLoop>>,
     /// Polls made by the engine for its declared polling loops that ended.
     pub(crate) declared_polls: u64,
     /// The computation it runs, when that shares the local-store port with DMA.
