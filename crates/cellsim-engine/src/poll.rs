@@ -204,8 +204,8 @@ mod tests {
         assert_eq!(reqs[6], Request::Compute(200));
         assert!(matches!(reqs[7], Request::Mfc(c) if c.lsa == 0));
         // A byte of the second row changes: the loop ends after its next wait.
+        assert_eq!(reqs[8], Request::WriteTagMask(1));
         ls.write(0x100 + 127, &[1]);
-        assert_eq!(p.next(), Ok(Request::WriteTagMask(1)));
         assert_eq!(p.next(), Ok(Request::ReadTagStatus(TagUpdate::All)));
         assert!(matches!(p.next(), Ok(Request::Mfc(c)) if c.lsa == 0x100));
         assert_eq!(p.next(), Ok(Request::WriteTagMask(8)));
