@@ -855,14 +855,17 @@ impl Machine {
     pub fn advance(&mut self) -> Result<Step, SimError> {
         loop {
             while let Some(tid) = self.ready.pop_front() {
-                if let Some(req) = self.scripted(tid) {
-                    // Part of a steady state: the loop's position is in its shape.
-                    self.submit_request(tid, req)?;
-                    continue;
-                }
-                // A declared poll stands for its program's code: it ends a steady state.
-                self.ff.disturbed = true;
-                if let Some(req) = self.polling(tid) {
+                // A declared loop's command is part of a steady state (its
+                // position is in its shape); a declared poll's request stands
+                // for its program's code, which ends one.
+                let req = match self.scripted(tid) {
+                    Some(req) => Some(req),
+                    None => {
+                        self.ff.disturbed = true;
+                        self.polling(tid)
+                    }
+                };
+                if let Some(req) = req {
                     self.submit_request(tid, req)?;
                     continue;
                 }
