@@ -4,8 +4,10 @@ transmissions per SPE, one run each, on this machine's cores.
     python benches/mapping_5040.py                  # the whole sweep
     python benches/mapping_5040.py --mappings 64    # a sample, and the projected total
 
-Prints the wall time, runs per second, the engine events per run (what bounds
-it) and, for a sample, the projection to all 5040 mappings.
+Prints the wall time, runs per second, the engine events of one run (what
+bounds it: one more run of the first mapping, in this process), for a sample
+the projection to all 5040 mappings, and the cost of one mapping at the
+paper's 10^7 transmissions per SPE (projected linearly: the ring's rounds repeat).
 """
 
 from __future__ import annotations
@@ -13,11 +15,33 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from typing import Any
 
+from cellsim.machine import Machine
 from cellsim.messaging.explorer import all_mappings, make_points, point_key, run_point, settings_of
 from cellsim.messaging.patterns import ring_pattern
 from cellsim.messaging.simulate import DEFAULTS
 from cellsim.sweep import run_sweep
+
+PAPER_TRANSMISSIONS = 10**7
+
+
+def events_of_one_run(point: dict[str, Any]) -> int:
+    """Engine events of one run of `point` (read from the run's statistics)."""
+    seen: dict[str, int] = {}
+    run = Machine.run
+
+    def counted(self: Machine, *args: Any, **kwargs: Any) -> Any:
+        result = run(self, *args, **kwargs)
+        seen["events"] = int(result.stats["events"])
+        return result
+
+    Machine.run = counted  # type: ignore[method-assign]
+    try:
+        run_point(point)
+    finally:
+        Machine.run = run  # type: ignore[method-assign]
+    return seen["events"]
 
 
 def main() -> None:
@@ -55,6 +79,14 @@ def main() -> None:
     )
     if len(maps) < total:
         print(f"projected for all {total} mappings: {wall * total / len(maps) / 60:.1f} min")
+    per_run = wall * a.workers / len(maps)
+    paper = per_run * PAPER_TRANSMISSIONS / a.transmissions
+    print(
+        f"one mapping at {PAPER_TRANSMISSIONS:.0e} transmissions per SPE: "
+        f"{paper / 60:.1f} core-min (projected)"
+    )
+    events = events_of_one_run(pts[0])
+    print(f"engine events of one run: {events:,} ({events / (8 * a.transmissions):.1f} per transmission)")
 
 
 if __name__ == "__main__":

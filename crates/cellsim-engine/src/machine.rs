@@ -857,12 +857,20 @@ impl Machine {
     pub fn advance(&mut self) -> Result<Step, SimError> {
         loop {
             while let Some(tid) = self.ready.pop_front() {
-                if let Some(req) = self.scripted(tid) {
-                    // Part of a steady state: the loop's position is in its shape.
+                // A declared loop's command is part of a steady state (its
+                // position is in its shape); a declared poll's request stands
+                // for its program's code, which ends one.
+                let req = match self.scripted(tid) {
+                    Some(req) => Some(req),
+                    None => {
+                        self.disturb();
+                        self.polling(tid)
+                    }
+                };
+                if let Some(req) = req {
                     self.submit_request(tid, req)?;
                     continue;
                 }
-                self.disturb();
                 if self.threads[tid].is_native() {
                     self.poll_native(tid)?;
                 } else {

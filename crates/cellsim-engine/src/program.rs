@@ -29,10 +29,11 @@
 use crate::error::MfcErrorKind;
 use crate::mfc::command::{MfcCommand, Opcode};
 use crate::mfc::tags::TagUpdate;
+use crate::poll::{PollLoop, PollRow, MAX_ROWS};
 use crate::script::Script;
 use crate::storage::Storage;
 use crate::time::Cycle;
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
@@ -450,6 +451,8 @@ pub(crate) struct Port {
     ls_top: u32,
     /// A command loop the program declared with its last request.
     pub(crate) script: Cell<Option<Script>>,
+    /// A polling loop the program declared with its last request.
+    pub(crate) poll: RefCell<Option<Box<PollLoop>>>,
 }
 
 /// The handle a native SPE program uses: the Rust twin of `spu_mfcio.h`.
@@ -477,6 +480,7 @@ impl Spu {
             ls_next: Cell::new(ls_reserved),
             ls_top: top,
             script: Cell::new(None),
+            poll: RefCell::new(None),
         });
         (Spu { port: port.clone() }, port)
     }
@@ -576,6 +580,39 @@ impl Spu {
         let first = script.take().expect("a script has a command");
         self.port.script.set(Some(script));
         self.call(Request::Mfc(first)).await;
+    }
+    /// A polling loop: the same requests, at the same cycles, as
+    /// ```text
+    /// loop {
+    ///     compute(pause);
+    ///     for (i, r) in rows.iter().enumerate() {
+    ///         mfc_get(r.lsa, r.ea, r.size, r.tag);
+    ///         mfc_write_tag_mask(1 << r.tag);
+    ///         mfc_read_tag_status_all();
+    ///         if r's bytes in the local store differ from what they held
+    ///             when mfc_poll was called { return i; }
+    ///     }
+    /// }
+    /// ```
+    /// but the engine makes them itself and runs the program again only
+    /// when a row has changed (see [`crate::poll`]). `rows`: 1 to
+    /// [`MAX_ROWS`], each inside the local store; a program that breaks
+    /// this panics (an error of the run).
+    pub async fn mfc_poll(&self, pause: Cycle, rows: &[PollRow]) -> usize {
+        assert!(
+            (1..=MAX_ROWS).contains(&rows.len()),
+            "mfc_poll: 1 to {MAX_ROWS} rows, not {}",
+            rows.len()
+        );
+        for r in rows {
+            if let Err(e) = r.check(self.port.ls.len()) {
+                panic!("{e}");
+            }
+        }
+        let p = PollLoop::new(pause, rows, self.port.ls.clone());
+        let first = p.first();
+        *self.port.poll.borrow_mut() = Some(Box::new(p));
+        self.call(first).await as usize
     }
     /// `mfc_barrier(tag)`.
     pub async fn mfc_barrier(&self, tag: u32) {
@@ -758,6 +795,7 @@ impl Ppe {
             ls_next: Cell::new(0),
             ls_top: 0,
             script: Cell::new(None),
+            poll: RefCell::new(None),
         });
         (Ppe { port: port.clone() }, port)
     }

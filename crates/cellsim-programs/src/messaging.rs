@@ -35,6 +35,7 @@
 use cellsim_engine::memory_map::{ps, MemoryMap};
 use cellsim_engine::program::{Ppe, Spu};
 use cellsim_engine::time::Cycle;
+use cellsim_engine::PollRow;
 use serde::Deserialize;
 
 /// Most tasks (one per SPE of a two-chip blade).
@@ -152,6 +153,14 @@ pub fn packet_size(bytes: u32, packet: u32, index: u32) -> u32 {
 /// Packets per iteration of a stream of `bytes` per iteration.
 pub fn packets_per_iteration(bytes: u32, packet: u32) -> u32 {
     bytes.div_ceil(packet).max(1)
+}
+
+/// Rows the last idle wait ([`Endpoint::idle`]) fetched: the next round
+/// reads them from the local store instead of getting them again.
+#[derive(Debug, Clone, Copy, Default)]
+struct Fresh {
+    notifications: bool,
+    acks: bool,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -350,32 +359,55 @@ impl Endpoint {
     /// Reads this task's notification row with one get and updates what
     /// every in-peer has notified.
     pub async fn poll_notifications(&mut self) {
-        let row = self.notify_ea + self.task as u64 * self.row_bytes;
-        self.spu
-            .mfc_get(self.row_lsa, row, self.ntasks * SLOT_BYTES as u32, TAG_POLL)
-            .await;
-        self.spu.mfc_write_tag_mask(1 << TAG_POLL).await;
+        self.fetch(self.notification_row()).await;
+        self.read_notifications();
+    }
+
+    /// Reads this task's acknowledgement row with one get; returns whether
+    /// any buffer was freed.
+    pub async fn poll_acks(&mut self) -> bool {
+        self.fetch(self.ack_row()).await;
+        self.read_acks()
+    }
+
+    /// This task's notification row and its local-store buffer.
+    fn notification_row(&self) -> PollRow {
+        PollRow {
+            lsa: self.row_lsa,
+            ea: self.notify_ea + self.task as u64 * self.row_bytes,
+            size: self.ntasks * SLOT_BYTES as u32,
+            tag: TAG_POLL,
+        }
+    }
+
+    /// This task's acknowledgement row and its local-store buffer.
+    fn ack_row(&self) -> PollRow {
+        PollRow {
+            lsa: self.ackrow_lsa,
+            ea: self.ack_ea + self.task as u64 * self.row_bytes,
+            size: self.ntasks * SLOT_BYTES as u32,
+            tag: TAG_POLL,
+        }
+    }
+
+    /// Gets a row and waits for it.
+    async fn fetch(&self, r: PollRow) {
+        self.spu.mfc_get(r.lsa, r.ea, r.size, r.tag).await;
+        self.spu.mfc_write_tag_mask(1 << r.tag).await;
         self.spu.mfc_read_tag_status_all().await;
+    }
+
+    /// What every in-peer has notified, from the row in the local store.
+    fn read_notifications(&mut self) {
         for j in 0..self.n_in {
             let at = self.row_lsa + self.ins[j].task * SLOT_BYTES as u32;
             self.notified[j] = self.spu.ls_read_u32(at);
         }
     }
 
-    /// Reads this task's acknowledgement row with one get; returns whether
-    /// any buffer was freed.
-    pub async fn poll_acks(&mut self) -> bool {
-        let row = self.ack_ea + self.task as u64 * self.row_bytes;
-        self.spu
-            .mfc_get(
-                self.ackrow_lsa,
-                row,
-                self.ntasks * SLOT_BYTES as u32,
-                TAG_POLL,
-            )
-            .await;
-        self.spu.mfc_write_tag_mask(1 << TAG_POLL).await;
-        self.spu.mfc_read_tag_status_all().await;
+    /// The acknowledgements, from the row in the local store; whether any
+    /// buffer was freed.
+    fn read_acks(&mut self) -> bool {
         let mut freed = false;
         for o in 0..self.n_out {
             let at = self.ackrow_lsa + self.outs[o].task * SLOT_BYTES as u32;
@@ -386,6 +418,54 @@ impl Endpoint {
             }
         }
         freed
+    }
+
+    /// [`Endpoint::poll_notifications`], or only its reading when `fresh`
+    /// says the row is in the local store already.
+    async fn notifications(&mut self, fresh: &mut Fresh) {
+        if !std::mem::take(&mut fresh.notifications) {
+            self.fetch(self.notification_row()).await;
+        }
+        self.read_notifications();
+    }
+
+    /// [`Endpoint::poll_acks`], or only its reading when `fresh` says the
+    /// row is in the local store already.
+    async fn acks(&mut self, fresh: &mut Fresh) -> bool {
+        if !std::mem::take(&mut fresh.acks) {
+            self.fetch(self.ack_row()).await;
+        }
+        self.read_acks()
+    }
+
+    /// After a round of the task's loop that made no progress: what the
+    /// plain loop does next, `compute(poll_cycles)` and rounds that poll the
+    /// notification row (when `notifications`) and the acknowledgement row
+    /// (when `acks`) and find them as they were, declared to the engine as
+    /// one polling loop (`Spu::mfc_poll`). It returns once a row fetched
+    /// differs: the rows fetched in that last round are in the local store
+    /// ([`Fresh`]), and the task's loop goes on from there, as the plain
+    /// loop would (a row as it was gives the round no progress: the round
+    /// before saw the same with the same state).
+    async fn idle(&mut self, notifications: bool, acks: bool) -> Fresh {
+        let mut rows = [self.notification_row(); 2];
+        let mut n = 0;
+        if notifications {
+            n += 1;
+        }
+        if acks {
+            rows[n] = self.ack_row();
+            n += 1;
+        }
+        if n == 0 {
+            self.spu.compute(self.poll_cycles).await;
+            return Fresh::default();
+        }
+        let changed = self.spu.mfc_poll(self.poll_cycles, &rows[..n]).await;
+        Fresh {
+            notifications,
+            acks: acks && changed == n - 1,
+        }
     }
 
     /// Packets in-peer `j` has notified that are not pulled yet.
@@ -473,6 +553,7 @@ pub async fn forward_task(spu: Spu, argp: u64, envp: u64) -> u32 {
     // Received packets whose receive buffer is free again (forwarded or absorbed).
     let mut done = [0u32; MAX_PEERS];
     let mut order = [0usize; MAX_PEERS * MAX_NBUF as usize];
+    let mut fresh = Fresh::default();
     loop {
         let mut progressed = false;
         // 1. initial packets, as buffers allow
@@ -486,7 +567,7 @@ pub async fn forward_task(spu: Spu, argp: u64, envp: u64) -> u32 {
         }
         // 2. pull what was notified into free receive buffers
         if (0..ep.n_in).any(|j| ep.pulled[j] < ep.ins[j].target) {
-            ep.poll_notifications().await;
+            ep.notifications(&mut fresh).await;
             let mut n = 0;
             for j in 0..ep.n_in {
                 while ep.pending(j) > 0
@@ -524,7 +605,7 @@ pub async fn forward_task(spu: Spu, argp: u64, envp: u64) -> u32 {
             }
         }
         // 4. acknowledgements
-        if !ep.all_acked() && ep.poll_acks().await {
+        if !ep.all_acked() && ep.acks(&mut fresh).await {
             progressed = true;
         }
         let received = (0..ep.n_in).all(|j| done[j] == ep.ins[j].target);
@@ -533,7 +614,8 @@ pub async fn forward_task(spu: Spu, argp: u64, envp: u64) -> u32 {
             break;
         }
         if !progressed {
-            spu.compute(ep.poll_cycles).await;
+            let polls = (0..ep.n_in).any(|j| ep.pulled[j] < ep.ins[j].target);
+            fresh = ep.idle(polls, !ep.all_acked()).await;
         }
     }
     ep.close().await;
@@ -570,6 +652,7 @@ pub async fn exchange_task(spu: Spu, argp: u64, envp: u64) -> u32 {
     }
     let mut order = [0usize; MAX_PEERS * MAX_NBUF as usize];
     let mut iter = 0u32;
+    let mut fresh = Fresh::default();
     loop {
         let mut progressed = false;
         // 1. this iteration's sends, once the last iteration's data is in
@@ -590,7 +673,7 @@ pub async fn exchange_task(spu: Spu, argp: u64, envp: u64) -> u32 {
         }
         // 2. receive what was notified
         if (0..ep.n_in).any(|j| ep.pulled[j] < ep.ins[j].target) {
-            ep.poll_notifications().await;
+            ep.notifications(&mut fresh).await;
             let mut n = 0;
             for j in 0..ep.n_in {
                 while ep.pending(j) > 0 && ep.pulled[j] < ep.ins[j].target {
@@ -615,7 +698,7 @@ pub async fn exchange_task(spu: Spu, argp: u64, envp: u64) -> u32 {
             }
         }
         // 3. acknowledgements
-        if !ep.all_acked() && ep.poll_acks().await {
+        if !ep.all_acked() && ep.acks(&mut fresh).await {
             progressed = true;
         }
         let received = (0..ep.n_in).all(|j| ep.recvd[j] == ep.ins[j].target);
@@ -623,7 +706,8 @@ pub async fn exchange_task(spu: Spu, argp: u64, envp: u64) -> u32 {
             break;
         }
         if !progressed {
-            spu.compute(ep.poll_cycles).await;
+            let polls = (0..ep.n_in).any(|j| ep.pulled[j] < ep.ins[j].target);
+            fresh = ep.idle(polls, !ep.all_acked()).await;
         }
     }
     ep.close().await;

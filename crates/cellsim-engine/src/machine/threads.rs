@@ -22,6 +22,7 @@ use crate::memory_map::{ps, Target};
 use crate::mfc::command::MfcCommand;
 use crate::mfc::list::{check_element, ListElement};
 use crate::mfc::tags::TagUpdate;
+use crate::poll::PollLoop;
 use crate::program::{Channel, Port, ProgramFuture, Request};
 use crate::script::Script;
 use crate::steady::Shape;
@@ -168,6 +169,11 @@ pub(crate) struct Thread {
     pub(crate) events: SpuEvents,
     /// A command loop it declared: the engine issues its commands.
     pub(crate) script: Option<Script>,
+    /// A polling loop it declared: the engine makes its requests (boxed:
+    /// threads stay small for the hot loop).
+    pub(crate) poll: Option<Box<PollLoop>>,
+    /// Polls made by the engine for its declared polling loops that ended.
+    pub(crate) declared_polls: u64,
     /// The computation it runs, when that shares the local-store port with DMA.
     pub(crate) ls_compute: Option<PortShare>,
 }
@@ -197,6 +203,8 @@ impl Thread {
             calls: LastCalls::default(),
             events: SpuEvents::default(),
             script: None,
+            poll: None,
+            declared_polls: 0,
             ls_compute: None,
         }
     }
@@ -325,8 +333,14 @@ impl Machine {
             Ok(Poll::Ready(code)) => Request::Exit(code),
             Ok(Poll::Pending) => match port.request.take() {
                 Some(req) => {
-                    if let Some(script) = port.script.take() {
-                        self.threads[tid].script = (script.left > 0).then_some(script);
+                    let script = port.script.take();
+                    let poll = port.poll.borrow_mut().take();
+                    let th = &mut self.threads[tid];
+                    if let Some(script) = script {
+                        th.script = (script.left > 0).then_some(script);
+                    }
+                    if poll.is_some() {
+                        th.poll = poll;
                     }
                     req
                 }
@@ -357,6 +371,33 @@ impl Machine {
         }
         th.take_reply();
         Some(Request::Mfc(cmd))
+    }
+
+    /// The next request of the polling loop `tid` declared, if it is in one
+    /// and its rows are as they were; when a row has changed, the loop ends
+    /// and the row's index is the reply its program gets (`None`).
+    #[inline]
+    pub(super) fn polling(&mut self, tid: ThreadId) -> Option<Request> {
+        let th = &mut self.threads[tid];
+        let p = th.poll.as_mut()?;
+        match p.next() {
+            Ok(req) => {
+                th.take_reply();
+                Some(req)
+            }
+            Err(row) => {
+                th.declared_polls += p.polls;
+                th.poll = None;
+                th.reply = row as u64;
+                None
+            }
+        }
+    }
+
+    /// Polls the engine made for declared polling loops that have ended
+    /// (`Spu::mfc_poll`): each a program wake-up saved, bus traffic the same.
+    pub fn declared_polls(&self) -> u64 {
+        self.threads.iter().map(|t| t.declared_polls).sum()
     }
 
     /// Handles a thread's request at the current cycle.

@@ -32,7 +32,7 @@ enum Step {
 }
 
 /// Everything observable about a finished run.
-fn observe(m: &Machine, outcome: Result<(), String>) -> String {
+pub(crate) fn observe(m: &Machine, outcome: Result<(), String>) -> String {
     let s = m.summary();
     let mut out = format!("{outcome:?}\ncycles {}\n", s.cycles);
     for t in &s.threads {
@@ -86,7 +86,9 @@ fn both_ways(setup: impl Fn(bool) -> Machine) -> (String, String, u64) {
 }
 
 /// [`both_ways`], with what the fast-forward did.
-fn both_ways_stats(setup: impl Fn(bool) -> Machine) -> (String, String, FastForwardStats) {
+pub(crate) fn both_ways_stats(
+    setup: impl Fn(bool) -> Machine,
+) -> (String, String, FastForwardStats) {
     let mut runs = Vec::new();
     let mut stats = FastForwardStats::default();
     for reference in [true, false] {
@@ -103,7 +105,7 @@ fn both_ways_stats(setup: impl Fn(bool) -> Machine) -> (String, String, FastForw
     (runs.pop().unwrap(), fast, stats)
 }
 
-fn prepared(preset: &str, overrides: &[&str], seed: u64, reference: bool) -> Machine {
+pub(crate) fn prepared(preset: &str, overrides: &[&str], seed: u64, reference: bool) -> Machine {
     let mut m = machine_of(preset, overrides, seed);
     m.set_exact_reference(reference);
     assert_eq!(m.exact_reference(), reference);

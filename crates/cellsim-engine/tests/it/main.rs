@@ -26,6 +26,7 @@ mod invariants;
 mod ls_port;
 mod mix;
 mod ordering;
+mod poll;
 mod ppe_cache;
 mod runaway;
 mod sync;
