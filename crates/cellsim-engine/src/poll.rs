@@ -147,14 +147,7 @@ impl PollLoop {
 
     fn get(&self, i: u8) -> Request {
         let r = self.row(i);
-        Request::Mfc(MfcCommand {
-            op: Opcode::Get,
-            lsa: r.lsa,
-            ea: r.ea,
-            size: r.size,
-            tag: r.tag,
-            list: 0,
-        })
+        Request::Mfc(MfcCommand::single(Opcode::Get, r.lsa, r.ea, r.size, r.tag))
     }
 
     /// Whether row `i`'s bytes in the local store differ from what was seen.

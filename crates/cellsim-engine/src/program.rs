@@ -856,26 +856,12 @@ impl Ppe {
     }
     /// `spe_mfcio_get(spe, ls, ea, size, tag)`: a proxy DMA into an SPE's local store.
     pub async fn proxy_get(&self, spe: u32, lsa: u32, ea: u64, size: u32, tag: u32) {
-        let cmd = MfcCommand {
-            op: Opcode::Get,
-            lsa,
-            ea,
-            size,
-            tag,
-            list: 0,
-        };
+        let cmd = MfcCommand::single(Opcode::Get, lsa, ea, size, tag);
         self.call(Request::ProxyMfc { spe, cmd }).await;
     }
     /// `spe_mfcio_put(spe, ls, ea, size, tag)`.
     pub async fn proxy_put(&self, spe: u32, lsa: u32, ea: u64, size: u32, tag: u32) {
-        let cmd = MfcCommand {
-            op: Opcode::Put,
-            lsa,
-            ea,
-            size,
-            tag,
-            list: 0,
-        };
+        let cmd = MfcCommand::single(Opcode::Put, lsa, ea, size, tag);
         self.call(Request::ProxyMfc { spe, cmd }).await;
     }
     /// `spe_mfcio_tag_status_read(spe, mask, SPE_TAG_ALL)`.

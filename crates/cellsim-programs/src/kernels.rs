@@ -99,14 +99,7 @@ pub async fn stream(spu: Spu, p: Stream) -> u32 {
     spu.mfc_write_tag_mask(0b11).await;
     // `for _ in 0..pairs { mfc_get(a, ...); mfc_put(b, ...) }`, declared as
     // a loop so that a steady state can span its commands.
-    let cmd = |op, lsa, ea, tag| MfcCommand {
-        op,
-        lsa,
-        ea,
-        size: p.size,
-        tag,
-        list: 0,
-    };
+    let cmd = |op, lsa, ea, tag| MfcCommand::single(op, lsa, ea, p.size, tag);
     let body = [
         cmd(Opcode::Get, a, p.get_ea, 0),
         cmd(Opcode::Put, b, p.put_ea, 1),

@@ -372,19 +372,19 @@ impl Endpoint {
 
     /// This task's notification row and its local-store buffer.
     fn notification_row(&self) -> PollRow {
-        PollRow {
-            lsa: self.row_lsa,
-            ea: self.notify_ea + self.task as u64 * self.row_bytes,
-            size: self.ntasks * SLOT_BYTES as u32,
-            tag: TAG_POLL,
-        }
+        self.own_row(self.notify_ea, self.row_lsa)
     }
 
     /// This task's acknowledgement row and its local-store buffer.
     fn ack_row(&self) -> PollRow {
+        self.own_row(self.ack_ea, self.ackrow_lsa)
+    }
+
+    /// This task's row of the matrix at `matrix_ea`, polled into `lsa`.
+    fn own_row(&self, matrix_ea: u64, lsa: u32) -> PollRow {
         PollRow {
-            lsa: self.ackrow_lsa,
-            ea: self.ack_ea + self.task as u64 * self.row_bytes,
+            lsa,
+            ea: matrix_ea + self.task as u64 * self.row_bytes,
             size: self.ntasks * SLOT_BYTES as u32,
             tag: TAG_POLL,
         }

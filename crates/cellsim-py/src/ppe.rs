@@ -191,14 +191,7 @@ impl PyEngine {
             tid,
             Request::ProxyMfc {
                 spe,
-                cmd: MfcCommand {
-                    op,
-                    lsa,
-                    ea,
-                    size,
-                    tag,
-                    list: 0,
-                },
+                cmd: MfcCommand::single(op, lsa, ea, size, tag),
             },
         )
     }

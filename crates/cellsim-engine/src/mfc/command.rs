@@ -238,6 +238,18 @@ impl fmt::Display for MfcCommand {
 }
 
 impl MfcCommand {
+    /// A command that is not a list command.
+    pub fn single(op: Opcode, lsa: u32, ea: u64, size: u32, tag: u32) -> MfcCommand {
+        MfcCommand {
+            op,
+            lsa,
+            ea,
+            size,
+            tag,
+            list: 0,
+        }
+    }
+
     /// Checks the architecture's rules that do not depend on the address map
     /// (a list's elements are checked by [`super::list`]).
     pub fn check(&self, ls_bytes: u32) -> Result<(), (MfcErrorKind, String)> {

@@ -430,14 +430,7 @@ mod tests {
 
     fn entry(op: Opcode, tag: u32) -> Entry {
         Entry {
-            cmd: MfcCommand {
-                op,
-                lsa: 0,
-                ea: 0,
-                size: 128,
-                tag,
-                list: 0,
-            },
+            cmd: MfcCommand::single(op, 0, 0, 128, tag),
             seq: 0,
             ready_at: 0,
             seg: Segment {

@@ -9,14 +9,7 @@ use cellsim_engine::{
 };
 
 fn get(lsa: u32, ea: u64, size: u32, tag: u32) -> Request {
-    Request::Mfc(MfcCommand {
-        op: Opcode::Get,
-        lsa,
-        ea,
-        size,
-        tag,
-        list: 0,
-    })
+    Request::Mfc(MfcCommand::single(Opcode::Get, lsa, ea, size, tag))
 }
 
 fn resume(m: &mut Machine) -> (usize, u64) {
@@ -186,14 +179,13 @@ fn blocked_waits_that_will_be_satisfied_are_not_deadlocks() {
         Request::ReadTagStatus(TagUpdate::All).describe(0xf),
         "mfc_read_tag_status_all(mask=0xf)"
     );
-    let put = Request::Mfc(MfcCommand {
-        op: Opcode::PutF,
-        lsa: 0x100,
-        ea: MemoryMap::ls_ea(1),
-        size: 128,
-        tag: 3,
-        list: 0,
-    });
+    let put = Request::Mfc(MfcCommand::single(
+        Opcode::PutF,
+        0x100,
+        MemoryMap::ls_ea(1),
+        128,
+        3,
+    ));
     assert_eq!(
         put.describe(0),
         "mfc_putf(ls=0x100, ea=0x1000100000, size=128, tag=3)"

@@ -161,23 +161,15 @@ fn requests(steps: &[MixStep]) -> Vec<Request> {
                     (false, Order::Barrier) => Opcode::PutB,
                     (false, _) => Opcode::Put,
                 };
-                out.push(Request::Mfc(MfcCommand {
-                    op,
-                    lsa,
-                    ea,
-                    size,
-                    tag,
-                    list: 0,
-                }));
+                out.push(Request::Mfc(MfcCommand::single(op, lsa, ea, size, tag)));
             }
-            MixStep::MfcBarrier(tag) => out.push(Request::Mfc(MfcCommand {
-                op: Opcode::Barrier,
-                lsa: 0,
-                ea: 0,
-                size: 0,
+            MixStep::MfcBarrier(tag) => out.push(Request::Mfc(MfcCommand::single(
+                Opcode::Barrier,
+                0,
+                0,
+                0,
                 tag,
-                list: 0,
-            })),
+            ))),
             MixStep::Wait { mask, any } => {
                 out.push(Request::WriteTagMask(mask));
                 out.push(Request::ReadTagStatus(if any {

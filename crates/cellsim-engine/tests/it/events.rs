@@ -454,14 +454,7 @@ fn no_fast_forward_jump_while_an_spu_tracks_events() {
         for s in 0..6u32 {
             m.spawn_native(s, 0, 0, move |spu| async move {
                 let peer = MemoryMap::ls_ea(s ^ 1);
-                let dma = |op, lsa, ea, tag| MfcCommand {
-                    op,
-                    lsa,
-                    ea,
-                    size: 16384,
-                    tag,
-                    list: 0,
-                };
+                let dma = |op, lsa, ea, tag| MfcCommand::single(op, lsa, ea, 16384, tag);
                 let get = dma(Opcode::Get, 0x10000, peer + 0x20000, 0);
                 let put = dma(Opcode::Put, 0x14000, peer + 0x30000, 1);
                 spu.mfc_repeat(&[get, put], 64).await;

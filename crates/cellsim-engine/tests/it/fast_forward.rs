@@ -454,14 +454,7 @@ fn declared_loops(spes: usize, seed: u64, long: bool, plain: bool) -> Vec<Declar
                             + LS_LOW as u64
                             + below(8) * 0x4000
                     };
-                    MfcCommand {
-                        op,
-                        lsa,
-                        ea,
-                        size,
-                        tag: below(4) as u32,
-                        list: 0,
-                    }
+                    MfcCommand::single(op, lsa, ea, size, below(4) as u32)
                 })
                 .collect();
             Declared {
@@ -557,14 +550,7 @@ fn two_chip_saturation(seed: u64, pairs: u32, size: u32) -> (String, String, Fas
         let mut m = prepared("qs20", &[], seed, reference);
         for s in 0..m.spe_count() as u32 {
             // The `stream` kernel's loop, declared.
-            let cmd = |op, lsa, ea, tag| MfcCommand {
-                op,
-                lsa,
-                ea,
-                size,
-                tag,
-                list: 0,
-            };
+            let cmd = |op, lsa, ea, tag| MfcCommand::single(op, lsa, ea, size, tag);
             let d = Declared {
                 delay: 0,
                 body: vec![
