@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypedDict, cast
 
@@ -18,6 +19,7 @@ __all__ = [
     "MessagingSettings",
     "VariationFlags",
     "default_sweep_path",
+    "library_options",
     "one_contexts",
     "one_mode",
     "variation_flags",
@@ -64,6 +66,15 @@ VARIATION_OPTIONS = (
         "hypervisor_spe", "int", "physical SPE of the PS3 hypervisor", default_note="the first hidden one"
     ),
 )
+
+
+def library_options(default: int | None = None, default_note: str = "") -> tuple[Option, ...]:
+    """:data:`LIBRARY_OPTIONS` with an experiment's default number of transmissions."""
+    return tuple(
+        replace(o, default=default, default_note=default_note) if o.name == "transmissions" else o
+        for o in LIBRARY_OPTIONS
+    )
+
 
 SWEEP_OPTIONS = (
     Option("workers", "int", "local worker processes", default_note="all cores"),

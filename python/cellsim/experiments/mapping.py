@@ -56,12 +56,12 @@ from . import Experiment, Option, Table
 from ._common import ProgressFn, compare_row, save_figure
 from ._mapping_statements import cross_quantities
 from ._messaging import (
-    LIBRARY_OPTIONS,
     SWEEP_OPTIONS,
     VARIATION_OPTIONS,
     MessagingSettings,
     VariationFlags,
     default_sweep_path,
+    library_options,
     one_contexts,
     one_mode,
     variation_flags,
@@ -455,7 +455,10 @@ def plot_figures(groups: dict[str, list[dict[str, Any]]], path: str | PathLike[s
 EXPERIMENT = Experiment.of_module(
     __name__,
     options=(
-        *LIBRARY_OPTIONS,
+        *library_options(
+            default_note=f"the figures': {PS3_TRANSMISSIONS} on the PS3, {DEFAULT_TRANSMISSIONS} on the "
+            f"QS22; {DEFAULT_TRANSMISSIONS} with settings of its own"
+        ),
         Option("runs", "int", "runs per mapping", default=DEFAULT_RUNS, default_note="as the paper"),
         Option(
             "placement_per",

@@ -30,9 +30,9 @@ from ..messaging.target import resolve
 from . import Experiment, Option, Table
 from ._common import save_figure
 from ._messaging import (
-    LIBRARY_OPTIONS,
     VARIATION_OPTIONS,
     MessagingSettings,
+    library_options,
     one_contexts,
     one_mode,
     variation_from,
@@ -187,7 +187,7 @@ EXPERIMENT = Experiment.of_module(
     __name__,
     options=(
         Option("mapping", "str", "task i on logical SPE a_i, e.g. [02467531]", default_note="the identity"),
-        *LIBRARY_OPTIONS,
+        *library_options(DEFAULT_TRANSMISSIONS),
         Option("runs", "int", "runs", default=1),
         *VARIATION_OPTIONS,
     ),
