@@ -59,8 +59,15 @@ impl Rng {
         if p >= 1.0 {
             return 1;
         }
+        self.geometric_ln((1.0 - p).ln())
+    }
+
+    /// [`Rng::geometric`] for `p < 1` given `ln_q = (1 - p).ln()`: a source
+    /// drawing many gaps at one rate takes the logarithm once (same values).
+    #[inline]
+    pub fn geometric_ln(&mut self, ln_q: f64) -> u64 {
         let u = 1.0 - self.unit(); // (0, 1]
-        ((u.ln() / (1.0 - p).ln()).floor() as u64).saturating_add(1)
+        ((u.ln() / ln_q).floor() as u64).saturating_add(1)
     }
 
     /// Fisher-Yates shuffle.

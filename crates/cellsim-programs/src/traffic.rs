@@ -14,7 +14,8 @@ use cellsim_engine::{Machine, SimError};
 /// Uniform random traffic at `rate` transfers per ramp per bus cycle.
 #[derive(Debug, Clone, Copy)]
 pub struct Uniform {
-    rate: f64,
+    /// `(1 - rate).ln()` for the gaps (none at rate 1: every gap is 1).
+    ln_q: Option<f64>,
 }
 
 impl Uniform {
@@ -25,13 +26,16 @@ impl Uniform {
                 "injection rate {rate} must be in (0, 1] transfers per ramp per bus cycle"
             )));
         }
-        Ok(Uniform { rate })
+        Ok(Uniform {
+            ln_q: (rate < 1.0).then(|| (1.0 - rate).ln()),
+        })
     }
 }
 
 impl TrafficSource for Uniform {
     fn gap(&mut self, _src: Ramp, rng: &mut Rng) -> Option<u64> {
-        Some(rng.geometric(self.rate))
+        // As `rng.geometric(rate)`, without a logarithm per gap.
+        Some(self.ln_q.map_or(1, |l| rng.geometric_ln(l)))
     }
 
     fn destination(&mut self, src: Ramp, rng: &mut Rng) -> Ramp {

@@ -74,16 +74,16 @@ impl CommandBus {
         if now < self.next_free {
             return None;
         }
-        for k in 1..=RAMPS {
-            let r = (self.rr + k) % RAMPS;
-            if bius[r].can_send() {
-                self.rr = r;
-                self.next_free = now + bus_cycle;
-                self.accepted += 1;
-                return Some(Ramp(r as u8));
-            }
-        }
-        None
+        // Round-robin from the BIU after the last one served (two plain
+        // ranges, not a modulo per step).
+        let start = self.rr + 1;
+        let r = (start..RAMPS)
+            .find(|&r| bius[r].can_send())
+            .or_else(|| (0..start.min(RAMPS)).find(|&r| bius[r].can_send()))?;
+        self.rr = r;
+        self.next_free = now + bus_cycle;
+        self.accepted += 1;
+        Some(Ramp(r as u8))
     }
 
     /// Writes the address concentrator's state (see [`crate::steady`]).

@@ -405,7 +405,10 @@ impl Machine {
         if let Some(log) = c.eib.log.as_mut() {
             log.commands.push((now, self.ops[id].size));
         }
-        let t = self.timing;
+        // The few timing values needed, not a copy of the whole Timing.
+        let t = &self.timing;
+        let (bif_latency, mic_snoop, ls_access, mmio_access) =
+            (t.bif_latency, t.mic_snoop, t.ls_access, t.mmio_access);
         self.ops[id].respond_at = now + t.command_phase + self.other_chips_snoop(id);
         self.coherence_point(id);
         let op = self.ops[id];
@@ -413,12 +416,12 @@ impl Machine {
         let (mic_sees, windowed_write) = match op.remote {
             Space::Memory(a) => {
                 let node = self.numa.node_of(a);
-                let cross = if node == chip { 0 } else { t.bif_latency };
-                (now + t.mic_snoop + cross, self.mics[node].windows_writes())
+                let cross = if node == chip { 0 } else { bif_latency };
+                (now + mic_snoop + cross, self.mics[node].windows_writes())
             }
             _ => (0, false),
         };
-        let leave = op.data_may_leave(t.bif_latency);
+        let leave = op.data_may_leave(bif_latency);
         match (op.kind, op.remote) {
             _ if op.failed => self.schedule(op.respond_at, Event::Complete(id)),
             (OpKind::Read, Space::Memory(_)) => self.schedule(mic_sees, Event::Snoop(id)),
@@ -426,10 +429,10 @@ impl Machine {
                 self.schedule(mic_sees, Event::Snoop(id))
             }
             (OpKind::Read, Space::Ls { .. }) => {
-                self.schedule(leave + t.ls_access, Event::DataReady(id))
+                self.schedule(leave + ls_access, Event::DataReady(id))
             }
             (OpKind::Read, Space::Ps { .. }) => {
-                self.schedule(leave + t.mmio_access, Event::DataReady(id))
+                self.schedule(leave + mmio_access, Event::DataReady(id))
             }
             _ => self.schedule(op.respond_at, Event::DataReady(id)),
         }
