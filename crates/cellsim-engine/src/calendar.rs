@@ -51,6 +51,9 @@ pub struct Calendar<E> {
     /// Every event in the wheel is due in `[now, now + WHEEL)`.
     now: Cycle,
     far: BinaryHeap<Far<E>>,
+    /// The earliest far event's time (`Cycle::MAX` when there is none): the
+    /// per-step check for far events to pull is one compare, not a call.
+    far_next: Cycle,
     far_seq: u64,
     len: usize,
 }
@@ -69,6 +72,7 @@ impl<E> Calendar<E> {
             occupied: [0; WORDS],
             now: 0,
             far: BinaryHeap::new(),
+            far_next: Cycle::MAX,
             far_seq: 0,
             len: 0,
         }
@@ -100,6 +104,7 @@ impl<E> Calendar<E> {
             self.occupied[i / 64] |= 1 << (i % 64);
         } else {
             self.far_seq += 1;
+            self.far_next = self.far_next.min(at);
             self.far.push(Far {
                 time: at,
                 seq: self.far_seq,
@@ -111,7 +116,7 @@ impl<E> Calendar<E> {
     /// The time of the earliest scheduled event, if any.
     pub fn next_time(&self) -> Option<Cycle> {
         let wheel = self.next_in_wheel();
-        let far = self.far.peek().map(|f| f.time);
+        let far = (self.far_next != Cycle::MAX).then_some(self.far_next);
         match (wheel, far) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -148,7 +153,7 @@ impl<E> Calendar<E> {
     pub fn advance_to(&mut self, t: Cycle) {
         debug_assert!(t >= self.now);
         self.now = t;
-        if !self.far.is_empty() {
+        if self.far_next < t.saturating_add(WHEEL as Cycle) {
             self.pull_far();
         }
     }
@@ -163,6 +168,7 @@ impl<E> Calendar<E> {
             self.slots[i].push(f.event);
             self.occupied[i / 64] |= 1 << (i % 64);
         }
+        self.far_next = self.far.peek().map_or(Cycle::MAX, |f| f.time);
     }
 
     /// Swaps the events due now into `out` (which must be empty), in
@@ -223,6 +229,7 @@ impl<E> Calendar<E> {
             }
         }
         self.occupied = [0; WORDS];
+        self.far_next = Cycle::MAX;
         let mut far = std::mem::take(&mut self.far).into_vec();
         far.sort_by_key(|x| (x.time, x.seq));
         out.extend(far.into_iter().map(|x| (x.time, x.event)));
