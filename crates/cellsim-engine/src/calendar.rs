@@ -56,6 +56,8 @@ pub struct Calendar<E> {
     far_next: Cycle,
     far_seq: u64,
     len: usize,
+    /// Events of the current slot already handed out by [`Calendar::pop_due`].
+    cursor: usize,
 }
 
 impl<E> Default for Calendar<E> {
@@ -75,6 +77,7 @@ impl<E> Calendar<E> {
             far_next: Cycle::MAX,
             far_seq: 0,
             len: 0,
+            cursor: 0,
         }
     }
 
@@ -152,6 +155,11 @@ impl<E> Calendar<E> {
     #[inline]
     pub fn advance_to(&mut self, t: Cycle) {
         debug_assert!(t >= self.now);
+        debug_assert_eq!(
+            self.cursor, 0,
+            "the events due at {} were not all handed out",
+            self.now
+        );
         self.now = t;
         if self.far_next < t.saturating_add(WHEEL as Cycle) {
             self.pull_far();
@@ -176,6 +184,7 @@ impl<E> Calendar<E> {
     /// processed land in the slot again: call until `out` comes back empty.
     pub fn take_due(&mut self, out: &mut Vec<E>) {
         debug_assert!(out.is_empty());
+        debug_assert_eq!(self.cursor, 0, "pop_due is handing out this slot");
         let i = (self.now & MASK) as usize;
         if self.occupied[i / 64] & (1 << (i % 64)) == 0 {
             return;
@@ -183,6 +192,31 @@ impl<E> Calendar<E> {
         std::mem::swap(&mut self.slots[i], out);
         self.occupied[i / 64] &= !(1 << (i % 64));
         self.len -= out.len();
+    }
+
+    /// Hands out the next event due now, in scheduling order; an event
+    /// scheduled for `now` while the earlier ones are handled comes out after
+    /// them (as [`Calendar::take_due`] called until empty). `None` once the
+    /// cycle's events are all out: call until then. The events are read in
+    /// place, not moved out of their slot in batches.
+    #[inline]
+    pub fn pop_due(&mut self) -> Option<E>
+    where
+        E: Copy,
+    {
+        let i = (self.now & MASK) as usize;
+        let slot = &mut self.slots[i];
+        if let Some(&e) = slot.get(self.cursor) {
+            self.cursor += 1;
+            self.len -= 1;
+            return Some(e);
+        }
+        if self.cursor > 0 {
+            slot.clear();
+            self.cursor = 0;
+            self.occupied[i / 64] &= !(1 << (i % 64));
+        }
+        None
     }
 
     /// Every scheduled event in the order the calendar will hand them out
@@ -295,6 +329,29 @@ mod tests {
             drain(&mut c),
             vec![(WHEEL as Cycle - 1, 8), (WHEEL as Cycle + 10, 9)]
         );
+    }
+
+    #[test]
+    fn pop_due_hands_out_what_take_due_would() {
+        let mut c: Calendar<u32> = Calendar::new();
+        c.schedule(3, 1);
+        c.schedule(3, 2);
+        c.schedule(5, 9);
+        c.advance_to(3);
+        let mut out = Vec::new();
+        while let Some(e) = c.pop_due() {
+            if e == 1 {
+                c.schedule(3, 3); // joins the end of the cycle's events
+            }
+            out.push(e);
+        }
+        assert_eq!(out, vec![1, 2, 3]);
+        assert_eq!((c.len(), c.next_time()), (1, Some(5)));
+        c.schedule(3, 4); // after the cycle's events were all out: seen again
+        assert_eq!(c.next_time(), Some(3));
+        assert_eq!(c.pop_due(), Some(4));
+        assert_eq!(c.pop_due(), None);
+        assert_eq!(drain(&mut c), vec![(5, 9)]);
     }
 
     #[test]
