@@ -46,7 +46,8 @@ impl<E> Ord for Far<E> {
 
 /// A calendar of future events of type `E`.
 pub struct Calendar<E> {
-    slots: Vec<Vec<E>>,
+    /// A fixed-size array: a slot index masked by `MASK` needs no bounds check.
+    slots: Box<[Vec<E>; WHEEL]>,
     occupied: [u64; WORDS],
     /// Every event in the wheel is due in `[now, now + WHEEL)`.
     now: Cycle,
@@ -70,7 +71,7 @@ impl<E> Calendar<E> {
     /// An empty calendar at time 0.
     pub fn new() -> Self {
         Calendar {
-            slots: (0..WHEEL).map(|_| Vec::new()).collect(),
+            slots: Box::new(std::array::from_fn(|_| Vec::new())),
             occupied: [0; WORDS],
             now: 0,
             far: BinaryHeap::new(),
