@@ -46,13 +46,19 @@ impl<E> Ord for Far<E> {
 
 /// A calendar of future events of type `E`.
 pub struct Calendar<E> {
-    slots: Vec<Vec<E>>,
+    /// A fixed-size array: a slot index masked by `MASK` needs no bounds check.
+    slots: Box<[Vec<E>; WHEEL]>,
     occupied: [u64; WORDS],
     /// Every event in the wheel is due in `[now, now + WHEEL)`.
     now: Cycle,
     far: BinaryHeap<Far<E>>,
+    /// The earliest far event's time (`Cycle::MAX` when there is none): the
+    /// per-step check for far events to pull is one compare, not a call.
+    far_next: Cycle,
     far_seq: u64,
     len: usize,
+    /// Events of the current slot already handed out by [`Calendar::pop_due`].
+    cursor: usize,
 }
 
 impl<E> Default for Calendar<E> {
@@ -65,12 +71,14 @@ impl<E> Calendar<E> {
     /// An empty calendar at time 0.
     pub fn new() -> Self {
         Calendar {
-            slots: (0..WHEEL).map(|_| Vec::new()).collect(),
+            slots: Box::new(std::array::from_fn(|_| Vec::new())),
             occupied: [0; WORDS],
             now: 0,
             far: BinaryHeap::new(),
+            far_next: Cycle::MAX,
             far_seq: 0,
             len: 0,
+            cursor: 0,
         }
     }
 
@@ -100,6 +108,7 @@ impl<E> Calendar<E> {
             self.occupied[i / 64] |= 1 << (i % 64);
         } else {
             self.far_seq += 1;
+            self.far_next = self.far_next.min(at);
             self.far.push(Far {
                 time: at,
                 seq: self.far_seq,
@@ -111,7 +120,7 @@ impl<E> Calendar<E> {
     /// The time of the earliest scheduled event, if any.
     pub fn next_time(&self) -> Option<Cycle> {
         let wheel = self.next_in_wheel();
-        let far = self.far.peek().map(|f| f.time);
+        let far = (self.far_next != Cycle::MAX).then_some(self.far_next);
         match (wheel, far) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -147,8 +156,13 @@ impl<E> Calendar<E> {
     #[inline]
     pub fn advance_to(&mut self, t: Cycle) {
         debug_assert!(t >= self.now);
+        debug_assert_eq!(
+            self.cursor, 0,
+            "the events due at {} were not all handed out",
+            self.now
+        );
         self.now = t;
-        if !self.far.is_empty() {
+        if self.far_next < t.saturating_add(WHEEL as Cycle) {
             self.pull_far();
         }
     }
@@ -163,6 +177,7 @@ impl<E> Calendar<E> {
             self.slots[i].push(f.event);
             self.occupied[i / 64] |= 1 << (i % 64);
         }
+        self.far_next = self.far.peek().map_or(Cycle::MAX, |f| f.time);
     }
 
     /// Swaps the events due now into `out` (which must be empty), in
@@ -170,6 +185,7 @@ impl<E> Calendar<E> {
     /// processed land in the slot again: call until `out` comes back empty.
     pub fn take_due(&mut self, out: &mut Vec<E>) {
         debug_assert!(out.is_empty());
+        debug_assert_eq!(self.cursor, 0, "pop_due is handing out this slot");
         let i = (self.now & MASK) as usize;
         if self.occupied[i / 64] & (1 << (i % 64)) == 0 {
             return;
@@ -177,6 +193,31 @@ impl<E> Calendar<E> {
         std::mem::swap(&mut self.slots[i], out);
         self.occupied[i / 64] &= !(1 << (i % 64));
         self.len -= out.len();
+    }
+
+    /// Hands out the next event due now, in scheduling order; an event
+    /// scheduled for `now` while the earlier ones are handled comes out after
+    /// them (as [`Calendar::take_due`] called until empty). `None` once the
+    /// cycle's events are all out: call until then. The events are read in
+    /// place, not moved out of their slot in batches.
+    #[inline]
+    pub fn pop_due(&mut self) -> Option<E>
+    where
+        E: Copy,
+    {
+        let i = (self.now & MASK) as usize;
+        let slot = &mut self.slots[i];
+        if let Some(&e) = slot.get(self.cursor) {
+            self.cursor += 1;
+            self.len -= 1;
+            return Some(e);
+        }
+        if self.cursor > 0 {
+            slot.clear();
+            self.cursor = 0;
+            self.occupied[i / 64] &= !(1 << (i % 64));
+        }
+        None
     }
 
     /// Every scheduled event in the order the calendar will hand them out
@@ -223,6 +264,7 @@ impl<E> Calendar<E> {
             }
         }
         self.occupied = [0; WORDS];
+        self.far_next = Cycle::MAX;
         let mut far = std::mem::take(&mut self.far).into_vec();
         far.sort_by_key(|x| (x.time, x.seq));
         out.extend(far.into_iter().map(|x| (x.time, x.event)));
@@ -288,6 +330,29 @@ mod tests {
             drain(&mut c),
             vec![(WHEEL as Cycle - 1, 8), (WHEEL as Cycle + 10, 9)]
         );
+    }
+
+    #[test]
+    fn pop_due_hands_out_what_take_due_would() {
+        let mut c: Calendar<u32> = Calendar::new();
+        c.schedule(3, 1);
+        c.schedule(3, 2);
+        c.schedule(5, 9);
+        c.advance_to(3);
+        let mut out = Vec::new();
+        while let Some(e) = c.pop_due() {
+            if e == 1 {
+                c.schedule(3, 3); // joins the end of the cycle's events
+            }
+            out.push(e);
+        }
+        assert_eq!(out, vec![1, 2, 3]);
+        assert_eq!((c.len(), c.next_time()), (1, Some(5)));
+        c.schedule(3, 4); // after the cycle's events were all out: seen again
+        assert_eq!(c.next_time(), Some(3));
+        assert_eq!(c.pop_due(), Some(4));
+        assert_eq!(c.pop_due(), None);
+        assert_eq!(drain(&mut c), vec![(5, 9)]);
     }
 
     #[test]

@@ -188,7 +188,6 @@ pub struct Machine {
     map: MemoryMap,
     pub(crate) now: Cycle,
     pub(crate) calendar: Calendar<Event>,
-    due: Vec<Event>,
     /// Each chip's bus.
     pub(crate) chips: Vec<ChipBus>,
     /// Each chip's memory controller (one NUMA node per chip).
@@ -363,7 +362,6 @@ impl Machine {
             awaiting: None,
             now: 0,
             calendar: Calendar::new(),
-            due: Vec::with_capacity(64),
             map,
             topo,
             timing,
@@ -989,18 +987,11 @@ impl Machine {
     fn step_to(&mut self, t: Cycle) {
         self.now = t;
         self.calendar.advance_to(t);
-        let mut due = std::mem::take(&mut self.due);
-        loop {
-            self.calendar.take_due(&mut due);
-            if due.is_empty() {
-                break;
-            }
-            self.counters.events += due.len() as u64;
-            for e in due.drain(..) {
-                self.handle(e);
-            }
+        // Events scheduled for this cycle while they are handled come out after them.
+        while let Some(e) = self.calendar.pop_due() {
+            self.counters.events += 1;
+            self.handle(e);
         }
-        self.due = due;
         for c in 0..self.chips.len() {
             if self.chips[c].cb_wake.is_some_and(|w| w <= t) {
                 self.chips[c].cb_wake = None;

@@ -312,8 +312,17 @@ impl CommandQueue {
 
     /// Slots of `mfc_barrier` entries whose earlier commands are all done.
     pub fn completable_barriers(&self) -> impl Iterator<Item = u8> + '_ {
-        self.entries()
-            .take_while(|_| self.ordered > 0)
+        // Without ordered entries (the common case, at every retirement)
+        // there is nothing to scan.
+        let slots = if self.ordered > 0 {
+            &self.slots[..]
+        } else {
+            &[]
+        };
+        slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, e)| e.as_ref().map(|e| (i as u8, e)))
             .filter(|(_, e)| e.cmd.op.is_sync() && self.may_start(e))
             .map(|(i, _)| i)
     }
