@@ -75,7 +75,12 @@ pub(crate) struct FastForward {
     /// Since the last new state: shapes were taken, a jump was made.
     looked: bool,
     jumped: bool,
-    armed: Option<Armed>,
+    /// The looks a period may start from, oldest first: the last look, or
+    /// while the state is young (fewer than [`YOUNG_LOOKS`] looks) every
+    /// look since the first recorded one, with one log since the oldest,
+    /// so that a look whose state (with progress) comes back is jumped
+    /// from at once rather than after recording one more period.
+    snaps: Vec<Armed>,
     /// The SPE whose command retirements spaced-out looks wait for: looks
     /// at a count of commands land anywhere in a period, so two of them see
     /// the same phase only when their distance is a multiple of it (powers
@@ -87,13 +92,14 @@ pub(crate) struct FastForward {
     anchor: Option<u8>,
     /// The anchor retired since the next look's count was reached.
     aligned: bool,
-    /// The byte moves of the period being recorded are logged.
+    /// The byte moves since the oldest look kept are logged.
     pub(super) recording: bool,
-    /// Something the recording cannot replay happened.
-    pub(super) tainted: bool,
+    /// The log's length up to its last move a replay cannot make (0: none):
+    /// no period starting before may be jumped.
+    taint: usize,
     /// An event outside shapes was handled, or a program ran, since the last look.
     pub(super) disturbed: bool,
-    pub(super) log: Vec<DataMove>,
+    pub(super) log: Vec<Move>,
     /// Per request (slab index): its serial number in the recording.
     pub(super) serial: Vec<u32>,
     pub(super) next_serial: u32,
@@ -117,6 +123,8 @@ pub struct FastForwardStats {
     pub transfers: u64,
     /// MFC commands issued within them (by programs' declared loops).
     pub commands: u64,
+    /// The first jump: bus transfers simulated before it, and in its period.
+    pub first: Option<(u64, u64)>,
 }
 
 /// A recording under way: the shape it started from, when, and what it
@@ -125,6 +133,12 @@ struct Armed {
     words: Vec<u64>,
     /// The byte moves since are logged.
     recorded: bool,
+    /// Where its moves start in the log.
+    log_at: usize,
+    /// The serial number of the first request created after it.
+    base: u32,
+    /// The serial numbers of the requests alive then, in the order of `ops`.
+    serials: Vec<u32>,
     /// Commands accepted then.
     commands: u64,
     at: Cycle,
@@ -158,6 +172,50 @@ pub(super) enum DataMove {
     Land(u32, BusOp),
 }
 
+/// A logged byte move: what a replay needs of its request, as it was then.
+#[derive(Clone, Copy)]
+pub(super) struct Move {
+    /// The request's serial number in the recording.
+    serial: u32,
+    /// At the coherence point, or on landing.
+    coherence: bool,
+    kind: OpKind,
+    /// The owning MFC's SPE, slot and queue.
+    spe: u8,
+    slot: u8,
+    proxy: bool,
+    size: u32,
+    lsa: u32,
+    remote: Space,
+}
+
+impl Move {
+    fn owner(&self) -> Owner {
+        Owner::Mfc {
+            spe: self.spe,
+            slot: self.slot,
+            proxy: self.proxy,
+        }
+    }
+
+    /// The move `d` bytes further along its command.
+    fn advanced(mut self, d: u64) -> Move {
+        self.lsa += d as u32;
+        self.remote = moved_by(self.remote, d);
+        self
+    }
+}
+
+/// The moves of a period to replay: serial numbers as if the recording
+/// had started with it (its live requests first, in the order of its
+/// shape, then those created since), the serial numbers of the requests
+/// alive at its end, and how many requests it has met.
+struct Period {
+    moves: Vec<Move>,
+    survivors: Vec<usize>,
+    serials: usize,
+}
+
 /// Every counter a period advances.
 #[derive(Clone)]
 struct Totals {
@@ -187,11 +245,11 @@ impl FastForward {
             misses: 0,
             looked: false,
             jumped: false,
-            armed: None,
+            snaps: Vec::new(),
             anchor: None,
             aligned: false,
             recording: false,
-            tainted: false,
+            taint: 0,
             disturbed: false,
             log: Vec::new(),
             serial: Vec::new(),
@@ -203,9 +261,17 @@ impl FastForward {
     }
 
     fn disarm(&mut self) {
-        self.armed = None;
+        self.snaps.clear();
         self.recording = false;
         self.log.clear();
+        self.taint = 0;
+    }
+
+    /// Whether kept look `i` may start a period ending now: recorded since,
+    /// and nothing since that a replay cannot make.
+    fn replayable(&self, i: usize) -> bool {
+        let a = &self.snaps[i];
+        a.recorded && a.log_at >= self.taint
     }
 
     /// A request was created while recording: it gets the next serial number.
@@ -222,13 +288,28 @@ impl FastForward {
     /// A byte move while recording.
     #[inline]
     pub(super) fn moved(&mut self, m: DataMove) {
-        let op = match m {
-            DataMove::Coherence(_, op) | DataMove::Land(_, op) => op,
+        let (coherence, serial, op) = match m {
+            DataMove::Coherence(s, op) => (true, s, op),
+            DataMove::Land(s, op) => (false, s, op),
         };
+        let (spe, slot, proxy) = match op.owner {
+            Owner::Mfc { spe, slot, proxy } => (spe, slot, proxy),
+            _ => (0, 0, false),
+        };
+        self.log.push(Move {
+            serial,
+            coherence,
+            kind: op.kind,
+            spe,
+            slot,
+            proxy,
+            size: op.size,
+            lsa: op.lsa,
+            remote: op.remote,
+        });
         if !plain(&op) {
-            self.tainted = true;
+            self.taint = self.log.len();
         }
-        self.log.push(m);
     }
 }
 
@@ -258,13 +339,6 @@ fn moved_by(s: Space, d: u64) -> Space {
         },
         other => other,
     }
-}
-
-/// A request `d` bytes further along its command.
-fn advanced(mut op: BusOp, d: u64) -> BusOp {
-    op.lsa += d as u32;
-    op.remote = moved_by(op.remote, d);
-    op
 }
 
 fn address(s: Space) -> u64 {
@@ -384,34 +458,26 @@ impl Machine {
         };
         shape.finish();
         self.ff.looked = true;
+        // While the state is young every look is kept, and recorded from,
+        // so that a period is jumped as soon as it is found.
+        let young = self.ff.history.len() < YOUNG_LOOKS;
         // Short periods are recorded from the first look (a state's first
-        // windows are short); once looks have backed off, recording (which
-        // costs on every transfer) waits for a first repeat.
-        let mut record = self.ff.spacing <= RECORD_SPACING;
-        if let Some(armed) = self.ff.armed.take() {
-            if shape.words == armed.words && !armed.recorded {
-                // A repeat: record the next period (recording costs, so it
-                // waits for a first repeat).
-                self.arm(shape, true);
-                self.ff.next_look = commands + (commands - armed.commands);
+        // windows are short); once looks have backed off and the state is
+        // no longer young, recording (which costs on every transfer) waits
+        // for a first repeat.
+        let mut record = young || self.ff.spacing <= RECORD_SPACING;
+        if let Some(last) = self.ff.snaps.last() {
+            let last_at = last.commands;
+            let same = shape.words == last.words;
+            if same && !last.recorded {
+                // A repeat: record the next period.
+                self.arm(shape, true, false);
+                self.ff.next_look = commands + (commands - last_at);
                 return;
             }
-            if !self.ff.tainted && shape.words == armed.words {
-                let issued = self.ff.stats.commands;
-                let jumped = self.jump(&armed, &shape, boundary, limit);
-                self.ff.disarm();
-                if jumped {
-                    // The next look starts a new state at the new time.
-                    let ff = &mut self.ff;
-                    ff.jumped = true;
-                    ff.spacing = ff.floor;
-                    ff.misses = 0;
-                    if ff.stats.commands > issued {
-                        // The looks remembered are whole periods behind
-                        // along the state's orbit: a distance to them is
-                        // no longer one period.
-                        ff.history.clear();
-                    }
+            let i = self.ff.snaps.len() - 1;
+            if same && self.ff.replayable(i) {
+                if self.jump_from(i, &shape, boundary, limit) {
                     return;
                 }
             } else {
@@ -422,11 +488,7 @@ impl Machine {
                     // While the state is young, looks stay close enough to
                     // see most phases of the anchor (each is then seen again
                     // a period on); later, rarer.
-                    let max = if ff.history.len() < YOUNG_LOOKS {
-                        YOUNG_SPACING
-                    } else {
-                        MAX_SPACING
-                    };
+                    let max = if young { YOUNG_SPACING } else { MAX_SPACING };
                     ff.spacing = (ff.spacing * 2).min(max).max(ff.spacing);
                     ff.misses = 0;
                 }
@@ -434,25 +496,60 @@ impl Machine {
         }
         // A shape seen some looks ago: the period may be that long (the
         // state has a position in each queue's rotation and each declared
-        // loop, which may take many looks to come round). Record from here
-        // and look again one such period on.
+        // loop, which may take many looks to come round). Jump from that
+        // look if it is kept; else record from here and look again one
+        // such period on.
         // With each command's progress: a period long enough to be
         // remembered replaces the commands, which must come back as far.
         let dones: Vec<u64> = self.progress().iter().map(|x| x.3 as u64).collect();
         let h = hash(&shape.words) ^ hash(&dones).rotate_left(1);
-        let ff = &mut self.ff;
-        if let Some(&then) = ff.history.get(&h) {
-            let period = commands - then;
-            if period > ff.spacing {
-                ff.next_look = commands + period;
-                record = true;
+        if let Some(&then) = self.ff.history.get(&h) {
+            let kept = self.ff.snaps.iter().position(|a| a.commands == then);
+            match kept {
+                Some(i) if self.ff.replayable(i) && shape.words == self.ff.snaps[i].words => {
+                    if self.jump_from(i, &shape, boundary, limit) {
+                        return;
+                    }
+                    // (Not yet: the next looks meet the next kept ones.)
+                }
+                _ => {
+                    let period = commands - then;
+                    if period > self.ff.spacing {
+                        self.ff.next_look = commands + period;
+                        record = true;
+                    }
+                }
             }
         }
+        let ff = &mut self.ff;
         if ff.history.len() == HISTORY {
             ff.history.clear();
         }
         ff.history.insert(h, commands);
-        self.arm(shape, record);
+        self.arm(shape, record, young);
+    }
+
+    /// Jumps from kept look `i` to now if the state came back; after a jump
+    /// the next look starts a new state at the new time.
+    fn jump_from(&mut self, i: usize, shape: &Shape, boundary: Cycle, limit: Cycle) -> bool {
+        let snaps = std::mem::take(&mut self.ff.snaps);
+        let issued = self.ff.stats.commands;
+        let ok = self.jump(&snaps[i], shape, boundary, limit);
+        if !ok {
+            self.ff.snaps = snaps;
+            return false;
+        }
+        let ff = &mut self.ff;
+        ff.disarm();
+        ff.jumped = true;
+        ff.spacing = ff.floor;
+        ff.misses = 0;
+        if ff.stats.commands > issued {
+            // The looks remembered are whole periods behind along the
+            // state's orbit: a distance to them is no longer one period.
+            ff.history.clear();
+        }
+        true
     }
 
     /// The state's shape and the first event outside it, if the state is one
@@ -600,8 +697,9 @@ impl Machine {
     }
 
     /// Takes `shape` as the state a period may start from; `record`: logs
-    /// the byte moves from here (a jump needs them).
-    fn arm(&mut self, shape: Shape, record: bool) {
+    /// the byte moves from here (a jump needs them); `keep`: the looks kept
+    /// stay, if recorded (see `FastForward::snaps`), else they are dropped.
+    fn arm(&mut self, shape: Shape, record: bool, keep: bool) {
         let ops = shape
             .ops
             .iter()
@@ -611,21 +709,28 @@ impl Machine {
             })
             .collect();
         let ff = &mut self.ff;
-        for (c, &id) in shape.ops.iter().enumerate() {
-            let i = id as usize;
-            if ff.serial.len() <= i {
-                ff.serial.resize(i + 1, 0);
+        if !(keep && record && ff.recording) {
+            // A new recording: the requests alive are numbered in the
+            // order of the shape.
+            ff.disarm();
+            for (c, &id) in shape.ops.iter().enumerate() {
+                let i = id as usize;
+                if ff.serial.len() <= i {
+                    ff.serial.resize(i + 1, 0);
+                }
+                ff.serial[i] = c as u32;
             }
-            ff.serial[i] = c as u32;
+            ff.next_serial = shape.ops.len() as u32;
         }
-        ff.next_serial = shape.ops.len() as u32;
-        ff.log.clear();
-        ff.tainted = false;
         ff.disturbed = false;
         ff.recording = record;
+        let serials = shape.ops.iter().map(|&id| ff.serial[id as usize]).collect();
         let armed = Armed {
             words: shape.words,
             recorded: record,
+            log_at: ff.log.len(),
+            base: ff.next_serial,
+            serials,
             commands: self.commands(),
             at: self.now,
             ops,
@@ -652,7 +757,7 @@ impl Machine {
                 .map_or_else(Vec::new, |v| v.iter().map(|l| l.len()).collect()),
             totals: self.totals(),
         };
-        self.ff.armed = Some(armed);
+        self.ff.snaps.push(armed);
     }
 
     /// Every queue entry's bytes unrolled and issue number.
@@ -796,9 +901,15 @@ impl Machine {
             || issued.iter().any(|&n| n > 0)
             || used.iter().any(|&c| c > 0);
         if turnover && latencies {
-            // Commands waiting to enter a queue: their issue cycles too.
-            for (t, &w) in self.threads.iter().zip(&armed.pending) {
-                if t.pending.map(|p| now - p.issued_at) != w {
+            // Commands waiting to enter a queue: their issue cycles too,
+            // unless it is the same command, waiting since before the
+            // period (its thread issued nothing since): it is recorded
+            // when it retires, after the jump, from its issue cycle, which
+            // a jump keeps.
+            for ((t, &w), &c) in self.threads.iter().zip(&armed.pending).zip(&used) {
+                let v = t.pending.map(|p| now - p.issued_at);
+                let waiting = c == 0 && matches!((w, v), (Some(a), Some(b)) if b == a + period);
+                if v != w && !waiting {
                     return false;
                 }
             }
@@ -863,19 +974,18 @@ impl Machine {
             return false;
         }
         let k = k_max;
+        let rec = self.period_since(armed, &shape.ops);
         // A period that moves every byte to the same place each time and
         // reads no byte it writes writes the same values each time: once
         // is as good as k times.
-        let fixed = self.ff.log.iter().all(|mv| match *mv {
-            DataMove::Coherence(_, op) | DataMove::Land(_, op) => advance_of(op.owner) == 0,
-        });
+        let fixed = rec.moves.iter().all(|mv| advance_of(mv.owner()) == 0);
         // (The check sorts the period's moves: worth it from a few periods on.)
-        let times = if k > 2 && fixed && !self.reads_what_it_writes() {
+        let times = if k > 2 && fixed && !self.reads_what_it_writes(&rec.moves) {
             1
         } else {
             k
         };
-        self.replay(times, &shape.ops, &advance_of);
+        self.replay(times, &rec, &shape.ops, &advance_of);
         self.add_totals(&armed.totals, &t0, k);
         let dt = k * period;
         for (p, u) in self.spes.iter_mut().enumerate() {
@@ -951,16 +1061,56 @@ impl Machine {
             self.calendar.schedule(t, e);
         }
         let s = &mut self.ff.stats;
-        s.jumps += 1;
-        s.cycles += dt;
-        s.commands += k * (t0.counters.dma_commands - armed.totals.counters.dma_commands);
-        s.transfers += k * t0
+        let per_period = t0
             .chips
             .iter()
             .zip(&armed.totals.chips)
             .map(|(a, b)| a.eib.transfers - b.eib.transfers)
             .sum::<u64>();
+        if s.jumps == 0 {
+            let before = t0.chips.iter().map(|c| c.eib.transfers).sum::<u64>();
+            s.first = Some((before, per_period));
+        }
+        s.jumps += 1;
+        s.cycles += dt;
+        s.commands += k * (t0.counters.dma_commands - armed.totals.counters.dma_commands);
+        s.transfers += k * per_period;
         true
+    }
+
+    /// The moves logged since kept look `a` (see [`Period`]); `live`: the
+    /// requests alive now.
+    fn period_since(&self, a: &Armed, live: &[OpId]) -> Period {
+        let ff = &self.ff;
+        let m = a.serials.len() as u32;
+        let first: std::collections::HashMap<u32, u32> = a
+            .serials
+            .iter()
+            .enumerate()
+            .map(|(c, &g)| (g, c as u32))
+            .collect();
+        // (A request met since `a` was alive then or created since.)
+        let local = |g: u32| {
+            if g >= a.base {
+                m + (g - a.base)
+            } else {
+                first[&g]
+            }
+        };
+        Period {
+            moves: ff.log[a.log_at..]
+                .iter()
+                .map(|mv| Move {
+                    serial: local(mv.serial),
+                    ..*mv
+                })
+                .collect(),
+            survivors: live
+                .iter()
+                .map(|&id| local(ff.serial[id as usize]) as usize)
+                .collect(),
+            serials: (m + (ff.next_serial - a.base)) as usize,
+        }
     }
 
     /// Replays the recorded byte moves `k` times, each time a period further
@@ -971,24 +1121,17 @@ impl Machine {
     /// number of the recording): a period's requests alive at its start use
     /// the lines of the previous period's survivors, the others free lines,
     /// so no line is copied between periods.
-    fn replay(&mut self, k: u64, live: &[OpId], advance_of: &impl Fn(Owner) -> u64) {
-        let ff = &mut self.ff;
-        let n = ff.next_serial as usize;
+    fn replay(&mut self, k: u64, rec: &Period, live: &[OpId], advance_of: &impl Fn(Owner) -> u64) {
+        let n = rec.serials;
         let m = live.len();
-        let mut pool = std::mem::take(&mut ff.lines);
+        let mut pool = std::mem::take(&mut self.ff.lines);
         pool.resize(n.max(m), [0; 128]);
         // The survivors' serial numbers, by name.
-        let survivors: Vec<usize> = live
+        let survivors = &rec.survivors;
+        let moves: Vec<(Move, u64)> = rec
+            .moves
             .iter()
-            .map(|&id| ff.serial[id as usize] as usize)
-            .collect();
-        let moves: Vec<(bool, usize, BusOp, u64)> = ff
-            .log
-            .iter()
-            .map(|mv| match *mv {
-                DataMove::Coherence(s, op) => (true, s as usize, op, advance_of(op.owner)),
-                DataMove::Land(s, op) => (false, s as usize, op, advance_of(op.owner)),
-            })
+            .map(|mv| (*mv, advance_of(mv.owner())))
             .collect();
         let mut cur: Vec<usize> = (0..m).collect();
         for (c, &id) in live.iter().enumerate() {
@@ -1006,10 +1149,10 @@ impl Machine {
             for l in line_of.iter_mut().take(n).skip(m) {
                 *l = free.next().expect("a pool of one line per serial number");
             }
-            for &(coherence, s, op, d) in &moves {
-                let op = advanced(op, j * d);
-                let line = &mut pool[line_of[s]];
-                if coherence {
+            for &(op, d) in &moves {
+                let op = op.advanced(j * d);
+                let line = &mut pool[line_of[op.serial as usize]];
+                if op.coherence {
                     self.coherence_bytes(&op, line);
                 } else {
                     self.land_bytes(&op, line);
@@ -1030,19 +1173,13 @@ impl Machine {
     /// is then made `k` times, which is always right). Linear in the
     /// period's moves: a bitmap of the local stores' lines, a set of
     /// memory's.
-    fn reads_what_it_writes(&self) -> bool {
+    fn reads_what_it_writes(&self, moves: &[Move]) -> bool {
         // (store, first byte, bytes): store 0 is memory, 1 + n SPE n's local store.
         let mut reads = Vec::new();
         let mut writes = Vec::new();
         let ls = |spe: u8| spe as u64 + 1;
-        for mv in &self.ff.log {
-            let (coherence, op) = match *mv {
-                DataMove::Coherence(_, op) => (true, op),
-                DataMove::Land(_, op) => (false, op),
-            };
-            let Owner::Mfc { spe: p, .. } = op.owner else {
-                return true;
-            };
+        for op in moves {
+            let (coherence, p) = (op.coherence, op.spe);
             let n = op.size as u64;
             let remote = match op.remote {
                 Space::Memory(a) => (0, a),
@@ -1092,11 +1229,9 @@ impl Machine {
     }
 
     /// The byte moves of [`Machine::coherence_point`] for a plain request.
-    fn coherence_bytes(&mut self, op: &BusOp, line: &mut [u8; 128]) {
+    fn coherence_bytes(&mut self, op: &Move, line: &mut [u8; 128]) {
         let n = op.size as usize;
-        let Owner::Mfc { spe: p, .. } = op.owner else {
-            return;
-        };
+        let p = op.spe;
         match (op.kind, op.remote) {
             (OpKind::Read, Space::Memory(a)) => {
                 super::dma::read_into(&self.memory, a as usize, line, n)
@@ -1118,13 +1253,13 @@ impl Machine {
     }
 
     /// The byte moves of [`Machine::land`] for a plain request.
-    fn land_bytes(&self, op: &BusOp, line: &[u8; 128]) {
+    fn land_bytes(&self, op: &Move, line: &[u8; 128]) {
         let n = op.size as usize;
-        match (op.kind, op.remote, op.owner) {
-            (OpKind::Read, _, Owner::Mfc { spe, .. }) => {
-                super::dma::write_from(&self.spes[spe as usize].ls, op.lsa as usize, line, n)
+        match (op.kind, op.remote) {
+            (OpKind::Read, _) => {
+                super::dma::write_from(&self.spes[op.spe as usize].ls, op.lsa as usize, line, n)
             }
-            (OpKind::Write, Space::Ls { spe, offset }, _) => {
+            (OpKind::Write, Space::Ls { spe, offset }) => {
                 super::dma::write_from(&self.spes[spe as usize].ls, offset as usize, line, n)
             }
             _ => {}
