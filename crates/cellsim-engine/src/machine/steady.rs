@@ -104,6 +104,9 @@ pub(crate) struct FastForward {
     pub(super) serial: Vec<u32>,
     pub(super) next_serial: u32,
     lines: Vec<[u8; 128]>,
+    /// The last shape's length (the next one's is alike), and its scratch space.
+    shape_len: usize,
+    names: Vec<u32>,
     /// The looks since the state was new: their shapes' hashes, each with
     /// the commands accepted at its last look (a jump moves the state along
     /// its orbit, so a distance in commands stays a multiple of the period).
@@ -255,6 +258,8 @@ impl FastForward {
             serial: Vec::new(),
             next_serial: 0,
             lines: Vec::new(),
+            shape_len: 0,
+            names: Vec::new(),
             history: std::collections::HashMap::new(),
             stats: FastForwardStats::default(),
         }
@@ -452,11 +457,14 @@ impl Machine {
             ff.misses = 0;
             return;
         }
-        let Some((mut shape, boundary)) = self.steady_shape() else {
+        let names = std::mem::take(&mut self.ff.names);
+        let Some((mut shape, boundary)) = self.steady_shape(names) else {
             self.ff.disarm();
             return;
         };
-        shape.finish();
+        self.ff.names = shape.finish();
+        self.ff.shape_len = shape.words.len();
+        let progress = self.progress();
         self.ff.looked = true;
         // While the state is young every look is kept, and recorded from,
         // so that a period is jumped as soon as it is found.
@@ -471,13 +479,13 @@ impl Machine {
             let same = shape.words == last.words;
             if same && !last.recorded {
                 // A repeat: record the next period.
-                self.arm(shape, true, false);
+                self.arm(shape, progress, true, false);
                 self.ff.next_look = commands + (commands - last_at);
                 return;
             }
             let i = self.ff.snaps.len() - 1;
             if same && self.ff.replayable(i) {
-                if self.jump_from(i, &shape, boundary, limit) {
+                if self.jump_from(i, &shape, &progress, boundary, limit) {
                     return;
                 }
             } else {
@@ -501,13 +509,13 @@ impl Machine {
         // such period on.
         // With each command's progress: a period long enough to be
         // remembered replaces the commands, which must come back as far.
-        let dones: Vec<u64> = self.progress().iter().map(|x| x.3 as u64).collect();
+        let dones: Vec<u64> = progress.iter().map(|x| x.3 as u64).collect();
         let h = hash(&shape.words) ^ hash(&dones).rotate_left(1);
         if let Some(&then) = self.ff.history.get(&h) {
             let kept = self.ff.snaps.iter().position(|a| a.commands == then);
             match kept {
                 Some(i) if self.ff.replayable(i) && shape.words == self.ff.snaps[i].words => {
-                    if self.jump_from(i, &shape, boundary, limit) {
+                    if self.jump_from(i, &shape, &progress, boundary, limit) {
                         return;
                     }
                     // (Not yet: the next looks meet the next kept ones.)
@@ -526,15 +534,22 @@ impl Machine {
             ff.history.clear();
         }
         ff.history.insert(h, commands);
-        self.arm(shape, record, young);
+        self.arm(shape, progress, record, young);
     }
 
     /// Jumps from kept look `i` to now if the state came back; after a jump
     /// the next look starts a new state at the new time.
-    fn jump_from(&mut self, i: usize, shape: &Shape, boundary: Cycle, limit: Cycle) -> bool {
+    fn jump_from(
+        &mut self,
+        i: usize,
+        shape: &Shape,
+        progress: &[Progress],
+        boundary: Cycle,
+        limit: Cycle,
+    ) -> bool {
         let snaps = std::mem::take(&mut self.ff.snaps);
         let issued = self.ff.stats.commands;
-        let ok = self.jump(&snaps[i], shape, boundary, limit);
+        let ok = self.jump(&snaps[i], shape, progress, boundary, limit);
         if !ok {
             self.ff.snaps = snaps;
             return false;
@@ -553,8 +568,8 @@ impl Machine {
     }
 
     /// The state's shape and the first event outside it, if the state is one
-    /// a shape covers whole.
-    fn steady_shape(&self) -> Option<(Shape, Cycle)> {
+    /// a shape covers whole; `names` is the shape's scratch space.
+    fn steady_shape(&self, names: Vec<u32>) -> Option<(Shape, Cycle)> {
         let whole = self.trace.is_none()
             && self.chips.iter().all(|c| c.eib.log.is_none())
             && self
@@ -579,16 +594,19 @@ impl Machine {
             return None;
         }
         let now = self.now;
-        let mut s = Shape::new(now, Vec::new());
+        let mut s = Shape::new(now, names, self.ff.shape_len);
         let mut boundary = Cycle::MAX;
         // Slots are named by their rank in issue order (see `CommandQueue::shape`).
-        let ranks: Vec<Vec<u8>> = self
-            .spes
-            .iter()
-            .flat_map(|u| [u.mfc.queue.ranks(), u.mfc.proxy.ranks()])
-            .collect();
-        let rank =
-            |p: u8, proxy: bool, slot: u8| ranks[p as usize * 2 + proxy as usize][slot as usize];
+        let queues = |u: &super::SpeUnit| [u.mfc.queue.depth(), u.mfc.proxy.depth()];
+        let stride = self.spes.iter().flat_map(queues).max().unwrap_or(0);
+        let mut ranks = vec![u8::MAX; self.spes.len() * 2 * stride];
+        for (u, r) in self.spes.iter().zip(ranks.chunks_mut(2 * stride)) {
+            u.mfc.queue.write_ranks(&mut r[..stride]);
+            u.mfc.proxy.write_ranks(&mut r[stride..]);
+        }
+        let rank = |p: u8, proxy: bool, slot: u8| {
+            ranks[(p as usize * 2 + proxy as usize) * stride + slot as usize]
+        };
         self.calendar.for_each_in_order(|t, e| {
             if !self.in_shape(e) {
                 boundary = boundary.min(t);
@@ -699,7 +717,7 @@ impl Machine {
     /// Takes `shape` as the state a period may start from; `record`: logs
     /// the byte moves from here (a jump needs them); `keep`: the looks kept
     /// stay, if recorded (see `FastForward::snaps`), else they are dropped.
-    fn arm(&mut self, shape: Shape, record: bool, keep: bool) {
+    fn arm(&mut self, shape: Shape, progress: Vec<Progress>, record: bool, keep: bool) {
         let ops = shape
             .ops
             .iter()
@@ -734,7 +752,7 @@ impl Machine {
             commands: self.commands(),
             at: self.now,
             ops,
-            dones: self.progress(),
+            dones: progress,
             seqs: self.next_seqs(),
             scripts: self
                 .threads
@@ -766,7 +784,7 @@ impl Machine {
         for (p, u) in self.spes.iter().enumerate() {
             for (proxy, q) in [(false, &u.mfc.queue), (true, &u.mfc.proxy)] {
                 // In issue order: entries are compared by rank (see `CommandQueue::shape`).
-                v.extend(q.issue_order().into_iter().map(|s| {
+                v.extend(q.issue_order().iter().map(|&s| {
                     let e = q.get(s);
                     let started = if e.started {
                         self.now - e.started_at + 1
@@ -789,7 +807,14 @@ impl Machine {
     }
 
     /// The state at `armed.at` came back at `now`: jumps whole periods.
-    fn jump(&mut self, armed: &Armed, shape: &Shape, boundary: Cycle, limit: Cycle) -> bool {
+    fn jump(
+        &mut self,
+        armed: &Armed,
+        shape: &Shape,
+        progress: &[Progress],
+        boundary: Cycle,
+        limit: Cycle,
+    ) -> bool {
         let now = self.now;
         let period = now - armed.at;
         if period == 0 {
@@ -806,7 +831,6 @@ impl Machine {
         // have got exactly as far.
         let mut replaced = vec![false; self.spes.len() * 2 * 256];
         let mut k_max = u64::MAX;
-        let progress = self.progress();
         if progress.len() != armed.dones.len() {
             return false;
         }
@@ -814,7 +838,7 @@ impl Machine {
         for (
             &(p, proxy, _, done_a, seq_a, iss_a, st_a),
             &(p2, proxy2, slot, done_b, seq_b, iss_b, st_b),
-        ) in armed.dones.iter().zip(&progress)
+        ) in armed.dones.iter().zip(progress)
         {
             // Entries of the same rank in the same queue (their slots may differ).
             if (p, proxy) != (p2, proxy2) {
