@@ -327,6 +327,51 @@ fn plain(op: &BusOp) -> bool {
         && matches!(op.remote, Space::Memory(_) | Space::Ls { .. })
 }
 
+/// The bytes a logged move writes: store (0: memory, 1 + n: SPE n's local
+/// store), first byte, bytes.
+fn written(mv: &Move) -> Option<(u64, u64, u32)> {
+    let at = match (mv.kind, mv.coherence, mv.remote) {
+        (OpKind::Read, false, _) => (mv.spe as u64 + 1, mv.lsa as u64),
+        (OpKind::Write, false, Space::Ls { spe, offset }) => (spe as u64 + 1, offset as u64),
+        (OpKind::Write, true, Space::Memory(a)) => (0, a),
+        _ => return None,
+    };
+    Some((at.0, at.1, mv.size))
+}
+
+/// Whether every byte range of `carried` (moves of `moves` by index, with
+/// the bytes each writes, in order) is written again, same bytes, by a
+/// later move not in `carried`.
+fn overwritten(moves: &[Move], carried: &[(usize, (u64, u64, u32))]) -> bool {
+    let mut ranges: Vec<_> = carried.iter().map(|&(_, to)| to).collect();
+    ranges.sort_unstable();
+    ranges.dedup();
+    // (A filter in front of the search: most moves write elsewhere.)
+    let bit = |to: &(u64, u64, u32)| (to.0.wrapping_mul(0x9E37) ^ to.1 >> 7) as usize % 4096;
+    let mut filter = [false; 4096];
+    ranges.iter().for_each(|to| filter[bit(to)] = true);
+    let mut over = vec![false; ranges.len()];
+    let mut next = carried.iter().peekable();
+    for (i, mv) in moves.iter().enumerate().skip(carried[0].0) {
+        let Some(to) = written(mv) else {
+            continue;
+        };
+        if !filter[bit(&to)] {
+            continue;
+        }
+        let Ok(r) = ranges.binary_search(&to) else {
+            continue;
+        };
+        if next.peek().is_some_and(|&&(j, _)| j == i) {
+            next.next();
+            over[r] = false;
+        } else {
+            over[r] = true;
+        }
+    }
+    over.iter().all(|&o| o)
+}
+
 /// A shape's hash, to find it again among earlier looks (equal shapes are
 /// then compared word by word).
 fn hash(words: &[u64]) -> u64 {
@@ -998,18 +1043,18 @@ impl Machine {
             return false;
         }
         let k = k_max;
-        let rec = self.period_since(armed, &shape.ops);
         // A period that moves every byte to the same place each time and
         // reads no byte it writes writes the same values each time: once
-        // is as good as k times.
-        let fixed = rec.moves.iter().all(|mv| advance_of(mv.owner()) == 0);
-        // (The check sorts the period's moves: worth it from a few periods on.)
-        let times = if k > 2 && fixed && !self.reads_what_it_writes(&rec.moves) {
-            1
-        } else {
-            k
-        };
-        self.replay(times, &rec, &shape.ops, &advance_of);
+        // is as good as k times, and none as good as once when the period
+        // simulated already wrote them (see `replay_is_void`).
+        let moves = &self.ff.log[armed.log_at..];
+        let fixed =
+            moves.iter().all(|mv| advance_of(mv.owner()) == 0) && !self.reads_what_it_writes(moves);
+        if !(fixed && self.replay_is_void(armed, moves, &shape.ops)) {
+            let times = if k > 2 && fixed { 1 } else { k };
+            let rec = self.period_since(armed, &shape.ops);
+            self.replay(times, &rec, &shape.ops, &advance_of);
+        }
         self.add_totals(&armed.totals, &t0, k);
         let dt = k * period;
         for (p, u) in self.spes.iter_mut().enumerate() {
@@ -1192,35 +1237,81 @@ impl Machine {
         self.ff.lines = pool;
     }
 
+    /// Whether replaying a fixed period that reads no byte it writes (see
+    /// `jump`) after the one simulated, from kept look `a`, would change
+    /// nothing: each of its moves reads what the simulated one read (bytes
+    /// nothing wrote since) and writes it where it wrote it, in the same
+    /// order, except the landings of bytes read before the period (a
+    /// replay lands those of the request now in its place), which must
+    /// each be overwritten later in the period, same bytes; and the
+    /// requests alive across it (`live`: now) that staged nothing in it
+    /// must hold what the replay would leave them, the line of the request
+    /// now in their place.
+    fn replay_is_void(&self, a: &Armed, moves: &[Move], live: &[OpId]) -> bool {
+        let ff = &self.ff;
+        let first: std::collections::HashMap<u32, usize> =
+            a.serials.iter().enumerate().map(|(c, &g)| (g, c)).collect();
+        // Per request alive at `a`: it met the coherence point, it staged a line.
+        let mut met = vec![false; a.serials.len()];
+        let mut staged = vec![false; a.serials.len()];
+        // The landings of bytes read before the period: (move, bytes).
+        let mut carried = Vec::new();
+        for (i, mv) in moves.iter().enumerate() {
+            if mv.serial >= a.base {
+                continue;
+            }
+            let c = first[&mv.serial];
+            let lands = matches!(
+                (mv.kind, mv.remote),
+                (OpKind::Read, _) | (OpKind::Write, Space::Ls { .. })
+            );
+            if mv.coherence {
+                met[c] = true;
+                staged[c] = lands;
+            } else if lands && !met[c] {
+                carried.extend(written(mv).map(|to| (i, to)));
+            }
+        }
+        if !carried.is_empty() && !overwritten(moves, &carried) {
+            return false;
+        }
+        live.iter().all(|&id| {
+            let g = ff.serial[id as usize];
+            if g >= a.base {
+                return true;
+            }
+            let c = first[&g];
+            staged[c] || self.staging[id as usize] == self.staging[live[c] as usize]
+        })
+    }
+
     /// Whether a byte some recorded move reads may be written by one: by
     /// 128-byte lines, which may say yes where no byte is both (the replay
     /// is then made `k` times, which is always right). Linear in the
     /// period's moves: a bitmap of the local stores' lines, a set of
     /// memory's.
     fn reads_what_it_writes(&self, moves: &[Move]) -> bool {
-        // (store, first byte, bytes): store 0 is memory, 1 + n SPE n's local store.
-        let mut reads = Vec::new();
-        let mut writes = Vec::new();
+        // (store, first byte): store 0 is memory, 1 + n SPE n's local store.
         let ls = |spe: u8| spe as u64 + 1;
-        for op in moves {
-            let (coherence, p) = (op.coherence, op.spe);
-            let n = op.size as u64;
+        let ends = |op: &Move| {
             let remote = match op.remote {
                 Space::Memory(a) => (0, a),
                 Space::Ls { spe, offset } => (ls(spe), offset as u64),
-                _ => return true,
+                _ => return None,
             };
-            let local = (ls(p), op.lsa as u64);
-            let (from, to) = match (op.kind, coherence) {
+            let local = (ls(op.spe), op.lsa as u64);
+            // (What it reads, what it writes.)
+            Some(match (op.kind, op.coherence) {
                 (OpKind::Read, true) => (Some(remote), None),
                 (OpKind::Read, false) => (None, Some(local)),
                 (OpKind::Write, true) if remote.0 == 0 => (Some(local), Some(remote)),
                 (OpKind::Write, true) => (Some(local), None),
                 (OpKind::Write, false) if remote.0 != 0 => (None, Some(remote)),
                 _ => (None, None),
-            };
-            reads.extend(from.map(|(s, a)| (s, a, n)));
-            writes.extend(to.map(|(s, a)| (s, a, n)));
+            })
+        };
+        if moves.iter().any(|op| ends(op).is_none()) {
+            return true;
         }
         let lines = |a: u64, n: u64| (a >> 7)..=((a + n.max(1) - 1) >> 7);
         let per_ls = self
@@ -1232,8 +1323,11 @@ impl Machine {
         let mut memory_lines = std::collections::HashSet::new();
         // (Local-store addresses wrap round.)
         let index = |s: u64, line: u64| ((s - 1) * per_ls + line % per_ls) as usize;
-        for &(s, a, n) in &writes {
-            for line in lines(a, n) {
+        for op in moves {
+            let Some((_, Some((s, a)))) = ends(op) else {
+                continue;
+            };
+            for line in lines(a, op.size as u64) {
                 if s == 0 {
                     memory_lines.insert(line);
                 } else {
@@ -1241,8 +1335,11 @@ impl Machine {
                 }
             }
         }
-        reads.iter().any(|&(s, a, n)| {
-            lines(a, n).any(|line| {
+        moves.iter().any(|op| {
+            let Some((Some((s, a)), _)) = ends(op) else {
+                return false;
+            };
+            lines(a, op.size as u64).any(|line| {
                 if s == 0 {
                     memory_lines.contains(&line)
                 } else {
