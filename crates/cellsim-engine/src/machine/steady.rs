@@ -602,13 +602,15 @@ impl Machine {
         let ff = &mut self.ff;
         ff.disarm();
         ff.jumped = true;
-        ff.spacing = ff.floor;
-        ff.misses = 0;
         if ff.stats.commands > issued {
             // The looks remembered are whole periods behind along the
             // state's orbit: a distance to them is no longer one period.
             ff.history.clear();
+            ff.spacing = ff.floor;
+            ff.misses = 0;
         }
+        // (Else the jump stopped at a command's end, within the state: its
+        // looks go on as they were, towards a period spanning retirements.)
         true
     }
 
