@@ -6,10 +6,11 @@
 //! arbiter pointers, only later in time and further along each command's
 //! bytes. The engine looks for that every so many commands: it writes the
 //! state's [`Shape`] (times relative to now, requests renamed, progress left
-//! out) and compares it with the last few. When one repeats, it records the
-//! next repetition — the bytes its requests move, in order — and checks that
-//! it repeats again with every command having advanced by whole lines. The
-//! state then is periodic with period `P` cycles, and it stays so as long as
+//! out) and compares it with earlier ones, logging the bytes its requests
+//! move, in order, since the oldest look it keeps (every look while the
+//! state is young; later, from a first repeat). When a look's state comes
+//! back with every command advanced by whole lines, the state is periodic
+//! with period `P` cycles from that look, and it stays so as long as
 //! nothing outside the shape steps in, so the engine jumps `K` periods at
 //! once: every time moves `K·P` later, every command `K` times its
 //! advance, every counter `K` times its increase, and the recorded byte moves
