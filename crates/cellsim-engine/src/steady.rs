@@ -29,10 +29,11 @@ pub(crate) struct Shape {
 }
 
 impl Shape {
-    /// An empty shape taken at `now`; `names` is scratch space (all zeros).
-    pub fn new(now: Cycle, names: Vec<u32>) -> Shape {
+    /// An empty shape taken at `now`, of about `len` words; `names` is
+    /// scratch space (all zeros).
+    pub fn new(now: Cycle, names: Vec<u32>, len: usize) -> Shape {
         Shape {
-            words: Vec::with_capacity(2048),
+            words: Vec::with_capacity(len.max(2048)),
             ops: Vec::new(),
             horizon: now,
             now,

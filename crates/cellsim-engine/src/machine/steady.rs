@@ -6,10 +6,11 @@
 //! arbiter pointers, only later in time and further along each command's
 //! bytes. The engine looks for that every so many commands: it writes the
 //! state's [`Shape`] (times relative to now, requests renamed, progress left
-//! out) and compares it with the last few. When one repeats, it records the
-//! next repetition — the bytes its requests move, in order — and checks that
-//! it repeats again with every command having advanced by whole lines. The
-//! state then is periodic with period `P` cycles, and it stays so as long as
+//! out) and compares it with earlier ones, logging the bytes its requests
+//! move, in order, since the oldest look it keeps (every look while the
+//! state is young; later, from a first repeat). When a look's state comes
+//! back with every command advanced by whole lines, the state is periodic
+//! with period `P` cycles from that look, and it stays so as long as
 //! nothing outside the shape steps in, so the engine jumps `K` periods at
 //! once: every time moves `K·P` later, every command `K` times its
 //! advance, every counter `K` times its increase, and the recorded byte moves
@@ -75,7 +76,12 @@ pub(crate) struct FastForward {
     /// Since the last new state: shapes were taken, a jump was made.
     looked: bool,
     jumped: bool,
-    armed: Option<Armed>,
+    /// The looks a period may start from, oldest first: the last look, or
+    /// while the state is young (fewer than [`YOUNG_LOOKS`] looks) every
+    /// look since the first recorded one, with one log since the oldest,
+    /// so that a look whose state (with progress) comes back is jumped
+    /// from at once rather than after recording one more period.
+    snaps: Vec<Armed>,
     /// The SPE whose command retirements spaced-out looks wait for: looks
     /// at a count of commands land anywhere in a period, so two of them see
     /// the same phase only when their distance is a multiple of it (powers
@@ -87,17 +93,21 @@ pub(crate) struct FastForward {
     anchor: Option<u8>,
     /// The anchor retired since the next look's count was reached.
     aligned: bool,
-    /// The byte moves of the period being recorded are logged.
+    /// The byte moves since the oldest look kept are logged.
     pub(super) recording: bool,
-    /// Something the recording cannot replay happened.
-    pub(super) tainted: bool,
+    /// The log's length up to its last move a replay cannot make (0: none):
+    /// no period starting before may be jumped.
+    taint: usize,
     /// An event outside shapes was handled, or a program ran, since the last look.
     pub(super) disturbed: bool,
-    pub(super) log: Vec<DataMove>,
+    pub(super) log: Vec<Move>,
     /// Per request (slab index): its serial number in the recording.
     pub(super) serial: Vec<u32>,
     pub(super) next_serial: u32,
     lines: Vec<[u8; 128]>,
+    /// The last shape's length (the next one's is alike), and its scratch space.
+    shape_len: usize,
+    names: Vec<u32>,
     /// The looks since the state was new: their shapes' hashes, each with
     /// the commands accepted at its last look (a jump moves the state along
     /// its orbit, so a distance in commands stays a multiple of the period).
@@ -117,6 +127,8 @@ pub struct FastForwardStats {
     pub transfers: u64,
     /// MFC commands issued within them (by programs' declared loops).
     pub commands: u64,
+    /// The first jump: bus transfers simulated before it, and in its period.
+    pub first: Option<(u64, u64)>,
 }
 
 /// A recording under way: the shape it started from, when, and what it
@@ -125,6 +137,12 @@ struct Armed {
     words: Vec<u64>,
     /// The byte moves since are logged.
     recorded: bool,
+    /// Where its moves start in the log.
+    log_at: usize,
+    /// The serial number of the first request created after it.
+    base: u32,
+    /// The serial numbers of the requests alive then, in the order of `ops`.
+    serials: Vec<u32>,
     /// Commands accepted then.
     commands: u64,
     at: Cycle,
@@ -158,6 +176,50 @@ pub(super) enum DataMove {
     Land(u32, BusOp),
 }
 
+/// A logged byte move: what a replay needs of its request, as it was then.
+#[derive(Clone, Copy)]
+pub(super) struct Move {
+    /// The request's serial number in the recording.
+    serial: u32,
+    /// At the coherence point, or on landing.
+    coherence: bool,
+    kind: OpKind,
+    /// The owning MFC's SPE, slot and queue.
+    spe: u8,
+    slot: u8,
+    proxy: bool,
+    size: u32,
+    lsa: u32,
+    remote: Space,
+}
+
+impl Move {
+    fn owner(&self) -> Owner {
+        Owner::Mfc {
+            spe: self.spe,
+            slot: self.slot,
+            proxy: self.proxy,
+        }
+    }
+
+    /// The move `d` bytes further along its command.
+    fn advanced(mut self, d: u64) -> Move {
+        self.lsa += d as u32;
+        self.remote = moved_by(self.remote, d);
+        self
+    }
+}
+
+/// The moves of a period to replay: serial numbers as if the recording
+/// had started with it (its live requests first, in the order of its
+/// shape, then those created since), the serial numbers of the requests
+/// alive at its end, and how many requests it has met.
+struct Period {
+    moves: Vec<Move>,
+    survivors: Vec<usize>,
+    serials: usize,
+}
+
 /// Every counter a period advances.
 #[derive(Clone)]
 struct Totals {
@@ -187,25 +249,35 @@ impl FastForward {
             misses: 0,
             looked: false,
             jumped: false,
-            armed: None,
+            snaps: Vec::new(),
             anchor: None,
             aligned: false,
             recording: false,
-            tainted: false,
+            taint: 0,
             disturbed: false,
             log: Vec::new(),
             serial: Vec::new(),
             next_serial: 0,
             lines: Vec::new(),
+            shape_len: 0,
+            names: Vec::new(),
             history: std::collections::HashMap::new(),
             stats: FastForwardStats::default(),
         }
     }
 
     fn disarm(&mut self) {
-        self.armed = None;
+        self.snaps.clear();
         self.recording = false;
         self.log.clear();
+        self.taint = 0;
+    }
+
+    /// Whether kept look `i` may start a period ending now: recorded since,
+    /// and nothing since that a replay cannot make.
+    fn replayable(&self, i: usize) -> bool {
+        let a = &self.snaps[i];
+        a.recorded && a.log_at >= self.taint
     }
 
     /// A request was created while recording: it gets the next serial number.
@@ -222,13 +294,28 @@ impl FastForward {
     /// A byte move while recording.
     #[inline]
     pub(super) fn moved(&mut self, m: DataMove) {
-        let op = match m {
-            DataMove::Coherence(_, op) | DataMove::Land(_, op) => op,
+        let (coherence, serial, op) = match m {
+            DataMove::Coherence(s, op) => (true, s, op),
+            DataMove::Land(s, op) => (false, s, op),
         };
+        let (spe, slot, proxy) = match op.owner {
+            Owner::Mfc { spe, slot, proxy } => (spe, slot, proxy),
+            _ => (0, 0, false),
+        };
+        self.log.push(Move {
+            serial,
+            coherence,
+            kind: op.kind,
+            spe,
+            slot,
+            proxy,
+            size: op.size,
+            lsa: op.lsa,
+            remote: op.remote,
+        });
         if !plain(&op) {
-            self.tainted = true;
+            self.taint = self.log.len();
         }
-        self.log.push(m);
     }
 }
 
@@ -239,6 +326,51 @@ fn plain(op: &BusOp) -> bool {
         && op.atomic.is_none()
         && !op.failed
         && matches!(op.remote, Space::Memory(_) | Space::Ls { .. })
+}
+
+/// The bytes a logged move writes: store (0: memory, 1 + n: SPE n's local
+/// store), first byte, bytes.
+fn written(mv: &Move) -> Option<(u64, u64, u32)> {
+    let at = match (mv.kind, mv.coherence, mv.remote) {
+        (OpKind::Read, false, _) => (mv.spe as u64 + 1, mv.lsa as u64),
+        (OpKind::Write, false, Space::Ls { spe, offset }) => (spe as u64 + 1, offset as u64),
+        (OpKind::Write, true, Space::Memory(a)) => (0, a),
+        _ => return None,
+    };
+    Some((at.0, at.1, mv.size))
+}
+
+/// Whether every byte range of `carried` (moves of `moves` by index, with
+/// the bytes each writes, in order) is written again, same bytes, by a
+/// later move not in `carried`.
+fn overwritten(moves: &[Move], carried: &[(usize, (u64, u64, u32))]) -> bool {
+    let mut ranges: Vec<_> = carried.iter().map(|&(_, to)| to).collect();
+    ranges.sort_unstable();
+    ranges.dedup();
+    // (A filter in front of the search: most moves write elsewhere.)
+    let bit = |to: &(u64, u64, u32)| (to.0.wrapping_mul(0x9E37) ^ to.1 >> 7) as usize % 4096;
+    let mut filter = [false; 4096];
+    ranges.iter().for_each(|to| filter[bit(to)] = true);
+    let mut over = vec![false; ranges.len()];
+    let mut next = carried.iter().peekable();
+    for (i, mv) in moves.iter().enumerate().skip(carried[0].0) {
+        let Some(to) = written(mv) else {
+            continue;
+        };
+        if !filter[bit(&to)] {
+            continue;
+        }
+        let Ok(r) = ranges.binary_search(&to) else {
+            continue;
+        };
+        if next.peek().is_some_and(|&&(j, _)| j == i) {
+            next.next();
+            over[r] = false;
+        } else {
+            over[r] = true;
+        }
+    }
+    over.iter().all(|&o| o)
 }
 
 /// A shape's hash, to find it again among earlier looks (equal shapes are
@@ -258,13 +390,6 @@ fn moved_by(s: Space, d: u64) -> Space {
         },
         other => other,
     }
-}
-
-/// A request `d` bytes further along its command.
-fn advanced(mut op: BusOp, d: u64) -> BusOp {
-    op.lsa += d as u32;
-    op.remote = moved_by(op.remote, d);
-    op
 }
 
 fn address(s: Space) -> u64 {
@@ -378,40 +503,35 @@ impl Machine {
             ff.misses = 0;
             return;
         }
-        let Some((mut shape, boundary)) = self.steady_shape() else {
+        let names = std::mem::take(&mut self.ff.names);
+        let Some((mut shape, boundary)) = self.steady_shape(names) else {
             self.ff.disarm();
             return;
         };
-        shape.finish();
+        self.ff.names = shape.finish();
+        self.ff.shape_len = shape.words.len();
+        let progress = self.progress();
         self.ff.looked = true;
+        // While the state is young every look is kept, and recorded from,
+        // so that a period is jumped as soon as it is found.
+        let young = self.ff.history.len() < YOUNG_LOOKS;
         // Short periods are recorded from the first look (a state's first
-        // windows are short); once looks have backed off, recording (which
-        // costs on every transfer) waits for a first repeat.
-        let mut record = self.ff.spacing <= RECORD_SPACING;
-        if let Some(armed) = self.ff.armed.take() {
-            if shape.words == armed.words && !armed.recorded {
-                // A repeat: record the next period (recording costs, so it
-                // waits for a first repeat).
-                self.arm(shape, true);
-                self.ff.next_look = commands + (commands - armed.commands);
+        // windows are short); once looks have backed off and the state is
+        // no longer young, recording (which costs on every transfer) waits
+        // for a first repeat.
+        let mut record = young || self.ff.spacing <= RECORD_SPACING;
+        if let Some(last) = self.ff.snaps.last() {
+            let last_at = last.commands;
+            let same = shape.words == last.words;
+            if same && !last.recorded {
+                // A repeat: record the next period.
+                self.arm(shape, progress, true, false);
+                self.ff.next_look = commands + (commands - last_at);
                 return;
             }
-            if !self.ff.tainted && shape.words == armed.words {
-                let issued = self.ff.stats.commands;
-                let jumped = self.jump(&armed, &shape, boundary, limit);
-                self.ff.disarm();
-                if jumped {
-                    // The next look starts a new state at the new time.
-                    let ff = &mut self.ff;
-                    ff.jumped = true;
-                    ff.spacing = ff.floor;
-                    ff.misses = 0;
-                    if ff.stats.commands > issued {
-                        // The looks remembered are whole periods behind
-                        // along the state's orbit: a distance to them is
-                        // no longer one period.
-                        ff.history.clear();
-                    }
+            let i = self.ff.snaps.len() - 1;
+            if same && self.ff.replayable(i) {
+                if self.jump_from(i, &shape, &progress, boundary, limit) {
                     return;
                 }
             } else {
@@ -422,11 +542,7 @@ impl Machine {
                     // While the state is young, looks stay close enough to
                     // see most phases of the anchor (each is then seen again
                     // a period on); later, rarer.
-                    let max = if ff.history.len() < YOUNG_LOOKS {
-                        YOUNG_SPACING
-                    } else {
-                        MAX_SPACING
-                    };
+                    let max = if young { YOUNG_SPACING } else { MAX_SPACING };
                     ff.spacing = (ff.spacing * 2).min(max).max(ff.spacing);
                     ff.misses = 0;
                 }
@@ -434,30 +550,74 @@ impl Machine {
         }
         // A shape seen some looks ago: the period may be that long (the
         // state has a position in each queue's rotation and each declared
-        // loop, which may take many looks to come round). Record from here
-        // and look again one such period on.
+        // loop, which may take many looks to come round). Jump from that
+        // look if it is kept; else record from here and look again one
+        // such period on.
         // With each command's progress: a period long enough to be
         // remembered replaces the commands, which must come back as far.
-        let dones: Vec<u64> = self.progress().iter().map(|x| x.3 as u64).collect();
+        let dones: Vec<u64> = progress.iter().map(|x| x.3 as u64).collect();
         let h = hash(&shape.words) ^ hash(&dones).rotate_left(1);
-        let ff = &mut self.ff;
-        if let Some(&then) = ff.history.get(&h) {
-            let period = commands - then;
-            if period > ff.spacing {
-                ff.next_look = commands + period;
-                record = true;
+        if let Some(&then) = self.ff.history.get(&h) {
+            let kept = self.ff.snaps.iter().position(|a| a.commands == then);
+            match kept {
+                Some(i) if self.ff.replayable(i) && shape.words == self.ff.snaps[i].words => {
+                    if self.jump_from(i, &shape, &progress, boundary, limit) {
+                        return;
+                    }
+                    // (Not yet: the next looks meet the next kept ones.)
+                }
+                _ => {
+                    let period = commands - then;
+                    if period > self.ff.spacing {
+                        self.ff.next_look = commands + period;
+                        record = true;
+                    }
+                }
             }
         }
+        let ff = &mut self.ff;
         if ff.history.len() == HISTORY {
             ff.history.clear();
         }
         ff.history.insert(h, commands);
-        self.arm(shape, record);
+        self.arm(shape, progress, record, young);
+    }
+
+    /// Jumps from kept look `i` to now if the state came back; after a jump
+    /// the next look starts a new state at the new time.
+    fn jump_from(
+        &mut self,
+        i: usize,
+        shape: &Shape,
+        progress: &[Progress],
+        boundary: Cycle,
+        limit: Cycle,
+    ) -> bool {
+        let snaps = std::mem::take(&mut self.ff.snaps);
+        let issued = self.ff.stats.commands;
+        let ok = self.jump(&snaps[i], shape, progress, boundary, limit);
+        if !ok {
+            self.ff.snaps = snaps;
+            return false;
+        }
+        let ff = &mut self.ff;
+        ff.disarm();
+        ff.jumped = true;
+        if ff.stats.commands > issued {
+            // The looks remembered are whole periods behind along the
+            // state's orbit: a distance to them is no longer one period.
+            ff.history.clear();
+            ff.spacing = ff.floor;
+            ff.misses = 0;
+        }
+        // (Else the jump stopped at a command's end, within the state: its
+        // looks go on as they were, towards a period spanning retirements.)
+        true
     }
 
     /// The state's shape and the first event outside it, if the state is one
-    /// a shape covers whole.
-    fn steady_shape(&self) -> Option<(Shape, Cycle)> {
+    /// a shape covers whole; `names` is the shape's scratch space.
+    fn steady_shape(&self, names: Vec<u32>) -> Option<(Shape, Cycle)> {
         let whole = self.trace.is_none()
             && self.chips.iter().all(|c| c.eib.log.is_none())
             && self
@@ -482,16 +642,19 @@ impl Machine {
             return None;
         }
         let now = self.now;
-        let mut s = Shape::new(now, Vec::new());
+        let mut s = Shape::new(now, names, self.ff.shape_len);
         let mut boundary = Cycle::MAX;
         // Slots are named by their rank in issue order (see `CommandQueue::shape`).
-        let ranks: Vec<Vec<u8>> = self
-            .spes
-            .iter()
-            .flat_map(|u| [u.mfc.queue.ranks(), u.mfc.proxy.ranks()])
-            .collect();
-        let rank =
-            |p: u8, proxy: bool, slot: u8| ranks[p as usize * 2 + proxy as usize][slot as usize];
+        let queues = |u: &super::SpeUnit| [u.mfc.queue.depth(), u.mfc.proxy.depth()];
+        let stride = self.spes.iter().flat_map(queues).max().unwrap_or(0);
+        let mut ranks = vec![u8::MAX; self.spes.len() * 2 * stride];
+        for (u, r) in self.spes.iter().zip(ranks.chunks_mut(2 * stride)) {
+            u.mfc.queue.write_ranks(&mut r[..stride]);
+            u.mfc.proxy.write_ranks(&mut r[stride..]);
+        }
+        let rank = |p: u8, proxy: bool, slot: u8| {
+            ranks[(p as usize * 2 + proxy as usize) * stride + slot as usize]
+        };
         self.calendar.for_each_in_order(|t, e| {
             if !self.in_shape(e) {
                 boundary = boundary.min(t);
@@ -600,8 +763,9 @@ impl Machine {
     }
 
     /// Takes `shape` as the state a period may start from; `record`: logs
-    /// the byte moves from here (a jump needs them).
-    fn arm(&mut self, shape: Shape, record: bool) {
+    /// the byte moves from here (a jump needs them); `keep`: the looks kept
+    /// stay, if recorded (see `FastForward::snaps`), else they are dropped.
+    fn arm(&mut self, shape: Shape, progress: Vec<Progress>, record: bool, keep: bool) {
         let ops = shape
             .ops
             .iter()
@@ -611,25 +775,32 @@ impl Machine {
             })
             .collect();
         let ff = &mut self.ff;
-        for (c, &id) in shape.ops.iter().enumerate() {
-            let i = id as usize;
-            if ff.serial.len() <= i {
-                ff.serial.resize(i + 1, 0);
+        if !(keep && record && ff.recording) {
+            // A new recording: the requests alive are numbered in the
+            // order of the shape.
+            ff.disarm();
+            for (c, &id) in shape.ops.iter().enumerate() {
+                let i = id as usize;
+                if ff.serial.len() <= i {
+                    ff.serial.resize(i + 1, 0);
+                }
+                ff.serial[i] = c as u32;
             }
-            ff.serial[i] = c as u32;
+            ff.next_serial = shape.ops.len() as u32;
         }
-        ff.next_serial = shape.ops.len() as u32;
-        ff.log.clear();
-        ff.tainted = false;
         ff.disturbed = false;
         ff.recording = record;
+        let serials = shape.ops.iter().map(|&id| ff.serial[id as usize]).collect();
         let armed = Armed {
             words: shape.words,
             recorded: record,
+            log_at: ff.log.len(),
+            base: ff.next_serial,
+            serials,
             commands: self.commands(),
             at: self.now,
             ops,
-            dones: self.progress(),
+            dones: progress,
             seqs: self.next_seqs(),
             scripts: self
                 .threads
@@ -652,7 +823,7 @@ impl Machine {
                 .map_or_else(Vec::new, |v| v.iter().map(|l| l.len()).collect()),
             totals: self.totals(),
         };
-        self.ff.armed = Some(armed);
+        self.ff.snaps.push(armed);
     }
 
     /// Every queue entry's bytes unrolled and issue number.
@@ -661,7 +832,7 @@ impl Machine {
         for (p, u) in self.spes.iter().enumerate() {
             for (proxy, q) in [(false, &u.mfc.queue), (true, &u.mfc.proxy)] {
                 // In issue order: entries are compared by rank (see `CommandQueue::shape`).
-                v.extend(q.issue_order().into_iter().map(|s| {
+                v.extend(q.issue_order().iter().map(|&s| {
                     let e = q.get(s);
                     let started = if e.started {
                         self.now - e.started_at + 1
@@ -684,7 +855,14 @@ impl Machine {
     }
 
     /// The state at `armed.at` came back at `now`: jumps whole periods.
-    fn jump(&mut self, armed: &Armed, shape: &Shape, boundary: Cycle, limit: Cycle) -> bool {
+    fn jump(
+        &mut self,
+        armed: &Armed,
+        shape: &Shape,
+        progress: &[Progress],
+        boundary: Cycle,
+        limit: Cycle,
+    ) -> bool {
         let now = self.now;
         let period = now - armed.at;
         if period == 0 {
@@ -701,7 +879,6 @@ impl Machine {
         // have got exactly as far.
         let mut replaced = vec![false; self.spes.len() * 2 * 256];
         let mut k_max = u64::MAX;
-        let progress = self.progress();
         if progress.len() != armed.dones.len() {
             return false;
         }
@@ -709,7 +886,7 @@ impl Machine {
         for (
             &(p, proxy, _, done_a, seq_a, iss_a, st_a),
             &(p2, proxy2, slot, done_b, seq_b, iss_b, st_b),
-        ) in armed.dones.iter().zip(&progress)
+        ) in armed.dones.iter().zip(progress)
         {
             // Entries of the same rank in the same queue (their slots may differ).
             if (p, proxy) != (p2, proxy2) {
@@ -796,9 +973,15 @@ impl Machine {
             || issued.iter().any(|&n| n > 0)
             || used.iter().any(|&c| c > 0);
         if turnover && latencies {
-            // Commands waiting to enter a queue: their issue cycles too.
-            for (t, &w) in self.threads.iter().zip(&armed.pending) {
-                if t.pending.map(|p| now - p.issued_at) != w {
+            // Commands waiting to enter a queue: their issue cycles too,
+            // unless it is the same command, waiting since before the
+            // period (its thread issued nothing since): it is recorded
+            // when it retires, after the jump, from its issue cycle, which
+            // a jump keeps.
+            for ((t, &w), &c) in self.threads.iter().zip(&armed.pending).zip(&used) {
+                let v = t.pending.map(|p| now - p.issued_at);
+                let waiting = c == 0 && matches!((w, v), (Some(a), Some(b)) if b == a + period);
+                if v != w && !waiting {
                     return false;
                 }
             }
@@ -865,17 +1048,16 @@ impl Machine {
         let k = k_max;
         // A period that moves every byte to the same place each time and
         // reads no byte it writes writes the same values each time: once
-        // is as good as k times.
-        let fixed = self.ff.log.iter().all(|mv| match *mv {
-            DataMove::Coherence(_, op) | DataMove::Land(_, op) => advance_of(op.owner) == 0,
-        });
-        // (The check sorts the period's moves: worth it from a few periods on.)
-        let times = if k > 2 && fixed && !self.reads_what_it_writes() {
-            1
-        } else {
-            k
-        };
-        self.replay(times, &shape.ops, &advance_of);
+        // is as good as k times, and none as good as once when the period
+        // simulated already wrote them (see `replay_is_void`).
+        let moves = &self.ff.log[armed.log_at..];
+        let fixed =
+            moves.iter().all(|mv| advance_of(mv.owner()) == 0) && !self.reads_what_it_writes(moves);
+        if !(fixed && self.replay_is_void(armed, moves, &shape.ops)) {
+            let times = if k > 2 && fixed { 1 } else { k };
+            let rec = self.period_since(armed, &shape.ops);
+            self.replay(times, &rec, &shape.ops, &advance_of);
+        }
         self.add_totals(&armed.totals, &t0, k);
         let dt = k * period;
         for (p, u) in self.spes.iter_mut().enumerate() {
@@ -951,16 +1133,56 @@ impl Machine {
             self.calendar.schedule(t, e);
         }
         let s = &mut self.ff.stats;
-        s.jumps += 1;
-        s.cycles += dt;
-        s.commands += k * (t0.counters.dma_commands - armed.totals.counters.dma_commands);
-        s.transfers += k * t0
+        let per_period = t0
             .chips
             .iter()
             .zip(&armed.totals.chips)
             .map(|(a, b)| a.eib.transfers - b.eib.transfers)
             .sum::<u64>();
+        if s.jumps == 0 {
+            let before = t0.chips.iter().map(|c| c.eib.transfers).sum::<u64>();
+            s.first = Some((before, per_period));
+        }
+        s.jumps += 1;
+        s.cycles += dt;
+        s.commands += k * (t0.counters.dma_commands - armed.totals.counters.dma_commands);
+        s.transfers += k * per_period;
         true
+    }
+
+    /// The moves logged since kept look `a` (see [`Period`]); `live`: the
+    /// requests alive now.
+    fn period_since(&self, a: &Armed, live: &[OpId]) -> Period {
+        let ff = &self.ff;
+        let m = a.serials.len() as u32;
+        let first: std::collections::HashMap<u32, u32> = a
+            .serials
+            .iter()
+            .enumerate()
+            .map(|(c, &g)| (g, c as u32))
+            .collect();
+        // (A request met since `a` was alive then or created since.)
+        let local = |g: u32| {
+            if g >= a.base {
+                m + (g - a.base)
+            } else {
+                first[&g]
+            }
+        };
+        Period {
+            moves: ff.log[a.log_at..]
+                .iter()
+                .map(|mv| Move {
+                    serial: local(mv.serial),
+                    ..*mv
+                })
+                .collect(),
+            survivors: live
+                .iter()
+                .map(|&id| local(ff.serial[id as usize]) as usize)
+                .collect(),
+            serials: (m + (ff.next_serial - a.base)) as usize,
+        }
     }
 
     /// Replays the recorded byte moves `k` times, each time a period further
@@ -971,24 +1193,17 @@ impl Machine {
     /// number of the recording): a period's requests alive at its start use
     /// the lines of the previous period's survivors, the others free lines,
     /// so no line is copied between periods.
-    fn replay(&mut self, k: u64, live: &[OpId], advance_of: &impl Fn(Owner) -> u64) {
-        let ff = &mut self.ff;
-        let n = ff.next_serial as usize;
+    fn replay(&mut self, k: u64, rec: &Period, live: &[OpId], advance_of: &impl Fn(Owner) -> u64) {
+        let n = rec.serials;
         let m = live.len();
-        let mut pool = std::mem::take(&mut ff.lines);
+        let mut pool = std::mem::take(&mut self.ff.lines);
         pool.resize(n.max(m), [0; 128]);
         // The survivors' serial numbers, by name.
-        let survivors: Vec<usize> = live
+        let survivors = &rec.survivors;
+        let moves: Vec<(Move, u64)> = rec
+            .moves
             .iter()
-            .map(|&id| ff.serial[id as usize] as usize)
-            .collect();
-        let moves: Vec<(bool, usize, BusOp, u64)> = ff
-            .log
-            .iter()
-            .map(|mv| match *mv {
-                DataMove::Coherence(s, op) => (true, s as usize, op, advance_of(op.owner)),
-                DataMove::Land(s, op) => (false, s as usize, op, advance_of(op.owner)),
-            })
+            .map(|mv| (*mv, advance_of(mv.owner())))
             .collect();
         let mut cur: Vec<usize> = (0..m).collect();
         for (c, &id) in live.iter().enumerate() {
@@ -1006,10 +1221,10 @@ impl Machine {
             for l in line_of.iter_mut().take(n).skip(m) {
                 *l = free.next().expect("a pool of one line per serial number");
             }
-            for &(coherence, s, op, d) in &moves {
-                let op = advanced(op, j * d);
-                let line = &mut pool[line_of[s]];
-                if coherence {
+            for &(op, d) in &moves {
+                let op = op.advanced(j * d);
+                let line = &mut pool[line_of[op.serial as usize]];
+                if op.coherence {
                     self.coherence_bytes(&op, line);
                 } else {
                     self.land_bytes(&op, line);
@@ -1025,41 +1240,81 @@ impl Machine {
         self.ff.lines = pool;
     }
 
+    /// Whether replaying a fixed period that reads no byte it writes (see
+    /// `jump`) after the one simulated, from kept look `a`, would change
+    /// nothing: each of its moves reads what the simulated one read (bytes
+    /// nothing wrote since) and writes it where it wrote it, in the same
+    /// order, except the landings of bytes read before the period (a
+    /// replay lands those of the request now in its place), which must
+    /// each be overwritten later in the period, same bytes; and the
+    /// requests alive across it (`live`: now) that staged nothing in it
+    /// must hold what the replay would leave them, the line of the request
+    /// now in their place.
+    fn replay_is_void(&self, a: &Armed, moves: &[Move], live: &[OpId]) -> bool {
+        let ff = &self.ff;
+        let first: std::collections::HashMap<u32, usize> =
+            a.serials.iter().enumerate().map(|(c, &g)| (g, c)).collect();
+        // Per request alive at `a`: it met the coherence point, it staged a line.
+        let mut met = vec![false; a.serials.len()];
+        let mut staged = vec![false; a.serials.len()];
+        // The landings of bytes read before the period: (move, bytes).
+        let mut carried = Vec::new();
+        for (i, mv) in moves.iter().enumerate() {
+            if mv.serial >= a.base {
+                continue;
+            }
+            let c = first[&mv.serial];
+            let lands = matches!(
+                (mv.kind, mv.remote),
+                (OpKind::Read, _) | (OpKind::Write, Space::Ls { .. })
+            );
+            if mv.coherence {
+                met[c] = true;
+                staged[c] = lands;
+            } else if lands && !met[c] {
+                carried.extend(written(mv).map(|to| (i, to)));
+            }
+        }
+        if !carried.is_empty() && !overwritten(moves, &carried) {
+            return false;
+        }
+        live.iter().all(|&id| {
+            let g = ff.serial[id as usize];
+            if g >= a.base {
+                return true;
+            }
+            let c = first[&g];
+            staged[c] || self.staging[id as usize] == self.staging[live[c] as usize]
+        })
+    }
+
     /// Whether a byte some recorded move reads may be written by one: by
     /// 128-byte lines, which may say yes where no byte is both (the replay
     /// is then made `k` times, which is always right). Linear in the
     /// period's moves: a bitmap of the local stores' lines, a set of
     /// memory's.
-    fn reads_what_it_writes(&self) -> bool {
-        // (store, first byte, bytes): store 0 is memory, 1 + n SPE n's local store.
-        let mut reads = Vec::new();
-        let mut writes = Vec::new();
+    fn reads_what_it_writes(&self, moves: &[Move]) -> bool {
+        // (store, first byte): store 0 is memory, 1 + n SPE n's local store.
         let ls = |spe: u8| spe as u64 + 1;
-        for mv in &self.ff.log {
-            let (coherence, op) = match *mv {
-                DataMove::Coherence(_, op) => (true, op),
-                DataMove::Land(_, op) => (false, op),
-            };
-            let Owner::Mfc { spe: p, .. } = op.owner else {
-                return true;
-            };
-            let n = op.size as u64;
+        let ends = |op: &Move| {
             let remote = match op.remote {
                 Space::Memory(a) => (0, a),
                 Space::Ls { spe, offset } => (ls(spe), offset as u64),
-                _ => return true,
+                _ => return None,
             };
-            let local = (ls(p), op.lsa as u64);
-            let (from, to) = match (op.kind, coherence) {
+            let local = (ls(op.spe), op.lsa as u64);
+            // (What it reads, what it writes.)
+            Some(match (op.kind, op.coherence) {
                 (OpKind::Read, true) => (Some(remote), None),
                 (OpKind::Read, false) => (None, Some(local)),
                 (OpKind::Write, true) if remote.0 == 0 => (Some(local), Some(remote)),
                 (OpKind::Write, true) => (Some(local), None),
                 (OpKind::Write, false) if remote.0 != 0 => (None, Some(remote)),
                 _ => (None, None),
-            };
-            reads.extend(from.map(|(s, a)| (s, a, n)));
-            writes.extend(to.map(|(s, a)| (s, a, n)));
+            })
+        };
+        if moves.iter().any(|op| ends(op).is_none()) {
+            return true;
         }
         let lines = |a: u64, n: u64| (a >> 7)..=((a + n.max(1) - 1) >> 7);
         let per_ls = self
@@ -1071,8 +1326,11 @@ impl Machine {
         let mut memory_lines = std::collections::HashSet::new();
         // (Local-store addresses wrap round.)
         let index = |s: u64, line: u64| ((s - 1) * per_ls + line % per_ls) as usize;
-        for &(s, a, n) in &writes {
-            for line in lines(a, n) {
+        for op in moves {
+            let Some((_, Some((s, a)))) = ends(op) else {
+                continue;
+            };
+            for line in lines(a, op.size as u64) {
                 if s == 0 {
                     memory_lines.insert(line);
                 } else {
@@ -1080,8 +1338,11 @@ impl Machine {
                 }
             }
         }
-        reads.iter().any(|&(s, a, n)| {
-            lines(a, n).any(|line| {
+        moves.iter().any(|op| {
+            let Some((Some((s, a)), _)) = ends(op) else {
+                return false;
+            };
+            lines(a, op.size as u64).any(|line| {
                 if s == 0 {
                     memory_lines.contains(&line)
                 } else {
@@ -1092,11 +1353,9 @@ impl Machine {
     }
 
     /// The byte moves of [`Machine::coherence_point`] for a plain request.
-    fn coherence_bytes(&mut self, op: &BusOp, line: &mut [u8; 128]) {
+    fn coherence_bytes(&mut self, op: &Move, line: &mut [u8; 128]) {
         let n = op.size as usize;
-        let Owner::Mfc { spe: p, .. } = op.owner else {
-            return;
-        };
+        let p = op.spe;
         match (op.kind, op.remote) {
             (OpKind::Read, Space::Memory(a)) => {
                 super::dma::read_into(&self.memory, a as usize, line, n)
@@ -1118,13 +1377,13 @@ impl Machine {
     }
 
     /// The byte moves of [`Machine::land`] for a plain request.
-    fn land_bytes(&self, op: &BusOp, line: &[u8; 128]) {
+    fn land_bytes(&self, op: &Move, line: &[u8; 128]) {
         let n = op.size as usize;
-        match (op.kind, op.remote, op.owner) {
-            (OpKind::Read, _, Owner::Mfc { spe, .. }) => {
-                super::dma::write_from(&self.spes[spe as usize].ls, op.lsa as usize, line, n)
+        match (op.kind, op.remote) {
+            (OpKind::Read, _) => {
+                super::dma::write_from(&self.spes[op.spe as usize].ls, op.lsa as usize, line, n)
             }
-            (OpKind::Write, Space::Ls { spe, offset }, _) => {
+            (OpKind::Write, Space::Ls { spe, offset }) => {
                 super::dma::write_from(&self.spes[spe as usize].ls, offset as usize, line, n)
             }
             _ => {}

@@ -136,6 +136,9 @@ impl Entry {
 #[derive(Debug, Clone)]
 pub struct CommandQueue {
     slots: Vec<Option<Entry>>,
+    /// The live slots in issue order (a command takes the next issue
+    /// number): the order looks at steady states write entries in.
+    order: Vec<u8>,
     /// Slots of entries the DMAC has not finished unrolling, in issue order.
     to_unroll: Vec<u8>,
     reserved: u32,
@@ -150,6 +153,7 @@ impl CommandQueue {
     pub fn new(depth: u32) -> CommandQueue {
         CommandQueue {
             slots: vec![None; depth as usize],
+            order: Vec::with_capacity(depth as usize),
             to_unroll: Vec::with_capacity(depth as usize),
             reserved: 0,
             used: 0,
@@ -189,6 +193,7 @@ impl CommandQueue {
         if !e.cmd.op.is_sync() {
             self.to_unroll.push(i as u8);
         }
+        self.order.push(i as u8);
         self.slots[i] = Some(e);
         i as u8
     }
@@ -201,6 +206,9 @@ impl CommandQueue {
         self.used -= 1;
         if e.cmd.op.is_sync() || e.cmd.op.ordering() != Ordering::None {
             self.ordered -= 1;
+        }
+        if let Some(i) = self.order.iter().position(|&s| s == slot) {
+            self.order.remove(i);
         }
         e
     }
@@ -369,9 +377,7 @@ impl CommandQueue {
     pub(crate) fn shape(&self, s: &mut Shape) {
         let order = self.issue_order();
         let mut ranks = [u8::MAX; 256];
-        for (rank, &slot) in order.iter().enumerate() {
-            ranks[slot as usize] = rank as u8;
-        }
+        self.write_ranks(&mut ranks);
         s.raw(order.len() as u64);
         order
             .iter()
@@ -386,22 +392,27 @@ impl CommandQueue {
     }
 
     /// The live slots in issue order.
-    pub(crate) fn issue_order(&self) -> Vec<u8> {
-        if self.used == 0 {
-            return Vec::new();
-        }
-        let mut order: Vec<(u64, u8)> = self.entries().map(|(slot, e)| (e.seq, slot)).collect();
-        order.sort_unstable();
-        order.into_iter().map(|(_, slot)| slot).collect()
+    pub(crate) fn issue_order(&self) -> &[u8] {
+        debug_assert!(self
+            .order
+            .windows(2)
+            .all(|w| self.get(w[0]).seq < self.get(w[1]).seq));
+        debug_assert_eq!(self.order.len(), self.used as usize);
+        &self.order
     }
 
-    /// Per slot: its entry's rank in issue order (free slots: `u8::MAX`).
-    pub(crate) fn ranks(&self) -> Vec<u8> {
-        let mut ranks = vec![u8::MAX; self.slots.len()];
-        for (rank, slot) in self.issue_order().into_iter().enumerate() {
+    /// Writes each slot's entry's rank in issue order into `ranks` (free
+    /// slots: `u8::MAX`; `ranks` has a place per slot at least).
+    pub(crate) fn write_ranks(&self, ranks: &mut [u8]) {
+        ranks[..self.slots.len()].fill(u8::MAX);
+        for (rank, &slot) in self.issue_order().iter().enumerate() {
             ranks[slot as usize] = rank as u8;
         }
-        ranks
+    }
+
+    /// The most entries it holds.
+    pub(crate) fn depth(&self) -> usize {
+        self.slots.len()
     }
 
     /// The issue number the next command gets.

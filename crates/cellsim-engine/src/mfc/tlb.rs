@@ -19,6 +19,10 @@ pub struct Tlb {
     /// Per set, per way: (tag, last use, cycle the translation is there);
     /// tag = (virtual page number << 6) | page shift, 0 = empty.
     entries: Vec<(u64, u64, Cycle)>,
+    /// The sets holding a translation, in order (a set fills its ways in
+    /// order and never empties: the first unused way is the least
+    /// recently used): what a shape writes.
+    filled: Vec<u32>,
     ways: usize,
     set_mask: u64,
     clock: u64,
@@ -36,6 +40,7 @@ impl Tlb {
     pub fn new(entries: usize, ways: usize, miss: Cycle) -> Tlb {
         Tlb {
             entries: vec![(0, 0, 0); entries],
+            filled: Vec::new(),
             ways,
             set_mask: (entries / ways) as u64 - 1,
             clock: 0,
@@ -62,6 +67,11 @@ impl Tlb {
             return (w.2 > now).then(|| w.2 - now);
         }
         self.misses += 1;
+        if ways[0].1 == 0 {
+            let set = (vpn & self.set_mask) as u32;
+            let at = self.filled.partition_point(|&s| s < set);
+            self.filled.insert(at, set);
+        }
         let victim = ways
             .iter_mut()
             .min_by_key(|w| w.1)
@@ -78,12 +88,16 @@ impl Tlb {
     /// rank by last use within its set (replacement only compares those),
     /// its walk's end and the page walker's, relative to now.
     pub(crate) fn shape(&self, s: &mut crate::steady::Shape) {
-        for set in self.entries.chunks(self.ways) {
-            for w in set {
+        // Only the sets in use (the others are all alike), each with its
+        // used ways (the first ones).
+        s.raw(self.filled.len() as u64);
+        for &i in &self.filled {
+            let set = &self.entries[i as usize * self.ways..][..self.ways];
+            let used = set.iter().take_while(|w| w.1 != 0).count();
+            s.raw(i as u64);
+            s.raw(used as u64);
+            for w in &set[..used] {
                 s.raw(w.0);
-                if w.1 == 0 {
-                    continue; // never used (all alike)
-                }
                 let rank = set.iter().filter(|o| o.1 < w.1).count() as u64;
                 s.raw(rank);
                 s.time(w.2);
