@@ -27,7 +27,7 @@ from .machine import Machine
 
 
 def speed(machine: str = "qs20", pairs: int = 400, seed: int = 1, python: bool = False) -> dict[str, Any]:
-    """Saturation: 8 SPEs streaming 16 KB gets and puts between partners."""
+    """Saturation: every SPE streams 16 KB gets and puts with a partner (SPE s with s ^ 1)."""
     from .kernels import load_stream
 
     m = Machine(machine, seed=seed)
@@ -141,7 +141,7 @@ def register(group: Any) -> None:
         type=click.Choice(["saturation", "uniform"]),
         default="saturation",
         show_default=True,
-        help="saturation: 8 SPEs streaming 16 KB DMAs; uniform: synthetic traffic on the rings.",
+        help="saturation: every SPE streams 16 KB DMAs with a partner; uniform: synthetic traffic on chip 0's rings.",
     )
     @click.option(
         "--rate",
