@@ -2,8 +2,8 @@
 
 The engine fast-forwards steady states (eight SPEs streaming, one SPE reading
 a long buffer): once the chip repeats itself it jumps over whole periods,
-with results identical cycle for cycle to simulating them (see "Fast path"
-in ``docs/architecture.md``). ``Machine(exact_reference=True)`` turns that off for
+with results identical cycle for cycle to simulating them (see
+``docs/performance.md``). ``Machine(exact_reference=True)`` turns that off for
 one machine; ``--exact-reference`` on ``cellsim run`` turns it off for every
 machine of the command (:func:`exact_reference_default`), to check the
 identity on an experiment or to time the difference.
