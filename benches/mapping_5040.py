@@ -13,8 +13,10 @@ paper's 10^7 transmissions per SPE (projected linearly: the ring's rounds repeat
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from cellsim.machine import Machine
@@ -26,8 +28,9 @@ from cellsim.sweep import run_sweep
 PAPER_TRANSMISSIONS = 10**7
 
 
-def events_of_one_run(point: dict[str, Any]) -> int:
-    """Engine events of one run of `point` (read from the run's statistics)."""
+@contextlib.contextmanager
+def counting_events() -> Iterator[dict[str, int]]:
+    """Within: ``seen["events"]`` is the engine events of the last run (read from its statistics)."""
     seen: dict[str, int] = {}
     run = Machine.run
 
@@ -38,10 +41,33 @@ def events_of_one_run(point: dict[str, Any]) -> int:
 
     Machine.run = counted  # type: ignore[method-assign]
     try:
-        run_point(point)
+        yield seen
     finally:
         Machine.run = run  # type: ignore[method-assign]
+
+
+def events_of_one_run(point: dict[str, Any]) -> int:
+    """Engine events of one run of `point`."""
+    with counting_events() as seen:
+        run_point(point)
     return seen["events"]
+
+
+def ring_points(machine: str, maps: list[Any], transmissions: int) -> list[dict[str, Any]]:
+    """One run of each mapping of the 8-task ring: pinned, 1 KB packets, two buffers, seed 0."""
+    return make_points(
+        machine,
+        ring_pattern(8),
+        maps,
+        runs=1,
+        count=transmissions,
+        mode="pinned",
+        seed=0,
+        variation=DEFAULTS,
+        packet=1024,
+        nbuf=2,
+        poll_cycles=200,
+    )
 
 
 def main() -> None:
@@ -55,19 +81,7 @@ def main() -> None:
     total = len(maps)
     if a.mappings:
         maps = maps[:: max(total // a.mappings, 1)][: a.mappings]
-    pts = make_points(
-        a.machine,
-        ring_pattern(8),
-        maps,
-        runs=1,
-        count=a.transmissions,
-        mode="pinned",
-        seed=0,
-        variation=DEFAULTS,
-        packet=1024,
-        nbuf=2,
-        poll_cycles=200,
-    )
+    pts = ring_points(a.machine, maps, a.transmissions)
     t0 = time.perf_counter()
     run_sweep(run_point, pts, key=point_key, workers=a.workers, settings=settings_of(pts))
     wall = time.perf_counter() - t0
