@@ -41,7 +41,9 @@ impl Rng {
             let x = self.next_u64();
             let m = (x as u128) * (n as u128);
             let low = m as u64;
-            if low >= n.wrapping_neg() % n {
+            // The threshold is below `n`: a `low` at or above `n` is accepted
+            // without its division.
+            if low >= n || low >= n.wrapping_neg() % n {
                 return (m >> 64) as u64;
             }
         }
@@ -67,7 +69,9 @@ impl Rng {
     #[inline]
     pub fn geometric_ln(&mut self, ln_q: f64) -> u64 {
         let u = 1.0 - self.unit(); // (0, 1]
-        ((u.ln() / ln_q).floor() as u64).saturating_add(1)
+                                   // The quotient is >= 0 (or -0.0): `as u64` truncates, which is its
+                                   // floor, without a call to `floor` (and saturates as it did).
+        ((u.ln() / ln_q) as u64).saturating_add(1)
     }
 
     /// Fisher-Yates shuffle.

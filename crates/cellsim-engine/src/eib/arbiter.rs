@@ -217,6 +217,9 @@ impl DataArbiter {
         try_start: &mut impl FnMut(OpId) -> Result<Cycle, Cycle>,
         retry: &mut Cycle,
     ) -> bool {
+        if self.window == 1 {
+            return self.serve_head(r, now, try_start, retry);
+        }
         let n = self.queues[r].len().min(self.window);
         let mut earliest = Cycle::MAX;
         let mut waits_turn = false;
@@ -234,22 +237,7 @@ impl DataArbiter {
                     } else {
                         self.queues[r].remove(i);
                     }
-                    self.pending -= 1;
-                    if r != self.priority.idx() {
-                        self.turn[d as usize] = r as u8;
-                        self.granted[self.n_granted] = (r as u8, d);
-                        self.n_granted += 1;
-                    }
-                    if self.wants[d as usize] & !(1 << r) != 0 {
-                        // The next sender in turn for `d` learns its exact time next round.
-                        *retry = 0;
-                    }
-                    if self.queues[r].is_empty() {
-                        self.waiting &= !(1 << r);
-                    } else {
-                        self.not_before[r] = port_free;
-                        *retry = (*retry).min(port_free);
-                    }
+                    self.granted_from(r, d, port_free, retry);
                     return true;
                 }
                 Err(t) => earliest = earliest.min(t),
@@ -260,6 +248,61 @@ impl DataArbiter {
         self.not_before[r] = if waits_turn { now } else { earliest };
         *retry = (*retry).min(earliest);
         false
+    }
+
+    /// [`DataArbiter::serve`] for a window of one (the machine files'): only
+    /// the head of `r`'s queue is tried.
+    #[inline(always)]
+    fn serve_head(
+        &mut self,
+        r: usize,
+        now: Cycle,
+        try_start: &mut impl FnMut(OpId) -> Result<Cycle, Cycle>,
+        retry: &mut Cycle,
+    ) -> bool {
+        let Some((op, d)) = self.queues[r].front() else {
+            self.not_before[r] = Cycle::MAX;
+            return false;
+        };
+        if !self.my_turn(r, d as usize) {
+            self.not_before[r] = now;
+            return false;
+        }
+        self.attempts += 1;
+        match try_start(op) {
+            Ok(port_free) => {
+                self.queues[r].pop_front();
+                self.granted_from(r, d, port_free, retry);
+                true
+            }
+            Err(t) => {
+                self.not_before[r] = t;
+                *retry = (*retry).min(t);
+                false
+            }
+        }
+    }
+
+    /// Sender `r`'s request for `d` was granted (and left its queue); its
+    /// port frees at `port_free`.
+    #[inline(always)]
+    fn granted_from(&mut self, r: usize, d: u8, port_free: Cycle, retry: &mut Cycle) {
+        self.pending -= 1;
+        if r != self.priority.idx() {
+            self.turn[d as usize] = r as u8;
+            self.granted[self.n_granted] = (r as u8, d);
+            self.n_granted += 1;
+        }
+        if self.wants[d as usize] & !(1 << r) != 0 {
+            // The next sender in turn for `d` learns its exact time next round.
+            *retry = 0;
+        }
+        if self.queues[r].is_empty() {
+            self.waiting &= !(1 << r);
+        } else {
+            self.not_before[r] = port_free;
+            *retry = (*retry).min(port_free);
+        }
     }
 }
 

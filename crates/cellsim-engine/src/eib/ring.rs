@@ -12,6 +12,9 @@ use crate::steady::{shift, Shape};
 use crate::time::Cycle;
 use crate::topology::{Direction, Ramp, RAMPS};
 
+/// Most concurrent transfers a ring may carry (the machine files' limit).
+const MAX_LANES: usize = 6;
+
 /// One 16-byte data ring.
 #[derive(Debug, Clone)]
 pub struct Ring {
@@ -20,8 +23,13 @@ pub struct Ring {
     /// `path[src][k]`: the k-th segment on the way from ramp `src` (k < 6).
     path: [[u8; 6]; RAMPS],
     seg_free: [Cycle; RAMPS],
-    /// End cycles of the transfers in flight (one slot per concurrent transfer).
-    slots: Vec<Cycle>,
+    /// The latest of `seg_free` (and of the lanes' ends: a transfer's end is
+    /// its last segment's free time): when it is past, the whole ring is free.
+    busy_until: Cycle,
+    /// End cycles of the transfers in flight (one slot per concurrent
+    /// transfer); lanes past `lanes` hold `Cycle::MAX` and are never free.
+    slots: [Cycle; MAX_LANES],
+    lanes: usize,
     next_start: Cycle,
     start_interval: Cycle,
 }
@@ -29,6 +37,10 @@ pub struct Ring {
 impl Ring {
     /// An idle ring.
     pub fn new(dir: Direction, max_transfers: usize, start_interval: Cycle) -> Ring {
+        assert!(
+            max_transfers <= MAX_LANES,
+            "the machine files allow {MAX_LANES}"
+        );
         let mut path = [[0u8; 6]; RAMPS];
         for (src, p) in path.iter_mut().enumerate() {
             for (k, seg) in p.iter_mut().enumerate() {
@@ -42,7 +54,9 @@ impl Ring {
             dir,
             path,
             seg_free: [0; RAMPS],
-            slots: vec![0; max_transfers],
+            busy_until: 0,
+            slots: std::array::from_fn(|i| if i < max_transfers { 0 } else { Cycle::MAX }),
+            lanes: max_transfers,
             next_start: 0,
             start_interval,
         }
@@ -59,6 +73,10 @@ impl Ring {
     #[inline]
     pub fn earliest_start(&self, now: Cycle, src: Ramp, hops: u32, hop: Cycle) -> Cycle {
         let mut t = now.max(self.next_start);
+        if self.busy_until <= t {
+            // Every segment and lane is free by then.
+            return t;
+        }
         let path = &self.path[src.idx()];
         let mut lag = 0;
         for &seg in &path[..hops as usize] {
@@ -115,6 +133,7 @@ impl Ring {
             .position(|e| *e <= now)
             .expect("earliest_start checked a free slot");
         self.slots[lane] = end;
+        self.busy_until = self.busy_until.max(end);
         self.next_start = now + self.start_interval;
         (end, lane as u8)
     }
@@ -128,12 +147,9 @@ impl Ring {
         // Which lane holds which transfer shows only in traces and the
         // reservation log (neither is on while fast-forwarding): the
         // timing depends on the lanes' end times, in any order.
-        let mut ends = [0; 8];
-        let n = self.slots.len().min(ends.len());
-        ends[..n].copy_from_slice(&self.slots[..n]);
-        ends[..n].sort_unstable();
-        self.slots[n..].iter().for_each(|&t| s.time(t));
-        ends[..n].iter().for_each(|&t| s.time(t));
+        let mut ends = self.slots;
+        ends[..self.lanes].sort_unstable();
+        ends[..self.lanes].iter().for_each(|&t| s.time(t));
         s.time(self.next_start);
     }
 
@@ -141,6 +157,7 @@ impl Ring {
     pub(crate) fn shift(&mut self, dt: Cycle) {
         self.seg_free.iter_mut().for_each(|t| shift(t, dt));
         self.slots.iter_mut().for_each(|t| shift(t, dt));
+        shift(&mut self.busy_until, dt);
         shift(&mut self.next_start, dt);
     }
 }

@@ -620,7 +620,7 @@ impl Machine {
         } = self;
         let ChipBus { arbiter, eib, .. } = &mut chips[chip];
         let rings = eib.ring_count() as u8;
-        let retry = arbiter.arbitrate(now, |id| {
+        let retry = arbiter.arbitrate(now, move |id| {
             let op = &ops[id];
             let (src, dst) = leg_ends(topo, op);
             let node = match op.remote {
