@@ -1117,6 +1117,7 @@ impl Machine {
                 shift(w, dt);
             }
         }
+        self.refresh_bus_wake();
         if let Some(b) = self.bif.as_mut() {
             b.links.iter_mut().for_each(|l| l.shift(dt));
         }
