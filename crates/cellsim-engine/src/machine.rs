@@ -234,6 +234,9 @@ pub struct Machine {
     /// The earliest of every chip's `cb_wake` and `arb_wake` (`Cycle::MAX`:
     /// none), kept so that a step looks at one value, not at every chip's.
     pub(crate) bus_wake: Cycle,
+    /// The commands accepted on every chip's command bus, counted again
+    /// when one runs (the fast-forward's looks read it at every step).
+    pub(crate) commands_accepted: u64,
     /// The steady-state fast-forward.
     pub(crate) ff: steady::FastForward,
     /// The SPU event facility's machine-wide state.
@@ -358,6 +361,7 @@ impl Machine {
             },
             core_wake: None,
             bus_wake: Cycle::MAX,
+            commands_accepted: 0,
             ff: steady::FastForward::new(),
             events: events::Events::default(),
             fault: None,
@@ -1007,7 +1011,9 @@ impl Machine {
             for c in 0..self.chips.len() {
                 if self.chips[c].cb_wake.is_some_and(|w| w <= t) {
                     self.chips[c].cb_wake = None;
+                    let before = self.chips[c].command_bus.accepted;
                     self.run_command_bus(c);
+                    self.commands_accepted += self.chips[c].command_bus.accepted - before;
                 }
             }
             for c in 0..self.chips.len() {
