@@ -141,7 +141,10 @@ def register(group: Any) -> None:
         type=click.Choice(["saturation", "uniform"]),
         default="saturation",
         show_default=True,
-        help="saturation: every SPE streams 16 KB DMAs with a partner; uniform: synthetic traffic on chip 0's rings.",
+        help=(
+            "saturation: every SPE streams 16 KB DMAs with a partner; "
+            "uniform: synthetic traffic on chip 0's rings."
+        ),
     )
     @click.option(
         "--rate",
