@@ -231,6 +231,12 @@ pub struct Machine {
     pub(crate) ls_params: LsParams,
     /// When the cores' phase must run next.
     pub(crate) core_wake: Option<Cycle>,
+    /// The earliest of every chip's `cb_wake` and `arb_wake` (`Cycle::MAX`:
+    /// none), kept so that a step looks at one value, not at every chip's.
+    pub(crate) bus_wake: Cycle,
+    /// The commands accepted on every chip's command bus, counted again
+    /// when one runs (the fast-forward's looks read it at every step).
+    pub(crate) commands_accepted: u64,
     /// The steady-state fast-forward.
     pub(crate) ff: steady::FastForward,
     /// The SPU event facility's machine-wide state.
@@ -354,6 +360,8 @@ impl Machine {
                 dma_cycles: cfg.spu.dma_ls_cycles,
             },
             core_wake: None,
+            bus_wake: Cycle::MAX,
+            commands_accepted: 0,
             ff: steady::FastForward::new(),
             events: events::Events::default(),
             fault: None,
@@ -953,15 +961,11 @@ impl Machine {
     #[inline]
     fn next_time(&self) -> Option<Cycle> {
         // Plain mins: this runs once per simulated time step.
-        let mut t = self.calendar.next_time().unwrap_or(Cycle::MAX);
-        for c in &self.chips {
-            if let Some(w) = c.cb_wake {
-                t = t.min(w);
-            }
-            if let Some(w) = c.arb_wake {
-                t = t.min(w);
-            }
-        }
+        let mut t = self
+            .calendar
+            .next_time()
+            .unwrap_or(Cycle::MAX)
+            .min(self.bus_wake);
         if let Some(w) = self.core_wake {
             t = t.min(w);
         }
@@ -969,6 +973,16 @@ impl Machine {
             t = t.min(w);
         }
         (t != Cycle::MAX).then_some(t)
+    }
+
+    /// Recomputes [`Machine::bus_wake`] from the chips' wake-ups.
+    pub(crate) fn refresh_bus_wake(&mut self) {
+        let mut t = Cycle::MAX;
+        for c in &self.chips {
+            t = t.min(c.cb_wake.unwrap_or(Cycle::MAX));
+            t = t.min(c.arb_wake.unwrap_or(Cycle::MAX));
+        }
+        self.bus_wake = t;
     }
 
     fn idle_end(&mut self) -> Result<Step, SimError> {
@@ -992,17 +1006,23 @@ impl Machine {
             self.counters.events += 1;
             self.handle(e);
         }
-        for c in 0..self.chips.len() {
-            if self.chips[c].cb_wake.is_some_and(|w| w <= t) {
-                self.chips[c].cb_wake = None;
-                self.run_command_bus(c);
+        // No chip's bus is due unless the earliest of their wake-ups is.
+        if self.bus_wake <= t {
+            for c in 0..self.chips.len() {
+                if self.chips[c].cb_wake.is_some_and(|w| w <= t) {
+                    self.chips[c].cb_wake = None;
+                    let before = self.chips[c].command_bus.accepted;
+                    self.run_command_bus(c);
+                    self.commands_accepted += self.chips[c].command_bus.accepted - before;
+                }
             }
-        }
-        for c in 0..self.chips.len() {
-            if self.chips[c].arb_wake.is_some_and(|w| w <= t) {
-                self.chips[c].arb_wake = None;
-                self.run_arbiter(c);
+            for c in 0..self.chips.len() {
+                if self.chips[c].arb_wake.is_some_and(|w| w <= t) {
+                    self.chips[c].arb_wake = None;
+                    self.run_arbiter(c);
+                }
             }
+            self.refresh_bus_wake();
         }
         if self.core_wake.is_some_and(|w| w <= t) {
             self.core_wake = None;
@@ -1057,19 +1077,21 @@ impl Machine {
 
     /// Makes sure chip `chip`'s command bus looks for work at the first bus
     /// edge at or after `t`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn wake_command_bus(&mut self, chip: usize, t: Cycle) {
         let c = &mut self.chips[chip];
         let t = bus_edge(t).max(c.command_bus.next_free());
         c.cb_wake = Some(c.cb_wake.map_or(t, |w| w.min(t)));
+        self.bus_wake = self.bus_wake.min(t);
     }
 
     /// Makes sure chip `chip`'s data arbiter runs at the first bus edge at or after `t`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn wake_arbiter(&mut self, chip: usize, t: Cycle) {
         let c = &mut self.chips[chip];
         let t = bus_edge(t);
         c.arb_wake = Some(c.arb_wake.map_or(t, |w| w.min(t)));
+        self.bus_wake = self.bus_wake.min(t);
     }
 
     /// Submits the next request of external thread `tid` at the current

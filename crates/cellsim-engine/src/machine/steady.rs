@@ -478,9 +478,16 @@ impl Machine {
         }
     }
 
-    /// Commands accepted on every chip's command bus.
+    /// Commands accepted on every chip's command bus (kept by the step
+    /// loop: this is read at every step).
     #[inline]
     fn commands(&self) -> u64 {
+        debug_assert_eq!(self.commands_accepted, self.count_commands());
+        self.commands_accepted
+    }
+
+    /// Counts the commands accepted on every chip's command bus.
+    pub(super) fn count_commands(&self) -> u64 {
         self.chips.iter().map(|c| c.command_bus.accepted).sum()
     }
 
@@ -1117,6 +1124,7 @@ impl Machine {
                 shift(w, dt);
             }
         }
+        self.refresh_bus_wake();
         if let Some(b) = self.bif.as_mut() {
             b.links.iter_mut().for_each(|l| l.shift(dt));
         }
@@ -1419,6 +1427,7 @@ impl Machine {
             chip.arbiter.attempts += more(then.attempts, now.attempts);
             chip.command_bus.accepted += more(then.accepted, now.accepted);
         }
+        self.commands_accepted = self.count_commands();
         if let Some(bif) = self.bif.as_mut() {
             for (l, (a, b)) in bif.links.iter_mut().zip(then.links.iter().zip(&now.links)) {
                 l.bytes += more(a.0, b.0);
