@@ -4,10 +4,11 @@
 #   make fuzz       long runs of the fuzzers (FUZZ_EXAMPLES programs each; outcome counts in fuzz-report.json)
 #   make wheel      the release wheel into dist/: abi3 (CPython >= 3.11), manylinux2014 (maturin, zig as linker)
 #   make docs       the API reference, from the docstrings, into site/ (mkdocs + mkdocstrings)
+#   make pgo        install the engine compiled with profile-guided optimisation (docs/performance.md)
 PY ?= python3
 FUZZ_EXAMPLES ?= 20000
 
-.PHONY: check-cc install test test-rust test-python lint reproduce bench fmt fuzz wheel docs
+.PHONY: check-cc install test test-rust test-python lint reproduce bench fmt fuzz wheel docs pgo
 
 install:
 	@# a build from before the abi3 wheels left a version-tagged module that Python would load first
@@ -53,6 +54,9 @@ wheel:
 docs:
 	$(PY) -m pip install -q -e '.[docs]'
 	$(PY) -m mkdocs build --strict --site-dir site
+
+pgo:
+	PY=$(PY) scripts/pgo.sh
 
 bench:
 	cellsim bench speed

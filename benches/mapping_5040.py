@@ -19,6 +19,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from cellsim._engine import BUILD
 from cellsim.machine import Machine
 from cellsim.messaging.explorer import all_mappings, make_points, point_key, run_point, settings_of
 from cellsim.messaging.patterns import ring_pattern
@@ -87,6 +88,7 @@ def main() -> None:
     wall = time.perf_counter() - t0
     print(
         f"{len(maps)} mappings x {a.transmissions} transmissions per SPE on {a.machine}, {a.workers} workers"
+        f" (engine build: {BUILD})"
     )
     print(
         f"wall {wall:.1f} s, {len(maps) / wall:.2f} runs/s, {wall * a.workers / len(maps):.3f} core-s per run"

@@ -132,6 +132,16 @@ def test_bench_group_exists() -> None:
     assert "Benchmarks of the simulator" in r.stdout
 
 
+def test_bench_records_say_how_the_engine_was_built() -> None:
+    r = invoke("bench", "speed", "--traffic", "uniform", "--cycles", "2000", "--json", "-")
+    assert r.exit_code == 0, r.output
+    record = json.loads(r.stdout)
+    # "release" from pip install, "pgo" from make pgo, "debug" from a debug build
+    assert record["engine_build"] == cellsim._engine.BUILD
+    assert cellsim._engine.BUILD in {"release", "pgo", "debug"}
+    assert record["bus_transfers"] > 0
+
+
 def test_no_arguments_prints_help() -> None:
     r = invoke()
     assert r.exit_code == 0

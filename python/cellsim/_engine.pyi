@@ -5,6 +5,7 @@ Generated from crates/cellsim-py/src/*.rs signatures; keep in step with them."""
 from typing import Any, Self, final
 
 __all__ = [
+    "BUILD",
     "KERNELS",
     "Engine",
     "RunEnd",
@@ -16,6 +17,7 @@ __all__ = [
     "machine_toml",
     "ps_ea",
 ]
+BUILD: str
 KERNELS: list[str]
 __version__: str
 

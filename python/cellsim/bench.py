@@ -15,7 +15,9 @@ packets).
 one SPU call plus a switch between programs, in microseconds.
 
 Wall time is measured around the simulation only; the numbers vary with the
-load of the machine, so compare runs made together.
+load of the machine, so compare runs made together. Each record says how the
+engine was compiled (``engine_build``: "release" from ``pip install``, "pgo"
+from ``make pgo``, "debug").
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from . import _engine
 from .machine import Machine
 
 
@@ -52,6 +55,7 @@ def speed(machine: str = "qs20", pairs: int = 400, seed: int = 1, python: bool =
     return {
         "mode": "saturation",
         "machine": m.name,
+        "engine_build": _engine.BUILD,
         "programs": "python" if python else "native",
         "spes": n,
         "bus_transfers": st["transfers"],
@@ -76,6 +80,7 @@ def uniform(rate: float, machine: str = "qs20", bus_cycles: int = 1_500_000, see
     return {
         "mode": "uniform",
         "machine": m.name,
+        "engine_build": _engine.BUILD,
         "rate": rate,
         "flits_per_node_per_cycle": rate * 8,
         "bus_cycles": bus_cycles,
@@ -105,6 +110,7 @@ def switch(calls: int = 20000, machine: str = "qs20") -> dict[str, Any]:
     total = calls * n
     return {
         "mode": "switch",
+        "engine_build": _engine.BUILD,
         "programs": n,
         "calls": total,
         "wall_s": wall,

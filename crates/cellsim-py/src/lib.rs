@@ -17,6 +17,18 @@ mod trace;
 use pyo3::prelude::*;
 
 /// The native module.
+/// How this engine was compiled, for benchmarks to print beside their numbers:
+/// "debug", "release" (`pip install`), or "pgo" (`make pgo`, which sets
+/// `CELLSIM_BUILD` while it builds with the profile).
+const BUILD: &str = if cfg!(debug_assertions) {
+    "debug"
+} else {
+    match option_env!("CELLSIM_BUILD") {
+        Some(b) => b,
+        None => "release",
+    }
+};
+
 // The engine relies on the GIL to serialise every call (see `PyEngine`).
 #[pymodule(gil_used = true)]
 fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -29,6 +41,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(machine::ls_ea, m)?)?;
     m.add_function(wrap_pyfunction!(machine::ps_ea, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("BUILD", BUILD)?;
     m.add("KERNELS", cellsim_programs::program::KINDS.to_vec())?;
     Ok(())
 }
