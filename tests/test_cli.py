@@ -140,6 +140,8 @@ def test_bench_records_say_how_the_engine_was_built() -> None:
     assert record["engine_build"] == cellsim._engine.BUILD
     assert cellsim._engine.BUILD in {"release", "pgo", "debug"}
     assert record["bus_transfers"] > 0
+    version = invoke("--version")
+    assert f"engine build: {cellsim._engine.BUILD}" in version.stdout
 
 
 def test_no_arguments_prints_help() -> None:

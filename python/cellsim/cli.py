@@ -252,7 +252,11 @@ class CellsimGroup(click.Group):
 
 
 @click.group(cls=CellsimGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(cellsim.__version__, prog_name="cellsim")
+@click.version_option(
+    cellsim.__version__,
+    prog_name="cellsim",
+    message=f"%(prog)s, version %(version)s (engine build: {cellsim._engine.BUILD})",
+)
 def cli() -> None:
     """cellsim: a cycle-level simulator of the Cell Broadband Engine's communication system.
 
