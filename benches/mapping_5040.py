@@ -3,6 +3,7 @@ transmissions per SPE, one run each, on this machine's cores.
 
     python benches/mapping_5040.py                  # the whole sweep
     python benches/mapping_5040.py --mappings 64    # a sample, and the projected total
+    python benches/mapping_5040.py --cluster tcp://host:8786 --workers 32   # on a Dask cluster of 32 cores
 
 Prints the wall time, runs per second, the engine events of one run (what
 bounds it: one more run of the first mapping, in this process), for a sample
@@ -77,6 +78,11 @@ def main() -> None:
     ap.add_argument("--transmissions", type=int, default=10_000)
     ap.add_argument("--mappings", type=int, default=0, help="run only the first N mappings (0: all)")
     ap.add_argument("--workers", type=int, default=os.cpu_count())
+    ap.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help="a Dask scheduler address: run there instead of on local workers (--workers: its cores)",
+    )
     a = ap.parse_args()
     maps = all_mappings(8)
     total = len(maps)
@@ -84,7 +90,7 @@ def main() -> None:
         maps = maps[:: max(total // a.mappings, 1)][: a.mappings]
     pts = ring_points(a.machine, maps, a.transmissions)
     t0 = time.perf_counter()
-    run_sweep(run_point, pts, key=point_key, workers=a.workers, settings=settings_of(pts))
+    run_sweep(run_point, pts, key=point_key, workers=a.workers, cluster=a.cluster, settings=settings_of(pts))
     wall = time.perf_counter() - t0
     print(
         f"{len(maps)} mappings x {a.transmissions} transmissions per SPE on {a.machine}, {a.workers} workers"
