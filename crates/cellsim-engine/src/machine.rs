@@ -229,8 +229,8 @@ pub struct Machine {
     pub(crate) ls_computes: usize,
     /// Timing of SPU local-store accesses.
     pub(crate) ls_params: LsParams,
-    /// When the cores' phase must run next.
-    pub(crate) core_wake: Option<Cycle>,
+    /// When the cores' phase must run next (`Cycle::MAX`: not due).
+    pub(crate) core_wake: Cycle,
     /// The earliest of every chip's `cb_wake` and `arb_wake` (`Cycle::MAX`:
     /// none), kept so that a step looks at one value, not at every chip's.
     pub(crate) bus_wake: Cycle,
@@ -359,7 +359,7 @@ impl Machine {
                 narrow_store: cfg.spu.ls_narrow_store_slots,
                 dma_cycles: cfg.spu.dma_ls_cycles,
             },
-            core_wake: None,
+            core_wake: Cycle::MAX,
             bus_wake: Cycle::MAX,
             commands_accepted: 0,
             ff: steady::FastForward::new(),
@@ -960,18 +960,14 @@ impl Machine {
 
     #[inline]
     fn next_time(&self) -> Option<Cycle> {
-        // Plain mins: this runs once per simulated time step.
-        let mut t = self
+        // Plain mins of times (`Cycle::MAX`: none): this runs once per
+        // simulated time step.
+        let t = self
             .calendar
-            .next_time()
-            .unwrap_or(Cycle::MAX)
-            .min(self.bus_wake);
-        if let Some(w) = self.core_wake {
-            t = t.min(w);
-        }
-        if let Some(w) = self.events.dec_wake {
-            t = t.min(w);
-        }
+            .next_due()
+            .min(self.bus_wake)
+            .min(self.core_wake)
+            .min(self.events.dec_wake);
         (t != Cycle::MAX).then_some(t)
     }
 
@@ -1024,23 +1020,27 @@ impl Machine {
             }
             self.refresh_bus_wake();
         }
-        if self.core_wake.is_some_and(|w| w <= t) {
-            self.core_wake = None;
+        if self.core_wake <= t {
+            self.core_wake = Cycle::MAX;
             self.run_cores();
         }
     }
 
     fn handle(&mut self, e: Event) {
-        if self.ff.enabled && !self.in_shape(&e) {
-            self.disturb();
-        }
+        // An event outside shapes (see `Machine::in_shape`) ends a steady
+        // state: checked in the arms of the events that can be one, so that
+        // the others (the bus's, nearly all) are dispatched once.
         match e {
             Event::Wake(tid) => {
+                self.disturb_unless_scripted(tid);
                 if self.port_share_ends(tid) {
                     self.ready.push_back(tid)
                 }
             }
-            Event::Enqueue(tid) => self.enqueue(tid),
+            Event::Enqueue(tid) => {
+                self.disturb_unless_scripted(tid);
+                self.enqueue(tid)
+            }
             Event::Dmac(p) => self.dmac(p),
             Event::Snoop(op) => self.snoop(op),
             Event::DataReady(op) => self.data_ready(op),
@@ -1049,7 +1049,21 @@ impl Machine {
                 self.retired_for_looks(p);
                 self.retire(p, slot, proxy)
             }
-            Event::Inject(r) => self.inject(Ramp(r)),
+            Event::Inject(r) => {
+                if self.ff.enabled {
+                    self.disturb();
+                }
+                self.inject(Ramp(r))
+            }
+        }
+    }
+
+    /// A thread waking that will run its program's code (not a command of
+    /// its declared loop) ends a steady state.
+    #[inline(always)]
+    fn disturb_unless_scripted(&mut self, tid: ThreadId) {
+        if self.ff.enabled && self.threads[tid].script.is_none() {
+            self.disturb();
         }
     }
 

@@ -50,7 +50,7 @@ impl Machine {
 
     /// Makes sure the cores' phase runs at `t` (or earlier).
     pub(super) fn wake_cores(&mut self, t: Cycle) {
-        self.core_wake = Some(self.core_wake.map_or(t, |w| w.min(t)));
+        self.core_wake = self.core_wake.min(t);
     }
 
     /// A cacheable single access of PPE program `tid` to main-memory offset `off`.
@@ -376,7 +376,7 @@ impl Machine {
                 }
             }
         }
-        self.core_wake = next;
+        self.core_wake = next.unwrap_or(Cycle::MAX);
     }
 
     /// A core finished the job program `tid` waited for: it goes on at `at`.
