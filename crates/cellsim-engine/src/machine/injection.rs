@@ -39,6 +39,9 @@ impl Machine {
         self.traffic.is_some()
     }
 
+    // Out of line: inlined into the step loop, its addresses (the op slab,
+    // staging, the generator) are hoisted and spilled at every step.
+    #[inline(never)]
     pub(super) fn inject(&mut self, src: Ramp) {
         let Some(mut source) = self.traffic.take() else {
             return;
