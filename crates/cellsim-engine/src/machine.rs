@@ -58,10 +58,11 @@ use threads::Thread;
 /// Something due at a cycle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Event {
-    /// A thread's request is done: it runs again.
-    Wake(ThreadId),
+    /// A thread's request is done: it runs again (the thread's number, as
+    /// u32: an event is 8 bytes, which the calendar stores and hands out).
+    Wake(u32),
     /// A thread's issued command enters its SPE's command queue.
-    Enqueue(ThreadId),
+    Enqueue(u32),
     /// The DMAC of a physical SPE may unroll a bus request.
     Dmac(u8),
     /// The MIC sees a reflected read command.
@@ -75,6 +76,27 @@ pub(crate) enum Event {
     /// Synthetic traffic: a ramp injects a transfer.
     Inject(u8),
 }
+
+impl Event {
+    /// Thread `tid` runs again.
+    pub(crate) fn wake(tid: ThreadId) -> Event {
+        Event::Wake(thread_number(tid))
+    }
+
+    /// Thread `tid`'s issued command enters its SPE's command queue.
+    pub(crate) fn enqueue(tid: ThreadId) -> Event {
+        Event::Enqueue(thread_number(tid))
+    }
+}
+
+/// A thread's number as events hold it.
+#[inline]
+fn thread_number(tid: ThreadId) -> u32 {
+    u32::try_from(tid).expect("fewer than 2^32 threads")
+}
+
+// The calendar stores and hands out events by value: keep them small.
+const _: () = assert!(std::mem::size_of::<Event>() == 8);
 
 /// What [`Machine::advance`] stopped for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -845,7 +867,7 @@ impl Machine {
         if delay == 0 {
             self.ready.push_back(id);
         } else {
-            self.schedule(self.now + delay, Event::Wake(id));
+            self.schedule(self.now + delay, Event::wake(id));
         }
         id
     }
@@ -1032,12 +1054,14 @@ impl Machine {
         // the others (the bus's, nearly all) are dispatched once.
         match e {
             Event::Wake(tid) => {
+                let tid = tid as ThreadId;
                 self.disturb_unless_scripted(tid);
                 if self.port_share_ends(tid) {
                     self.ready.push_back(tid)
                 }
             }
             Event::Enqueue(tid) => {
+                let tid = tid as ThreadId;
                 self.disturb_unless_scripted(tid);
                 self.enqueue(tid)
             }

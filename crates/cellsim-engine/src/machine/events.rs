@@ -267,7 +267,7 @@ impl Machine {
         let ready = self.ppe_events(&self.ppe_event_list(req));
         if ready != 0 || !wait {
             self.threads[tid].reply = ready;
-            self.schedule(now + self.timing.mmio_access, Event::Wake(tid));
+            self.schedule(now + self.timing.mmio_access, Event::wake(tid));
             return;
         }
         self.threads[tid].block_on(Wait::PpeEvents(req), req, now);

@@ -416,7 +416,7 @@ impl Machine {
     #[inline]
     pub(super) fn in_shape(&self, e: &Event) -> bool {
         match *e {
-            Event::Wake(t) | Event::Enqueue(t) => self.threads[t].script.is_some(),
+            Event::Wake(t) | Event::Enqueue(t) => self.threads[t as usize].script.is_some(),
             Event::Retire(..) => true,
             Event::Inject(_) => false,
             Event::Dmac(_) | Event::Snoop(_) | Event::DataReady(_) | Event::Complete(_) => true,
