@@ -996,7 +996,10 @@ impl Machine {
     /// Recomputes [`Machine::bus_wake`] from the chips' wake-ups.
     pub(crate) fn refresh_bus_wake(&mut self) {
         let mut t = Cycle::MAX;
-        for c in &self.chips {
+        // By index, not by iterator: LLVM unrolls the iterator's loop with
+        // a division for its trip count, for the one or two chips.
+        for c in 0..self.chips.len() {
+            let c = &self.chips[c];
             t = t.min(c.cb_wake.unwrap_or(Cycle::MAX));
             t = t.min(c.arb_wake.unwrap_or(Cycle::MAX));
         }
@@ -1029,9 +1032,7 @@ impl Machine {
             for c in 0..self.chips.len() {
                 if self.chips[c].cb_wake.is_some_and(|w| w <= t) {
                     self.chips[c].cb_wake = None;
-                    let before = self.chips[c].command_bus.accepted;
                     self.run_command_bus(c);
-                    self.commands_accepted += self.chips[c].command_bus.accepted - before;
                 }
             }
             for c in 0..self.chips.len() {

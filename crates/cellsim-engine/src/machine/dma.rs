@@ -399,6 +399,8 @@ impl Machine {
             }
             return;
         };
+        // The count the fast-forward's looks read (select counted it on the chip).
+        self.commands_accepted += 1;
         let biu = &mut c.bius[local.idx()];
         let id = biu.queue.pop_front().expect("selected BIU has a request");
         biu.outstanding += 1;
@@ -595,6 +597,9 @@ impl Machine {
     /// complete when the data is written into the local store, a put when the
     /// memory controller has taken it (architecture notes) or the remote local
     /// store or register has written it, and the acknowledgement is back.
+    // Out of line: inlined into the step loop's loop over chips, the
+    // addresses its grant closure captures are hoisted and spilled there.
+    #[inline(never)]
     pub(super) fn run_arbiter(&mut self, chip: usize) {
         let now = self.now;
         // Copy the few timing values the closure needs, not the whole Timing.
