@@ -113,14 +113,22 @@ impl<E> Calendar<E> {
             self.slots[i].push(event);
             self.occupied[i / 64] |= 1 << (i % 64);
         } else {
-            self.far_seq += 1;
-            self.far_next = self.far_next.min(at);
-            self.far.push(Far {
-                time: at,
-                seq: self.far_seq,
-                event,
-            });
+            self.schedule_far(at, event);
         }
+    }
+
+    /// [`Calendar::schedule`] beyond the wheel: rare, and out of line so that
+    /// the heap's push is not inlined into every caller of `schedule`.
+    #[cold]
+    #[inline(never)]
+    fn schedule_far(&mut self, at: Cycle, event: E) {
+        self.far_seq += 1;
+        self.far_next = self.far_next.min(at);
+        self.far.push(Far {
+            time: at,
+            seq: self.far_seq,
+            event,
+        });
     }
 
     /// The time of the earliest scheduled event, if any.

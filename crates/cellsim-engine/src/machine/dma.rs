@@ -107,6 +107,7 @@ impl Machine {
 
     /// Schedules the DMAC of SPE `p` at the first bus edge at or after `t`,
     /// unless it is already due earlier.
+    #[inline]
     pub(super) fn wake_dmac(&mut self, p: u8, t: Cycle) {
         let t = bus_edge(t);
         let mfc = &mut self.spes[p as usize].mfc;
