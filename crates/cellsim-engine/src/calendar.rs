@@ -56,7 +56,6 @@ pub struct Calendar<E> {
     /// per-step check for far events to pull is one compare, not a call.
     far_next: Cycle,
     far_seq: u64,
-    len: usize,
     /// Events of the current slot already handed out by [`Calendar::pop_due`].
     cursor: usize,
 }
@@ -77,19 +76,27 @@ impl<E> Calendar<E> {
             far: BinaryHeap::new(),
             far_next: Cycle::MAX,
             far_seq: 0,
-            len: 0,
             cursor: 0,
         }
     }
 
-    /// Number of scheduled events.
+    /// Number of scheduled events: counted when asked (tests, draining),
+    /// not kept by every schedule and pop.
     pub fn len(&self) -> usize {
-        self.len
+        let mut n = self.far.len() - self.cursor;
+        for (w, &word) in self.occupied.iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                n += self.slots[w * 64 + bits.trailing_zeros() as usize].len();
+                bits &= bits - 1;
+            }
+        }
+        n
     }
 
     /// True when nothing is scheduled.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len() == 0
     }
 
     /// Schedules `event` at time `at` (which must not be in the past).
@@ -101,41 +108,58 @@ impl<E> Calendar<E> {
             self.now
         );
         let at = at.max(self.now);
-        self.len += 1;
         if at - self.now < WHEEL as Cycle {
             let i = (at & MASK) as usize;
             self.slots[i].push(event);
             self.occupied[i / 64] |= 1 << (i % 64);
         } else {
-            self.far_seq += 1;
-            self.far_next = self.far_next.min(at);
-            self.far.push(Far {
-                time: at,
-                seq: self.far_seq,
-                event,
-            });
+            self.schedule_far(at, event);
         }
+    }
+
+    /// [`Calendar::schedule`] beyond the wheel: rare, and out of line so that
+    /// the heap's push is not inlined into every caller of `schedule`.
+    #[cold]
+    #[inline(never)]
+    fn schedule_far(&mut self, at: Cycle, event: E) {
+        self.far_seq += 1;
+        self.far_next = self.far_next.min(at);
+        self.far.push(Far {
+            time: at,
+            seq: self.far_seq,
+            event,
+        });
     }
 
     /// The time of the earliest scheduled event, if any.
     pub fn next_time(&self) -> Option<Cycle> {
-        let wheel = self.next_in_wheel();
-        let far = (self.far_next != Cycle::MAX).then_some(self.far_next);
-        match (wheel, far) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let t = self.next_due();
+        (t != Cycle::MAX).then_some(t)
     }
 
-    fn next_in_wheel(&self) -> Option<Cycle> {
+    /// The time of the earliest scheduled event, `Cycle::MAX` when there is
+    /// none: plain mins for the step loop, which runs this once per step.
+    #[inline]
+    pub fn next_due(&self) -> Cycle {
+        self.next_in_wheel().min(self.far_next)
+    }
+
+    /// The earliest event time in the wheel (`Cycle::MAX`: none).
+    #[inline]
+    fn next_in_wheel(&self) -> Cycle {
         let start = (self.now & MASK) as usize;
         let (w0, b0) = (start / 64, start % 64);
         // First word: only bits at or after the current slot.
         let first = self.occupied[w0] & (!0u64 << b0);
         if first != 0 {
             let i = w0 * 64 + first.trailing_zeros() as usize;
-            return Some(self.now + (i - start) as Cycle);
+            return self.now + (i - start) as Cycle;
         }
+        self.next_in_wheel_after(w0, b0, start)
+    }
+
+    /// [`Calendar::next_in_wheel`] past the current slot's word.
+    fn next_in_wheel_after(&self, w0: usize, b0: usize, start: usize) -> Cycle {
         for k in 1..=WORDS {
             let w = (w0 + k) % WORDS;
             let mut bits = self.occupied[w];
@@ -145,10 +169,10 @@ impl<E> Calendar<E> {
             if bits != 0 {
                 let i = w * 64 + bits.trailing_zeros() as usize;
                 let ahead = (i + WHEEL - start) % WHEEL;
-                return Some(self.now + ahead as Cycle);
+                return self.now + ahead as Cycle;
             }
         }
-        None
+        Cycle::MAX
     }
 
     /// Moves time forward to `t` (no event may be due before `t`) and pulls
@@ -192,7 +216,6 @@ impl<E> Calendar<E> {
         }
         std::mem::swap(&mut self.slots[i], out);
         self.occupied[i / 64] &= !(1 << (i % 64));
-        self.len -= out.len();
     }
 
     /// Hands out the next event due now, in scheduling order; an event
@@ -209,7 +232,6 @@ impl<E> Calendar<E> {
         let slot = &mut self.slots[i];
         if let Some(&e) = slot.get(self.cursor) {
             self.cursor += 1;
-            self.len -= 1;
             return Some(e);
         }
         if self.cursor > 0 {
@@ -254,7 +276,7 @@ impl<E> Calendar<E> {
     /// Empties the calendar, returning its events in order (see
     /// [`Calendar::for_each_in_order`]).
     pub fn drain_in_order(&mut self) -> Vec<(Cycle, E)> {
-        let mut out = Vec::with_capacity(self.len);
+        let mut out = Vec::with_capacity(self.len());
         let start = (self.now & MASK) as usize;
         for ahead in 0..WHEEL {
             let i = (start + ahead) & MASK as usize;
@@ -268,7 +290,6 @@ impl<E> Calendar<E> {
         let mut far = std::mem::take(&mut self.far).into_vec();
         far.sort_by_key(|x| (x.time, x.seq));
         out.extend(far.into_iter().map(|x| (x.time, x.event)));
-        self.len = 0;
         out
     }
 

@@ -156,6 +156,7 @@ impl Eib {
     /// On success every resource is reserved and the grant returned; otherwise
     /// the earliest cycle at which this transfer could start, if nothing else
     /// is granted meanwhile, is returned (a lower bound for a retry).
+    #[inline]
     pub fn try_grant(
         &mut self,
         now: Cycle,

@@ -58,10 +58,11 @@ use threads::Thread;
 /// Something due at a cycle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Event {
-    /// A thread's request is done: it runs again.
-    Wake(ThreadId),
+    /// A thread's request is done: it runs again (the thread's number, as
+    /// u32: an event is 8 bytes, which the calendar stores and hands out).
+    Wake(u32),
     /// A thread's issued command enters its SPE's command queue.
-    Enqueue(ThreadId),
+    Enqueue(u32),
     /// The DMAC of a physical SPE may unroll a bus request.
     Dmac(u8),
     /// The MIC sees a reflected read command.
@@ -75,6 +76,27 @@ pub(crate) enum Event {
     /// Synthetic traffic: a ramp injects a transfer.
     Inject(u8),
 }
+
+impl Event {
+    /// Thread `tid` runs again.
+    pub(crate) fn wake(tid: ThreadId) -> Event {
+        Event::Wake(thread_number(tid))
+    }
+
+    /// Thread `tid`'s issued command enters its SPE's command queue.
+    pub(crate) fn enqueue(tid: ThreadId) -> Event {
+        Event::Enqueue(thread_number(tid))
+    }
+}
+
+/// A thread's number as events hold it.
+#[inline]
+fn thread_number(tid: ThreadId) -> u32 {
+    u32::try_from(tid).expect("fewer than 2^32 threads")
+}
+
+// The calendar stores and hands out events by value: keep them small.
+const _: () = assert!(std::mem::size_of::<Event>() == 8);
 
 /// What [`Machine::advance`] stopped for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -229,8 +251,8 @@ pub struct Machine {
     pub(crate) ls_computes: usize,
     /// Timing of SPU local-store accesses.
     pub(crate) ls_params: LsParams,
-    /// When the cores' phase must run next.
-    pub(crate) core_wake: Option<Cycle>,
+    /// When the cores' phase must run next (`Cycle::MAX`: not due).
+    pub(crate) core_wake: Cycle,
     /// The earliest of every chip's `cb_wake` and `arb_wake` (`Cycle::MAX`:
     /// none), kept so that a step looks at one value, not at every chip's.
     pub(crate) bus_wake: Cycle,
@@ -359,7 +381,7 @@ impl Machine {
                 narrow_store: cfg.spu.ls_narrow_store_slots,
                 dma_cycles: cfg.spu.dma_ls_cycles,
             },
-            core_wake: None,
+            core_wake: Cycle::MAX,
             bus_wake: Cycle::MAX,
             commands_accepted: 0,
             ff: steady::FastForward::new(),
@@ -845,7 +867,7 @@ impl Machine {
         if delay == 0 {
             self.ready.push_back(id);
         } else {
-            self.schedule(self.now + delay, Event::Wake(id));
+            self.schedule(self.now + delay, Event::wake(id));
         }
         id
     }
@@ -960,25 +982,24 @@ impl Machine {
 
     #[inline]
     fn next_time(&self) -> Option<Cycle> {
-        // Plain mins: this runs once per simulated time step.
-        let mut t = self
+        // Plain mins of times (`Cycle::MAX`: none): this runs once per
+        // simulated time step.
+        let t = self
             .calendar
-            .next_time()
-            .unwrap_or(Cycle::MAX)
-            .min(self.bus_wake);
-        if let Some(w) = self.core_wake {
-            t = t.min(w);
-        }
-        if let Some(w) = self.events.dec_wake {
-            t = t.min(w);
-        }
+            .next_due()
+            .min(self.bus_wake)
+            .min(self.core_wake)
+            .min(self.events.dec_wake);
         (t != Cycle::MAX).then_some(t)
     }
 
     /// Recomputes [`Machine::bus_wake`] from the chips' wake-ups.
     pub(crate) fn refresh_bus_wake(&mut self) {
         let mut t = Cycle::MAX;
-        for c in &self.chips {
+        // By index, not by iterator: LLVM unrolls the iterator's loop with
+        // a division for its trip count, for the one or two chips.
+        for c in 0..self.chips.len() {
+            let c = &self.chips[c];
             t = t.min(c.cb_wake.unwrap_or(Cycle::MAX));
             t = t.min(c.arb_wake.unwrap_or(Cycle::MAX));
         }
@@ -1011,9 +1032,7 @@ impl Machine {
             for c in 0..self.chips.len() {
                 if self.chips[c].cb_wake.is_some_and(|w| w <= t) {
                     self.chips[c].cb_wake = None;
-                    let before = self.chips[c].command_bus.accepted;
                     self.run_command_bus(c);
-                    self.commands_accepted += self.chips[c].command_bus.accepted - before;
                 }
             }
             for c in 0..self.chips.len() {
@@ -1024,23 +1043,29 @@ impl Machine {
             }
             self.refresh_bus_wake();
         }
-        if self.core_wake.is_some_and(|w| w <= t) {
-            self.core_wake = None;
+        if self.core_wake <= t {
+            self.core_wake = Cycle::MAX;
             self.run_cores();
         }
     }
 
     fn handle(&mut self, e: Event) {
-        if self.ff.enabled && !self.in_shape(&e) {
-            self.disturb();
-        }
+        // An event outside shapes (see `Machine::in_shape`) ends a steady
+        // state: checked in the arms of the events that can be one, so that
+        // the others (the bus's, nearly all) are dispatched once.
         match e {
             Event::Wake(tid) => {
+                let tid = tid as ThreadId;
+                self.disturb_unless_scripted(tid);
                 if self.port_share_ends(tid) {
                     self.ready.push_back(tid)
                 }
             }
-            Event::Enqueue(tid) => self.enqueue(tid),
+            Event::Enqueue(tid) => {
+                let tid = tid as ThreadId;
+                self.disturb_unless_scripted(tid);
+                self.enqueue(tid)
+            }
             Event::Dmac(p) => self.dmac(p),
             Event::Snoop(op) => self.snoop(op),
             Event::DataReady(op) => self.data_ready(op),
@@ -1049,7 +1074,21 @@ impl Machine {
                 self.retired_for_looks(p);
                 self.retire(p, slot, proxy)
             }
-            Event::Inject(r) => self.inject(Ramp(r)),
+            Event::Inject(r) => {
+                if self.ff.enabled {
+                    self.disturb();
+                }
+                self.inject(Ramp(r))
+            }
+        }
+    }
+
+    /// A thread waking that will run its program's code (not a command of
+    /// its declared loop) ends a steady state.
+    #[inline(always)]
+    fn disturb_unless_scripted(&mut self, tid: ThreadId) {
+        if self.ff.enabled && self.threads[tid].script.is_none() {
+            self.disturb();
         }
     }
 

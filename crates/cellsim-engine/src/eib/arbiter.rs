@@ -209,7 +209,7 @@ impl DataArbiter {
 
     /// Tries the first `window` transfers of element `r`; grants at most one
     /// (the element's send port then is busy). Returns whether one was granted.
-    #[inline]
+    #[inline(always)]
     fn serve(
         &mut self,
         r: usize,

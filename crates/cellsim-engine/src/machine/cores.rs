@@ -50,7 +50,7 @@ impl Machine {
 
     /// Makes sure the cores' phase runs at `t` (or earlier).
     pub(super) fn wake_cores(&mut self, t: Cycle) {
-        self.core_wake = Some(self.core_wake.map_or(t, |w| w.min(t)));
+        self.core_wake = self.core_wake.min(t);
     }
 
     /// A cacheable single access of PPE program `tid` to main-memory offset `off`.
@@ -234,7 +234,7 @@ impl Machine {
             let track = self.thread_track(tid);
             self.record(track, now, end, || "compute".into());
         }
-        self.schedule(end, Event::Wake(tid));
+        self.schedule(end, Event::wake(tid));
         Ok(())
     }
 
@@ -259,7 +259,7 @@ impl Machine {
         if stall > 0 {
             share.from = now;
             self.threads[tid].ls_compute = Some(share);
-            self.schedule(now + stall, Event::Wake(tid));
+            self.schedule(now + stall, Event::wake(tid));
             return false;
         }
         self.threads[tid].ls_compute = None;
@@ -376,7 +376,7 @@ impl Machine {
                 }
             }
         }
-        self.core_wake = next;
+        self.core_wake = next.unwrap_or(Cycle::MAX);
     }
 
     /// A core finished the job program `tid` waited for: it goes on at `at`.
@@ -391,7 +391,7 @@ impl Machine {
         th.reply = reply;
         th.wait = None;
         th.state = ThreadState::Active;
-        self.schedule(at, Event::Wake(tid));
+        self.schedule(at, Event::wake(tid));
     }
 
     /// A line fetch or castout of the L2 becomes a bus request from the
@@ -412,6 +412,7 @@ impl Machine {
     }
 
     /// A bus request of the L2 completed.
+    #[inline(never)] // rare in the step loop (see `Machine::ppe_request_done`)
     pub(super) fn ppu_bus_done(&mut self, id: u32) {
         self.ppu.bus_done(id, self.now);
         self.wake_cores(self.now);

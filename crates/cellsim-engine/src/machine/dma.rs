@@ -29,7 +29,7 @@
 //!    the queue entry frees.
 
 use super::steady::DataMove;
-use super::threads::ThreadState;
+use super::threads::{ThreadId, ThreadState};
 use super::{ChipBus, DmaLatency, Event, Machine, SpeUnit};
 use crate::atomic::Holder;
 use crate::bus::{BusOp, Leg, OpId, OpKind, Owner, Space};
@@ -107,6 +107,7 @@ impl Machine {
 
     /// Schedules the DMAC of SPE `p` at the first bus edge at or after `t`,
     /// unless it is already due earlier.
+    #[inline]
     pub(super) fn wake_dmac(&mut self, p: u8, t: Cycle) {
         let t = bus_edge(t);
         let mfc = &mut self.spes[p as usize].mfc;
@@ -399,6 +400,8 @@ impl Machine {
             }
             return;
         };
+        // The count the fast-forward's looks read (select counted it on the chip).
+        self.commands_accepted += 1;
         let biu = &mut c.bius[local.idx()];
         let id = biu.queue.pop_front().expect("selected BIU has a request");
         biu.outstanding += 1;
@@ -595,6 +598,9 @@ impl Machine {
     /// complete when the data is written into the local store, a put when the
     /// memory controller has taken it (architecture notes) or the remote local
     /// store or register has written it, and the acknowledgement is back.
+    // Out of line: inlined into the step loop's loop over chips, the
+    // addresses its grant closure captures are hoisted and spilled there.
+    #[inline(never)]
     pub(super) fn run_arbiter(&mut self, chip: usize) {
         let now = self.now;
         // Copy the few timing values the closure needs, not the whole Timing.
@@ -771,38 +777,44 @@ impl Machine {
                     }
                 }
             }
-            Owner::Ppe { thread } => {
-                if op.kind == OpKind::Write {
-                    let th = &mut self.threads[thread as usize];
-                    th.stores_in_flight -= 1;
-                    if th.stores_in_flight == 0 {
-                        if let Some((target, remote, size)) = th.deferred_load.take() {
-                            self.ppe_bus_op(thread as usize, OpKind::Read, target, remote, size, 0);
-                        }
-                    }
-                }
-                if op.kind == OpKind::Read {
-                    let tid = thread as usize;
-                    if let (true, ThreadState::Blocked { request, since }) =
-                        (self.trace.is_some(), self.threads[tid].state)
-                    {
-                        self.record(Track::Ppe(tid), since, now, || {
-                            format!("wait: {}", request.describe(0))
-                        });
-                    }
-                    let v = read_be_slice(&self.staging[id as usize][..op.size as usize]);
-                    let th = &mut self.threads[tid];
-                    th.reply = v;
-                    th.wait = None;
-                    th.state = ThreadState::Active;
-                    self.ready.push_back(tid);
-                }
-            }
+            Owner::Ppe { thread } => self.ppe_request_done(thread as usize, id, &op),
             Owner::PpeCache { id } => self.ppu_bus_done(id),
             Owner::Synthetic => {}
         }
         if std::mem::take(&mut self.mbox_changed) {
             self.wake_blocked();
+        }
+    }
+
+    /// A PPE thread's load or store through the memory map is complete.
+    /// Out of line, as the other rare paths of the step loop: inlined, the
+    /// addresses they touch are hoisted and spilled at every step.
+    #[inline(never)]
+    fn ppe_request_done(&mut self, tid: ThreadId, id: OpId, op: &BusOp) {
+        let now = self.now;
+        if op.kind == OpKind::Write {
+            let th = &mut self.threads[tid];
+            th.stores_in_flight -= 1;
+            if th.stores_in_flight == 0 {
+                if let Some((target, remote, size)) = th.deferred_load.take() {
+                    self.ppe_bus_op(tid, OpKind::Read, target, remote, size, 0);
+                }
+            }
+        }
+        if op.kind == OpKind::Read {
+            if let (true, ThreadState::Blocked { request, since }) =
+                (self.trace.is_some(), self.threads[tid].state)
+            {
+                self.record(Track::Ppe(tid), since, now, || {
+                    format!("wait: {}", request.describe(0))
+                });
+            }
+            let v = read_be_slice(&self.staging[id as usize][..op.size as usize]);
+            let th = &mut self.threads[tid];
+            th.reply = v;
+            th.wait = None;
+            th.state = ThreadState::Active;
+            self.ready.push_back(tid);
         }
     }
 

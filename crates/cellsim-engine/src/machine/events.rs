@@ -59,12 +59,22 @@ pub(crate) struct SpuEvents {
 }
 
 /// Machine-wide event bookkeeping.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Events {
     /// SPU programs armed and not finished.
     pub(crate) armed: u32,
-    /// The earliest cycle a waiting SPU's decrementer crosses zero.
-    pub(crate) dec_wake: Option<Cycle>,
+    /// The earliest cycle a waiting SPU's decrementer crosses zero
+    /// (`Cycle::MAX`: none).
+    pub(crate) dec_wake: Cycle,
+}
+
+impl Default for Events {
+    fn default() -> Self {
+        Events {
+            armed: 0,
+            dec_wake: Cycle::MAX,
+        }
+    }
 }
 
 impl Machine {
@@ -206,7 +216,7 @@ impl Machine {
                 }
             }
         }
-        self.events.dec_wake = dec_wake;
+        self.events.dec_wake = dec_wake.unwrap_or(Cycle::MAX);
     }
 
     /// An SPU program ended: it no longer holds the fast-forward back.
@@ -215,7 +225,7 @@ impl Machine {
         if std::mem::take(&mut e.armed) {
             self.events.armed -= 1;
             if self.events.armed == 0 {
-                self.events.dec_wake = None;
+                self.events.dec_wake = Cycle::MAX;
             }
         }
     }
@@ -257,7 +267,7 @@ impl Machine {
         let ready = self.ppe_events(&self.ppe_event_list(req));
         if ready != 0 || !wait {
             self.threads[tid].reply = ready;
-            self.schedule(now + self.timing.mmio_access, Event::Wake(tid));
+            self.schedule(now + self.timing.mmio_access, Event::wake(tid));
             return;
         }
         self.threads[tid].block_on(Wait::PpeEvents(req), req, now);

@@ -21,6 +21,14 @@ pub trait TrafficSource: Send {
     fn gap(&mut self, src: Ramp, rng: &mut Rng) -> Option<u64>;
     /// The ramp a transfer injected at `src` now goes to (not `src`).
     fn destination(&mut self, src: Ramp, rng: &mut Rng) -> Ramp;
+    /// An injection at `src` now: its destination, then the gap to `src`'s
+    /// next injection, drawn in that order. The engine calls this, one
+    /// dynamic call per injection (the default body calls the two above
+    /// statically).
+    fn inject(&mut self, src: Ramp, rng: &mut Rng) -> (Ramp, Option<u64>) {
+        let dst = self.destination(src, rng);
+        (dst, self.gap(src, rng))
+    }
 }
 
 impl Machine {
@@ -39,12 +47,19 @@ impl Machine {
         self.traffic.is_some()
     }
 
+    // Out of line: inlined into the step loop, its addresses (the op slab,
+    // staging, the generator) are hoisted and spilled at every step.
+    #[inline(never)]
     pub(super) fn inject(&mut self, src: Ramp) {
-        let Some(mut source) = self.traffic.take() else {
+        // The source is borrowed beside the generator (not taken out and put
+        // back: two moves of the box per injection). Nothing else draws from
+        // the generator, so the next gap is drawn now, after the destination
+        // as before.
+        let Some(source) = self.traffic.as_mut() else {
             return;
         };
         let now = self.now;
-        let dst = source.destination(src, &mut self.rng);
+        let (dst, gap) = source.inject(src, &mut self.rng);
         let op = BusOp::new(
             Owner::Synthetic,
             OpKind::Write,
@@ -57,9 +72,8 @@ impl Machine {
         // The source queue is unbounded, as in BookSim: a busy ramp queues.
         self.chips[0].bius[src.idx()].queue.push_back(id);
         self.wake_command_bus(0, now);
-        if let Some(gap) = source.gap(src, &mut self.rng) {
+        if let Some(gap) = gap {
             self.schedule(now + gap * Self::BUS, Event::Inject(src.0));
         }
-        self.traffic = Some(source);
     }
 }

@@ -53,7 +53,7 @@ impl Machine {
                     _ => {
                         let (ramp, space) = self.ppe_target(ea, size)?;
                         self.ppe_bus_op(tid, OpKind::Write, ramp, space, size, value);
-                        self.schedule(now + access, Event::Wake(tid));
+                        self.schedule(now + access, Event::wake(tid));
                     }
                 }
             }
@@ -92,7 +92,7 @@ impl Machine {
                 if self.spes[p as usize].mbox.inbound_space() > 0 {
                     self.ppe_mmio_write(tid, p, ps::SPU_IN_MBOX, value);
                     self.threads[tid].reply = 1;
-                    self.schedule(now + access, Event::Wake(tid));
+                    self.schedule(now + access, Event::wake(tid));
                 } else if wait {
                     self.threads[tid].wait = Some(Wait::InMboxRoom(p, value));
                     self.threads[tid].state = ThreadState::Blocked {
@@ -101,7 +101,7 @@ impl Machine {
                     };
                 } else {
                     self.threads[tid].reply = 0;
-                    self.schedule(now + access, Event::Wake(tid));
+                    self.schedule(now + access, Event::wake(tid));
                 }
             }
             Request::PpeMboxStatus { spe } => {
@@ -126,7 +126,7 @@ impl Machine {
                     }
                 };
                 self.ppe_mmio_write(tid, p, reg, value);
-                self.schedule(now + access, Event::Wake(tid));
+                self.schedule(now + access, Event::wake(tid));
             }
             Request::ProxyMfc { spe, cmd } => {
                 let p = self.physical(spe)?;
@@ -160,7 +160,7 @@ impl Machine {
                 });
                 if mfc.proxy.free() > 0 {
                     mfc.proxy.reserve();
-                    self.schedule(now + self.timing.mmio_access, Event::Enqueue(tid));
+                    self.schedule(now + self.timing.mmio_access, Event::enqueue(tid));
                 } else {
                     self.threads[tid].wait = Some(Wait::ProxySlot(p));
                     self.threads[tid].state = ThreadState::Blocked {
@@ -179,7 +179,7 @@ impl Machine {
                 if self.try_wake(tid) {
                     // A status register read: one round trip to the MFC.
                     self.ready.pop_back();
-                    self.schedule(now + 2 * self.timing.mmio_access, Event::Wake(tid));
+                    self.schedule(now + 2 * self.timing.mmio_access, Event::wake(tid));
                 }
             }
             _ => {

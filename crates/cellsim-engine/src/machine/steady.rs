@@ -411,11 +411,12 @@ impl Machine {
 
     /// Whether an event is part of shapes; the others end a steady state
     /// when due: a thread waking that will run its program's code (not a
-    /// command of its declared loop), synthetic traffic.
+    /// command of its declared loop), synthetic traffic. (`Machine::handle`
+    /// makes the same checks in its arms: keep the two alike.)
     #[inline]
     pub(super) fn in_shape(&self, e: &Event) -> bool {
         match *e {
-            Event::Wake(t) | Event::Enqueue(t) => self.threads[t].script.is_some(),
+            Event::Wake(t) | Event::Enqueue(t) => self.threads[t as usize].script.is_some(),
             Event::Retire(..) => true,
             Event::Inject(_) => false,
             Event::Dmac(_) | Event::Snoop(_) | Event::DataReady(_) | Event::Complete(_) => true,
@@ -633,7 +634,7 @@ impl Machine {
                 .is_none_or(|b| b.links.iter().all(|l| l.log.is_none()))
             && self.ls_loops.is_empty()
             && self.ls_computes == 0 // the port's log is not in shapes
-            && self.core_wake.is_none()
+            && self.core_wake == Cycle::MAX
             && self.traffic.is_none()
             && self.ready.is_empty()
             && self.fault.is_none()

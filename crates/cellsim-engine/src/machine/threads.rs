@@ -428,7 +428,7 @@ impl Machine {
                     let track = self.thread_track(tid);
                     self.record(track, now, end, || "compute".into());
                 }
-                self.schedule(end, Event::Wake(tid))
+                self.schedule(end, Event::wake(tid))
             }
             Request::Join(other) => self.join(tid, other)?,
             Request::Exit(code) => {
@@ -439,20 +439,20 @@ impl Machine {
             _ if !on_spu => self.submit_ppe(tid, req)?,
             Request::WriteTagMask(m) => {
                 th.tag_mask = m;
-                self.schedule(now + channel, Event::Wake(tid));
+                self.schedule(now + channel, Event::wake(tid));
             }
             Request::ReadTagMask => {
                 th.reply = th.tag_mask as u64;
-                self.schedule(now + channel, Event::Wake(tid));
+                self.schedule(now + channel, Event::wake(tid));
             }
             Request::ReadDecrementer => {
                 self.threads[tid].reply = self.decrementer(tid) as u64;
-                self.schedule(now + channel, Event::Wake(tid));
+                self.schedule(now + channel, Event::wake(tid));
             }
             Request::WriteDecrementer(v) => {
                 th.dec_value = v;
                 th.dec_at = now;
-                self.schedule(now + channel, Event::Wake(tid));
+                self.schedule(now + channel, Event::wake(tid));
             }
             Request::ReadTagStatus(mode) => {
                 // The read consumes the update requested with MFC_WrTagUpdate.
@@ -475,7 +475,7 @@ impl Machine {
                     Channel::ReadEventStatus => self.event_status(tid).is_some() as u64,
                     _ => self.channel_count(p, c) as u64,
                 };
-                self.schedule(now + channel, Event::Wake(tid));
+                self.schedule(now + channel, Event::wake(tid));
             }
             _ => {
                 return Err(SimError::Usage(format!(
@@ -518,7 +518,7 @@ impl Machine {
         }
         // Completed at once: the channel read still takes its cycles.
         self.ready.pop_back();
-        self.schedule(now + self.timing.channel, Event::Wake(tid));
+        self.schedule(now + self.timing.channel, Event::wake(tid));
         Ok(())
     }
 
@@ -533,6 +533,7 @@ impl Machine {
     }
 
     /// Re-checks every blocked thread, in thread order.
+    #[inline(never)] // rare in the step loop (see `Machine::ppe_request_done`)
     pub(super) fn wake_blocked(&mut self) {
         for tid in 0..self.threads.len() {
             if self.threads[tid].wait.is_some() {
@@ -566,7 +567,7 @@ impl Machine {
                 self.threads[tid].wait = None;
                 self.threads[tid].state = ThreadState::Active;
                 let at = self.now + self.timing.channel;
-                self.schedule(at, Event::Enqueue(tid));
+                self.schedule(at, Event::enqueue(tid));
                 return true;
             }
             Wait::Channel(Channel::ReadEventStatus, _) => self.event_status(tid),
@@ -604,7 +605,7 @@ impl Machine {
                 self.threads[tid].wait = None;
                 self.threads[tid].state = ThreadState::Active;
                 let at = self.now + self.timing.mmio_access;
-                self.schedule(at, Event::Enqueue(tid));
+                self.schedule(at, Event::enqueue(tid));
                 return true;
             }
             Wait::ProxyTags(p, mask, mode) => {
@@ -668,7 +669,7 @@ impl Machine {
         match c {
             Channel::ReadEventMask => {
                 self.threads[tid].reply = self.threads[tid].events.mask as u64;
-                self.schedule(self.now + self.timing.channel, Event::Wake(tid));
+                self.schedule(self.now + self.timing.channel, Event::wake(tid));
                 return Ok(());
             }
             Channel::ReadEventStatus if self.threads[tid].events.mask != 0 => self.events_tick(),
@@ -715,7 +716,7 @@ impl Machine {
             }
             Channel::WriteEventMask | Channel::WriteEventAck => {
                 self.event_channel_write(tid, c, v);
-                self.schedule(self.now + self.timing.channel, Event::Wake(tid));
+                self.schedule(self.now + self.timing.channel, Event::wake(tid));
                 return Ok(());
             }
             Channel::ReadEventStatus | Channel::ReadEventMask => {
@@ -738,7 +739,7 @@ impl Machine {
         self.threads[tid].block(Wait::Channel(c, v), req, now);
         if self.try_wake(tid) {
             self.ready.pop_back();
-            self.schedule(now + self.timing.channel, Event::Wake(tid));
+            self.schedule(now + self.timing.channel, Event::wake(tid));
         }
         if std::mem::take(&mut self.mbox_changed) {
             self.wake_blocked();
@@ -806,7 +807,7 @@ impl Machine {
         });
         if unit.mfc.queue.free() > 0 {
             unit.mfc.queue.reserve();
-            self.schedule(now + self.timing.issue, Event::Enqueue(tid));
+            self.schedule(now + self.timing.issue, Event::enqueue(tid));
         } else {
             th.block(Wait::QueueSlot, Request::Mfc(cmd), now);
         }

@@ -286,8 +286,9 @@ impl CommandQueue {
     /// direction (the DMAC alternates gets and puts) or else the oldest. A
     /// command not started yet qualifies only if `new_allowed` (the DMAC's
     /// per-command set-up is over). Also returns the earliest `ready_at` of
-    /// commands not ready yet.
-    #[inline]
+    /// commands not ready yet. Inlined into the DMAC (its one caller with
+    /// the proxy queue's), which reads both results from registers.
+    #[inline(always)]
     pub fn pick(
         &self,
         now: Cycle,
