@@ -59,7 +59,7 @@ def main() -> None:
                 print(f"round {r + 1} load {load} {name}: {v}", file=sys.stderr)
     from cellsim._engine import BUILD
 
-    print(f"cellsim's engine build: {BUILD} (make pgo: profile-guided)")
+    XX
     print(f"{'simulator':>10} {'load':>5} {'median cycles/s':>16} {'min':>12} {'max':>12}  cellsim / this")
     for load in args.loads:
         ours = statistics.median(results.get(("cellsim", load), [float("nan")]))
