@@ -34,7 +34,7 @@ lint:
 	cargo clippy -q -p cellsim-engine -p cellsim-programs -p cellsim-py --all-targets -- -D warnings
 	$(PY) -m ruff format --check -q python tests examples benches
 	$(PY) -m ruff check python tests examples benches
-	$(PY) -m mypy examples python/cellsim
+	$(PY) -m mypy examples python/cellsim benches
 	$(PY) -m mypy.stubtest cellsim._engine --allowlist python/cellsim/_engine.stubtest-allowlist
 
 fuzz:

@@ -30,7 +30,8 @@ from cellsim.messaging.simulate import Variation
 
 CB_GETS = 5  # each task fetches its 640-byte control block: five 128-byte reads
 QUIET = Variation.off()
-sim = importlib.import_module("cellsim.messaging.simulate")  # the module (the package exports the function)
+# the module (the package exports the function of the same name)
+sim: Any = importlib.import_module("cellsim.messaging.simulate")
 
 
 def traffic(machine: str, placement: list[int] | None, count: int, k: int) -> dict[str, Any]:
@@ -65,10 +66,10 @@ class _Overrides:
         def patched(*a: Any, overrides: list[str] | None = None, **kw: Any) -> Any:
             return machine(*a, overrides=[*(overrides or []), *extra], **kw)
 
-        sim.Machine = patched  # type: ignore[misc]
+        sim.Machine = patched
 
     def __exit__(self, *exc: object) -> None:
-        sim.Machine = self.machine  # type: ignore[misc]
+        sim.Machine = self.machine
 
 
 def sweep(machine: str, n: int, mappings: int | None, extra: list[str], **kw: Any) -> dict[str, Any]:

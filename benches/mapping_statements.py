@@ -25,7 +25,11 @@ def run_ranks(records: list[dict[str, Any]], mapping: str) -> list[int]:
     """The rank of ``mapping`` in each single run."""
     out = []
     for i in range(len(records[0]["runs_ns"])):
-        order = sorted(records, key=lambda r, i=i: (r["runs_ns"][i], r["mapping"]))
+
+        def in_run(r: dict[str, Any], i: int = i) -> tuple[float, str]:
+            return (r["runs_ns"][i], r["mapping"])
+
+        order = sorted(records, key=in_run)
         out.append(1 + next(n for n, r in enumerate(order) if r["mapping"] == mapping))
     return out
 

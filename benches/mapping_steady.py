@@ -30,8 +30,8 @@ from cellsim.messaging.simulate import Variation
 def spearman(a: list[float], b: list[float]) -> float:
     """Spearman's rank correlation (average ranks for ties)."""
 
-    def ranks(x: list[float]) -> np.ndarray:
-        x = np.asarray(x)
+    def ranks(values: list[float]) -> np.ndarray:
+        x = np.asarray(values)
         order = x.argsort(kind="stable")
         r = np.empty(len(x))
         r[order] = np.arange(len(x))

@@ -32,7 +32,7 @@ def main() -> None:
     args = ap.parse_args()
     out: dict[str, Any] = {"machine": args.machine, "seed": args.seed}
 
-    pp = mpi_pingpong.run(args.machine, args.seed, sizes=SIZES)
+    pp = mpi_pingpong.run(machine=args.machine, seed=args.seed, sizes=SIZES)
     by = {(r["protocol"], r["size"]): r for r in pp}
     print(f"ping-pong, data in main memory ({args.machine}; half round trip, decrementer at 14.318 MHz)")
     print(f"{'size':>8}  {'kumar us':>9} {'direct us':>9} {'kumar GB/s':>10} {'direct GB/s':>11}  speed-up")
@@ -44,14 +44,14 @@ def main() -> None:
         )
     out["pingpong"] = pp
 
-    mv = mpi_matvec.run(args.machine, args.seed)
+    mv = mpi_matvec.run(machine=args.machine, seed=args.seed)
     print("\nmatrix-vector product, 8 SPEs, 10 products, scalar DP (GFLOP/s)")
     for n in mpi_matvec.SIZES:
         g = {r["protocol"]: r["gflops"] for r in mv if r["n"] == n}
         print(f"  n = {n:>4}:  kumar {g['kumar']:.3f}   direct {g['direct']:.3f}")
     out["matvec"] = mv
 
-    co = mpi_collectives.run(args.machine, args.seed, spes=[8], sizes=[8, 4096, 32768])
+    co = mpi_collectives.run(machine=args.machine, seed=args.seed, spes=[8], sizes=[8, 4096, 32768])
     print("\ncollectives on 8 SPEs (us per call; bytes per rank)")
     lat = {(r["op"], r["size"], r["protocol"]): r["latency_us"] for r in co}
     for op, size in sorted(
@@ -66,7 +66,7 @@ def main() -> None:
         (("mpi-collectives", mpi_collectives),) if args.collectives else ()
     ):
         t0 = time.perf_counter()
-        mod.run(args.machine, args.seed)
+        mod.run(machine=args.machine, seed=args.seed)
         walls[name] = time.perf_counter() - t0
     print("\nwall time of the experiments at their defaults (both protocols)")
     for name, w in walls.items():

@@ -33,11 +33,14 @@ def peer(name: str, load: float) -> float | None:
     return float(m.group(1)) if m else None
 
 
-def cellsim(load: float) -> float:
+def cellsim(load: float, builds: set[str]) -> float:
+    """Bus cycles per second at `load`; adds the engine build that ran to `builds`."""
     rate = load / 8
     cmd = [sys.executable, "-m", "cellsim.cli", "bench", "speed", "--traffic", "uniform", "--rate", str(rate)]
     out = subprocess.run([*cmd, "--json", "-"], capture_output=True, text=True, check=True).stdout
-    return float(json.loads(out)["bus_cycles_per_s"])
+    record = json.loads(out)
+    builds.add(record["engine_build"])
+    return float(record["bus_cycles_per_s"])
 
 
 def main() -> None:
@@ -50,27 +53,25 @@ def main() -> None:
     if peers and not PEERS.is_dir():
         sys.exit(f"peer scripts not found in {PEERS} (set PEERS_DIR)")
     results: dict[tuple[str, float], list[float]] = {}
+    builds: set[str] = set()
     for r in range(args.rounds):
         for load in args.loads:
             for name in ["cellsim", *peers]:
-                v = cellsim(load) if name == "cellsim" else peer(name, load)
+                v = cellsim(load, builds) if name == "cellsim" else peer(name, load)
                 if v is not None:
                     results.setdefault((name, load), []).append(v)
                 print(f"round {r + 1} load {load} {name}: {v}", file=sys.stderr)
-    from cellsim._engine import BUILD
-
-    XX
+    print(f"cellsim's engine build: {', '.join(sorted(builds))} (`make pgo` installs the profile-guided one)")
     print(f"{'simulator':>10} {'load':>5} {'median cycles/s':>16} {'min':>12} {'max':>12}  cellsim / this")
     for load in args.loads:
         ours = statistics.median(results.get(("cellsim", load), [float("nan")]))
         for name in ["cellsim", *peers]:
-            v = results.get((name, load), [])
-            if not v:
+            got = results.get((name, load), [])
+            if not got:
                 continue
-            med = statistics.median(v)
-            print(
-                f"{name:>10} {load:>5} {med:>16,.0f} {min(v):>12,.0f} {max(v):>12,.0f}  {ours / med:>8.1f}x"
-            )
+            med = statistics.median(got)
+            spread = f"{min(got):>12,.0f} {max(got):>12,.0f}"
+            print(f"{name:>10} {load:>5} {med:>16,.0f} {spread}  {ours / med:>8.1f}x")
 
 
 if __name__ == "__main__":
