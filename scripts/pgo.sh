@@ -15,6 +15,7 @@
 # `make install` (or `pip install -e .`) goes back to the plain release build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+command -v rustc >/dev/null || { echo "error: make pgo needs a Rust toolchain (rustc on PATH)" >&2; exit 1; }
 trap 'echo "pgo: failed; the installed engine may be the instrumented one: make install restores the release build" >&2' ERR
 PY=${PY:-python3}
 out=$PWD/target/pgo
