@@ -110,11 +110,26 @@ impl<E> Calendar<E> {
         let at = at.max(self.now);
         if at - self.now < WHEEL as Cycle {
             let i = (at & MASK) as usize;
-            self.slots[i].push(event);
             self.occupied[i / 64] |= 1 << (i % 64);
+            let slot = &mut self.slots[i];
+            if slot.len() < slot.capacity() {
+                slot.push(event);
+            } else {
+                // A tail call: the usual path makes no call at all, so its
+                // callers need not save registers around one.
+                self.grow_slot(i, event);
+            }
         } else {
             self.schedule_far(at, event);
         }
+    }
+
+    /// [`Calendar::schedule`] into a slot that is full: grows it (rare once
+    /// the slots have their working size).
+    #[cold]
+    #[inline(never)]
+    fn grow_slot(&mut self, i: usize, event: E) {
+        self.slots[i].push(event);
     }
 
     /// [`Calendar::schedule`] beyond the wheel: rare, and out of line so that

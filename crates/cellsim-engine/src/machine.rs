@@ -995,6 +995,11 @@ impl Machine {
 
     /// Recomputes [`Machine::bus_wake`] from the chips' wake-ups.
     pub(crate) fn refresh_bus_wake(&mut self) {
+        self.bus_wake = self.earliest_bus_wake();
+    }
+
+    /// The earliest of every chip's command-bus and arbiter wake-ups.
+    fn earliest_bus_wake(&self) -> Cycle {
         let mut t = Cycle::MAX;
         // By index, not by iterator: LLVM unrolls the iterator's loop with
         // a division for its trip count, for the one or two chips.
@@ -1003,7 +1008,7 @@ impl Machine {
             t = t.min(c.cb_wake.unwrap_or(Cycle::MAX));
             t = t.min(c.arb_wake.unwrap_or(Cycle::MAX));
         }
-        self.bus_wake = t;
+        t
     }
 
     fn idle_end(&mut self) -> Result<Step, SimError> {
@@ -1035,13 +1040,23 @@ impl Machine {
                     self.run_command_bus(c);
                 }
             }
+            // The arbiters' loop also recomputes the earliest bus wake-up:
+            // each chip's once its arbiter has run (a later run only adds
+            // wake-ups, and `wake_command_bus`/`wake_arbiter` fold those into
+            // `bus_wake` themselves), as `refresh_bus_wake` would after it.
+            self.bus_wake = Cycle::MAX;
             for c in 0..self.chips.len() {
                 if self.chips[c].arb_wake.is_some_and(|w| w <= t) {
                     self.chips[c].arb_wake = None;
                     self.run_arbiter(c);
                 }
+                let chip = &self.chips[c];
+                self.bus_wake = self
+                    .bus_wake
+                    .min(chip.cb_wake.unwrap_or(Cycle::MAX))
+                    .min(chip.arb_wake.unwrap_or(Cycle::MAX));
             }
-            self.refresh_bus_wake();
+            debug_assert_eq!(self.bus_wake, self.earliest_bus_wake());
         }
         if self.core_wake <= t {
             self.core_wake = Cycle::MAX;

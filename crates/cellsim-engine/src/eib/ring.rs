@@ -22,7 +22,10 @@ pub struct Ring {
     pub dir: Direction,
     /// `path[src][k]`: the k-th segment on the way from ramp `src` (k < 6).
     path: [[u8; 6]; RAMPS],
-    seg_free: [Cycle; RAMPS],
+    /// When each segment frees. Indexed by a `u8` of `path`, so 256 entries
+    /// (of which the first `RAMPS` are segments): a lookup needs no bounds
+    /// check, on the path of every grant.
+    seg_free: [Cycle; 256],
     /// The latest of `seg_free` (and of the lanes' ends: a transfer's end is
     /// its last segment's free time): when it is past, the whole ring is free.
     busy_until: Cycle,
@@ -53,7 +56,7 @@ impl Ring {
         Ring {
             dir,
             path,
-            seg_free: [0; RAMPS],
+            seg_free: [0; 256],
             busy_until: 0,
             slots: std::array::from_fn(|i| if i < max_transfers { 0 } else { Cycle::MAX }),
             lanes: max_transfers,
@@ -143,7 +146,9 @@ impl Ring {
     /// Writes the ring's timing state (see [`crate::steady`]).
     /// `back`: how far a transfer's hops reach back (see [`Shape::time_back`]).
     pub(crate) fn shape(&self, s: &mut Shape, back: Cycle) {
-        self.seg_free.iter().for_each(|&t| s.time_back(t, back));
+        self.seg_free[..RAMPS]
+            .iter()
+            .for_each(|&t| s.time_back(t, back));
         // Which lane holds which transfer shows only in traces and the
         // reservation log (neither is on while fast-forwarding): the
         // timing depends on the lanes' end times, in any order.
@@ -155,7 +160,7 @@ impl Ring {
 
     /// Moves every time of the ring `dt` later.
     pub(crate) fn shift(&mut self, dt: Cycle) {
-        self.seg_free.iter_mut().for_each(|t| shift(t, dt));
+        self.seg_free[..RAMPS].iter_mut().for_each(|t| shift(t, dt));
         self.slots.iter_mut().for_each(|t| shift(t, dt));
         shift(&mut self.busy_until, dt);
         shift(&mut self.next_start, dt);
