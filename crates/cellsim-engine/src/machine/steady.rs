@@ -416,11 +416,18 @@ impl Machine {
     #[inline]
     pub(super) fn in_shape(&self, e: &Event) -> bool {
         match *e {
-            Event::Wake(t) | Event::Enqueue(t) => self.threads[t as usize].script.is_some(),
+            Event::Wake(t) | Event::Enqueue(t) => self.thread_event_in_shape(t as usize),
             Event::Retire(..) => true,
             Event::Inject(_) => false,
             Event::Dmac(_) | Event::Snoop(_) | Event::DataReady(_) | Event::Complete(_) => true,
         }
+    }
+
+    /// Whether thread `tid`'s wake-up or command is part of shapes: it runs a
+    /// declared loop (whose position is in its shape), not its program's code.
+    #[inline(always)]
+    pub(super) fn thread_event_in_shape(&self, tid: super::threads::ThreadId) -> bool {
+        self.threads[tid].script.is_some()
     }
 
     /// Whether the fast-forward is off.
