@@ -16,11 +16,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import sys
 import time
 from collections.abc import Iterator
 from typing import Any
 
 from cellsim._engine import BUILD
+from cellsim.exceptions import UsageError
 from cellsim.machine import Machine
 from cellsim.messaging.explorer import all_mappings, make_points, point_key, run_point, settings_of
 from cellsim.messaging.patterns import ring_pattern
@@ -90,7 +92,11 @@ def main() -> None:
         maps = maps[:: max(total // a.mappings, 1)][: a.mappings]
     pts = ring_points(a.machine, maps, a.transmissions)
     t0 = time.perf_counter()
-    run_sweep(run_point, pts, key=point_key, workers=a.workers, cluster=a.cluster, settings=settings_of(pts))
+    try:
+        settings = settings_of(pts)
+        run_sweep(run_point, pts, key=point_key, workers=a.workers, cluster=a.cluster, settings=settings)
+    except UsageError as e:  # a scheduler that cannot be reached: one line, no traceback
+        sys.exit(f"error: {e}")
     wall = time.perf_counter() - t0
     print(
         f"{len(maps)} mappings x {a.transmissions} transmissions per SPE on {a.machine}, {a.workers} workers"
