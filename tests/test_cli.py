@@ -97,6 +97,11 @@ def test_experiment_help_lists_its_options() -> None:
         ["run", "dma-latency", "--count", "0"],
         ["reproduce", "--machine", "nope"],
         ["machine", "show", "nope"],
+        ["bench", "speed", "--traffic", "uniform", "--cycles", "0"],
+        ["bench", "speed", "--traffic", "uniform", "--cycles", "-5"],
+        ["bench", "speed", "--traffic", "uniform", "--rate", "2"],
+        ["bench", "speed", "--pairs", "0"],
+        ["bench", "switch", "--calls", "-1"],
         ["frobnicate"],
     ],
 )

@@ -219,6 +219,9 @@ def test_load_refuses_spe_numbers_that_are_not_integers(m: Machine, spe: Any) ->
         (lambda: Machine("qs20").local_store("0"), "SPE number"),
         (lambda: Machine("qs20").run(wall_limit_s=math.nan), "wall_limit_s"),
         (lambda: Machine("qs20").run(time_limit_ns=0), "time_limit_ns"),
+        (lambda: Machine("qs20").run_synthetic(0.01, -5), "run_synthetic: cycles -5"),
+        (lambda: Machine("qs20").run_synthetic(0.01, 0), "run_synthetic: cycles 0"),
+        (lambda: Machine("qs20").run_synthetic(0.01, 1.5), "cycles must be an integer"),
     ],
 )
 def test_machine_arguments_are_checked(make: Any, match: str) -> None:

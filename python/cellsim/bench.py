@@ -162,13 +162,17 @@ def register(group: Any) -> None:
     @click.option(
         "--cycles",
         "bus_cycles",
-        type=int,
+        type=click.IntRange(min=1),
         default=1_500_000,
         show_default=True,
         help="uniform: bus cycles to simulate (BookSim/CAMINOS peers run 1.5 M).",
     )
     @click.option(
-        "--pairs", type=int, default=400, show_default=True, help="saturation: get+put pairs per SPE."
+        "--pairs",
+        type=click.IntRange(min=1),
+        default=400,
+        show_default=True,
+        help="saturation: get+put pairs per SPE.",
     )
     @click.option("--machine", default="qs20", show_default=True)
     @click.option("--python", is_flag=True, help="saturation: run the Python twins of the kernels.")
@@ -189,7 +193,9 @@ def register(group: Any) -> None:
             emit(speed(machine=machine, pairs=pairs, python=python), json_path)
 
     @group.command("switch")
-    @click.option("--calls", type=int, default=20000, show_default=True, help="SPU calls per program.")
+    @click.option(
+        "--calls", type=click.IntRange(min=1), default=20000, show_default=True, help="SPU calls per program."
+    )
     @click.option("--json", "json_path", metavar="PATH|-", help="Write the record as JSON ('-' for stdout).")
     def switch_cmd(calls: int, json_path: str | None) -> None:
         """Cost of an SPU call that switches between Python programs."""

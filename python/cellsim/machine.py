@@ -423,6 +423,7 @@ class Machine:
     def run_synthetic(self, rate: float, cycles: int) -> None:
         """Runs ``cycles`` of synthetic uniform traffic, ``rate`` transfers per
         ramp per bus cycle (the engine's speed benchmark), with no programs."""
+        cycles = integer(cycles, "run_synthetic: cycles", 1)
         self._engine.start_synthetic(rate)
         self._engine.run_for(cycles)
 
