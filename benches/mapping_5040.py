@@ -21,6 +21,8 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from _args import at_least  # this directory
+
 from cellsim._engine import BUILD
 from cellsim.exceptions import UsageError
 from cellsim.machine import Machine
@@ -77,9 +79,9 @@ def ring_points(machine: str, maps: list[Any], transmissions: int) -> list[dict[
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--machine", default="qs22")
-    ap.add_argument("--transmissions", type=int, default=10_000)
-    ap.add_argument("--mappings", type=int, default=0, help="run only the first N mappings (0: all)")
-    ap.add_argument("--workers", type=int, default=os.cpu_count())
+    ap.add_argument("--transmissions", type=at_least(1), default=10_000)
+    ap.add_argument("--mappings", type=at_least(0), default=0, help="run only the first N mappings (0: all)")
+    ap.add_argument("--workers", type=at_least(1), default=os.cpu_count())
     ap.add_argument(
         "--cluster",
         metavar="ADDRESS",

@@ -24,6 +24,8 @@ import importlib
 import time
 from typing import Any
 
+from _args import at_least  # this directory
+
 from cellsim.messaging import ring_pattern, simulate
 from cellsim.messaging.explorer import explore, summary
 from cellsim.messaging.simulate import Variation
@@ -89,8 +91,8 @@ def sweep(machine: str, n: int, mappings: int | None, extra: list[str], **kw: An
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--machine", default="ps3")
-    ap.add_argument("--transmissions", type=int, default=1000)
-    ap.add_argument("--mappings", type=int, default=None)
+    ap.add_argument("--transmissions", type=at_least(1), default=1000)
+    ap.add_argument("--mappings", type=at_least(1), default=None)
     ap.add_argument("--skip-sweeps", action="store_true")
     a = ap.parse_args()
 

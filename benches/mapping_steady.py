@@ -22,6 +22,7 @@ import argparse
 import time
 
 import numpy as np
+from _args import at_least  # this directory
 
 from cellsim.messaging.explorer import explore, summary
 from cellsim.messaging.simulate import Variation
@@ -48,13 +49,13 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--machine", default="ps3")
     ap.add_argument("--mode", default="pinned")
-    ap.add_argument("--packet", type=int, default=1024)
-    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--packet", type=at_least(1), default=1024)
+    ap.add_argument("--runs", type=at_least(1), default=3)
     ap.add_argument("--quiet", action="store_true", help="variation mechanisms off")
     ap.add_argument("--counts", default="250,500,1000,2000,4000")
-    ap.add_argument("--mappings", type=int, default=None, help="a seeded sample of N mappings")
+    ap.add_argument("--mappings", type=at_least(1), default=None, help="a seeded sample of N mappings")
     ap.add_argument("--placement-per", default="run", choices=("run", "mapping"))
-    ap.add_argument("--workers", type=int, default=None)
+    ap.add_argument("--workers", type=at_least(1), default=None)
     a = ap.parse_args()
     var = Variation.off() if a.quiet else Variation()
     prev = None

@@ -22,6 +22,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from _args import at_least  # this directory
+
 HERE = Path(__file__).resolve().parent
 PEERS = Path(os.environ.get("PEERS_DIR", HERE.parent.parent / "shared" / "peers"))
 
@@ -43,10 +45,21 @@ def cellsim(load: float, builds: set[str]) -> float:
     return float(record["bus_cycles_per_s"])
 
 
+def load_arg(text: str) -> float:
+    """A load in flits per node per cycle: above 0, at most 8 (one 8-flit packet per node per cycle)."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 < v <= 8:
+        raise argparse.ArgumentTypeError(f"load {v} is out of range: it must be above 0 and at most 8")
+    return v
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--loads", type=float, nargs="+", default=[0.08, 0.24])
+    ap.add_argument("--rounds", type=at_least(1), default=3)
+    ap.add_argument("--loads", type=load_arg, nargs="+", default=[0.08, 0.24])
     ap.add_argument("--skip", nargs="*", default=[], choices=["booksim", "caminos"])
     args = ap.parse_args()
     peers = [p for p in ("booksim", "caminos") if p not in args.skip]
