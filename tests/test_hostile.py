@@ -204,6 +204,21 @@ def test_load_refuses_spe_numbers_that_are_not_integers(m: Machine, spe: Any) ->
         m.load(spe, lambda speid, argp, envp: None)
 
 
+def _with_program() -> Machine:
+    m = Machine("qs20")
+    m.load(0, lambda speid, argp, envp: None)
+    return m
+
+
+def test_synthetic_traffic_run_twice_is_one_longer_run() -> None:
+    once, twice = Machine("qs20", seed=3), Machine("qs20", seed=3)
+    once.run_synthetic(0.05, 40_000)
+    twice.run_synthetic(0.05, 15_000)
+    twice.run_synthetic(0.05, 25_000)
+    assert once.stats()["transfers"] > 0
+    assert once.stats() == twice.stats()
+
+
 @pytest.mark.parametrize(
     ("make", "match"),
     [
@@ -222,6 +237,9 @@ def test_load_refuses_spe_numbers_that_are_not_integers(m: Machine, spe: Any) ->
         (lambda: Machine("qs20").run_synthetic(0.01, -5), "run_synthetic: cycles -5"),
         (lambda: Machine("qs20").run_synthetic(0.01, 0), "run_synthetic: cycles 0"),
         (lambda: Machine("qs20").run_synthetic(0.01, 1.5), "cycles must be an integer"),
+        (lambda: _with_program().run_synthetic(0.01, 100), "without programs, and 1 program"),
+        (lambda: Machine("qs20").run_synthetic("0.1", 100), "run_synthetic: rate must be a number"),
+        (lambda: Machine("qs20").run_synthetic(1.5, 100), r"injection rate 1.5 must be in \(0, 1\]"),
     ],
 )
 def test_machine_arguments_are_checked(make: Any, match: str) -> None:

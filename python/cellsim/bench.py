@@ -154,7 +154,7 @@ def register(group: Any) -> None:
     )
     @click.option(
         "--rate",
-        type=float,
+        type=click.FloatRange(min=0, max=1, min_open=True),
         default=0.01,
         show_default=True,
         help="uniform: transfers per ramp per bus cycle (0.01 = 0.08 flits/node/cycle).",

@@ -422,9 +422,11 @@ class Machine:
 
     def run_synthetic(self, rate: float, cycles: int) -> None:
         """Runs ``cycles`` of synthetic uniform traffic, ``rate`` transfers per
-        ramp per bus cycle (the engine's speed benchmark), with no programs."""
+        ramp per bus cycle (the engine's speed benchmark), on a machine with no
+        programs. Called again, the traffic goes on (at the new ``rate`` from
+        each ramp's next injection): two calls at one rate are one longer run."""
         cycles = integer(cycles, "run_synthetic: cycles", 1)
-        self._engine.start_synthetic(rate)
+        self._engine.start_synthetic(positive(rate, "run_synthetic: rate"))
         self._engine.run_for(cycles)
 
     def take_trace(self, n: int) -> tuple[list[tuple[Any, ...]], int]:

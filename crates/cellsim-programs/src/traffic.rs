@@ -45,10 +45,11 @@ impl TrafficSource for Uniform {
     }
 }
 
-/// Starts uniform traffic at `rate` on `m` (see [`Uniform`]).
+/// Starts uniform traffic at `rate` on `m` (see [`Uniform`] and
+/// [`Machine::start_traffic`]: on a machine without programs; started again,
+/// the new rate takes over from each ramp's next injection).
 pub fn start_uniform(m: &mut Machine, rate: f64) -> Result<(), SimError> {
-    m.start_traffic(Box::new(Uniform::new(rate)?));
-    Ok(())
+    m.start_traffic(Box::new(Uniform::new(rate)?))
 }
 
 #[cfg(test)]
@@ -61,6 +62,39 @@ mod tests {
             let e = Uniform::new(rate).unwrap_err().to_string();
             assert!(e.contains("must be in (0, 1]"), "{rate}: {e}");
         }
+    }
+
+    fn machine() -> Machine {
+        let cfg = cellsim_engine::MachineConfig::load("qs20", &[]).unwrap();
+        Machine::new(cfg, 3)
+    }
+
+    #[test]
+    fn traffic_started_again_goes_on_as_one_longer_run() {
+        let mut once = machine();
+        start_uniform(&mut once, 0.05).unwrap();
+        once.run_for(40_000).unwrap();
+        let mut twice = machine();
+        start_uniform(&mut twice, 0.05).unwrap();
+        twice.run_for(15_000).unwrap();
+        start_uniform(&mut twice, 0.05).unwrap();
+        twice.run_for(25_000).unwrap();
+        assert!(once.eib().stats.transfers > 0);
+        assert_eq!(once.eib().stats.transfers, twice.eib().stats.transfers);
+        assert_eq!(once.counters().events, twice.counters().events);
+        assert_eq!(once.arbiter_stats(), twice.arbiter_stats());
+    }
+
+    #[test]
+    fn traffic_is_refused_on_a_machine_with_programs() {
+        let mut m = machine();
+        m.spawn_native(0, 0, 0, |_spu| async move { 0 }).unwrap();
+        let e = start_uniform(&mut m, 0.01).unwrap_err().to_string();
+        assert!(
+            e.contains("without programs, and 1 program(s) are loaded"),
+            "{e}"
+        );
+        assert!(!m.has_traffic(), "nothing started");
     }
 
     #[test]

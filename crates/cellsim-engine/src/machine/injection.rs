@@ -9,6 +9,7 @@
 
 use super::{Event, Machine};
 use crate::bus::{BusOp, OpKind, Owner, Space};
+use crate::error::SimError;
 use crate::rng::Rng;
 use crate::topology::{Ramp, RAMPS};
 
@@ -32,14 +33,27 @@ pub trait TrafficSource: Send {
 }
 
 impl Machine {
-    /// Starts synthetic traffic from `source` at every ramp of chip 0.
-    pub fn start_traffic(&mut self, mut source: Box<dyn TrafficSource>) {
-        for r in 0..RAMPS as u8 {
-            if let Some(gap) = source.gap(Ramp(r), &mut self.rng) {
-                self.schedule(self.now + gap * Self::BUS, Event::Inject(r));
+    /// Starts synthetic traffic from `source` at every ramp of chip 0, on a
+    /// machine without programs. Started again, `source` takes over from each
+    /// ramp's next injection (already drawn), so a run continued with the
+    /// same source is the same as one longer run.
+    pub fn start_traffic(&mut self, mut source: Box<dyn TrafficSource>) -> Result<(), SimError> {
+        let programs = self.threads.iter().filter(|t| !t.is_finished()).count();
+        if programs > 0 {
+            return Err(SimError::Usage(format!(
+                "synthetic traffic runs on a machine without programs, and {programs} \
+                 program(s) are loaded"
+            )));
+        }
+        if self.traffic.is_none() {
+            for r in 0..RAMPS as u8 {
+                if let Some(gap) = source.gap(Ramp(r), &mut self.rng) {
+                    self.schedule(self.now + gap * Self::BUS, Event::Inject(r));
+                }
             }
         }
         self.traffic = Some(source);
+        Ok(())
     }
 
     /// Whether synthetic traffic runs (it never ends, and no steady state covers it).
