@@ -231,6 +231,8 @@ def test_synthetic_traffic_run_twice_is_one_longer_run() -> None:
         (lambda: Machine("qs20", time_limit_ns=1e40), "time_limit_ns"),
         (lambda: Machine("qs20").alloc(-1), "alloc: size -1"),
         (lambda: Machine("qs20").memory(-1, 4), "memory: ea -1"),
+        (lambda: Machine("qs22").memory_node(-1), "memory_node: ea .* -1 is out of range"),
+        (lambda: Machine("qs22").memory_node(2**40), "memory_node: ea .* 1099511627776 is out of range"),
         (lambda: Machine("qs20").local_store("0"), "SPE number"),
         (lambda: Machine("qs20").run(wall_limit_s=math.nan), "wall_limit_s"),
         (lambda: Machine("qs20").run(time_limit_ns=0), "time_limit_ns"),

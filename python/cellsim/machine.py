@@ -332,7 +332,8 @@ class Machine:
 
     def memory_node(self, ea: int) -> int:
         """The NUMA node (chip) whose memory holds main-memory address ``ea``."""
-        return int(self._engine.memory_node(int(ea)))
+        ea = integer(ea, "memory_node: ea (an address of main memory)", 0, int(self.info["memory_bytes"]))
+        return int(self._engine.memory_node(ea))
 
     @property
     def chips(self) -> int:
