@@ -13,14 +13,15 @@ __all__ = ["check_output", "check_plot", "plot_formats", "require_report"]
 
 def require_report(what: str) -> None:
     """Fails, saying how to install them, unless the figures' and the
-    report's libraries (the ``report`` extra) are installed."""
+    report's libraries are installed. They are cellsim's dependencies, so
+    this only fires in an environment where someone removed them."""
     import importlib.util
 
     missing = [m for m in ("matplotlib", "jinja2") if importlib.util.find_spec(m) is None]
     if missing:
         raise UsageError(
-            f"{what} needs {' and '.join(missing)}, which cellsim installs with its report extra: "
-            "pip install 'cellsim[report]'"
+            f"{what} needs {' and '.join(missing)}, a dependency of cellsim missing from this "
+            f"environment: pip install {' '.join(missing)}"
         )
 
 
