@@ -389,7 +389,10 @@ pub fn machine_variants<'py>(
         d.set_item("about", &v.about)?;
         d.set_item("why", &v.why)?;
         d.set_item("value", &v.value)?;
-        d.set_item("default", defaults.variants.get(name).map(|d| d.value.as_str()))?;
+        d.set_item(
+            "default",
+            defaults.variants.get(name).map(|d| d.value.as_str()),
+        )?;
         let choices = PyDict::new(py);
         for (c, choice) in &v.choices {
             let cd = PyDict::new(py);
