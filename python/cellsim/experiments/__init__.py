@@ -48,6 +48,7 @@ from typing import Any, Literal, NamedTuple, TypedDict
 
 from ..exceptions import UsageError
 from ..spec import MachineSpec
+from ._catalog import ValidateProfile
 
 __all__ = [
     "Experiment",
@@ -203,6 +204,9 @@ class Experiment:
     measured_on: Sequence[str] = ()
     """Every machine the paper measured, when it is more than ``machine``: on
     the others its published values are a reference, not a check."""
+    validate: ValidateProfile | None = None
+    """How ``cellsim validate`` runs it at its smallest meaningful sizes (``None``: it
+    has no visible published value to judge)."""
 
     def measured(self, machine: str | MachineSpec) -> bool:
         """Whether the paper measured ``machine`` (its values then judge a run): one of its
