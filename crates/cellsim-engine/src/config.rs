@@ -195,6 +195,29 @@ pub struct BiuParams {
     pub queue_depth: u32,
     /// Bus requests in flight (accepted by the command bus, not complete).
     pub max_outstanding: u32,
+    /// Whether a put's data waits in an outbound line buffer of its element
+    /// (a model variant: see the machine file's `[variants.put_lines]`).
+    #[serde(default)]
+    pub put_flow: BiuPutFlow,
+    /// Outbound line buffers for puts, when they need one.
+    #[serde(default = "put_lines_default")]
+    pub put_lines: u32,
+}
+
+fn put_lines_default() -> u32 {
+    8
+}
+
+/// Whether a put's data needs an outbound line of its element (`biu.put_flow`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BiuPutFlow {
+    /// Puts go to the command bus like gets.
+    #[default]
+    None,
+    /// A put holds one of `biu.put_lines` outbound lines from the command
+    /// bus's acceptance until its data has left (see [`crate::eib::command_bus`]).
+    Lines,
 }
 
 /// Element Interconnect Bus parameters.
@@ -227,10 +250,33 @@ pub struct EibParams {
     /// files written before it existed keep the priority.
     #[serde(default = "mic_priority_default")]
     pub mic_priority: bool,
+    /// How a put's data waits for room at its receiver (a model variant:
+    /// see the machine file's `[variants.put_flow]`).
+    #[serde(default)]
+    pub put_flow: PutFlow,
+    /// Write buffers per receiving port when puts need a credit.
+    #[serde(default = "put_credits_default")]
+    pub put_credits: u32,
 }
 
 fn mic_priority_default() -> bool {
     true
+}
+
+fn put_credits_default() -> u32 {
+    4
+}
+
+/// How a put's data waits for room at its receiver (`eib.put_flow`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PutFlow {
+    /// The receiver always has room: data moves when the rings allow.
+    #[default]
+    None,
+    /// Each receiving port has `eib.put_credits` line buffers; a put's data
+    /// moves only into a free one (see [`crate::eib::inbound`]).
+    Credits,
 }
 
 /// Memory interface controller and DRAM parameters.
@@ -602,6 +648,20 @@ impl MachineConfig {
                 "eib.ring_start_interval_bus_cycles",
                 "0".into(),
                 "must be at least 1",
+            );
+        }
+        if !(1..=64).contains(&self.biu.put_lines) {
+            return bad(
+                "biu.put_lines",
+                self.biu.put_lines.to_string(),
+                "must be 1 to 64",
+            );
+        }
+        if !(1..=64).contains(&self.eib.put_credits) {
+            return bad(
+                "eib.put_credits",
+                self.eib.put_credits.to_string(),
+                "must be 1 to 64",
             );
         }
         if !(1..=16).contains(&self.eib.arbiter_window) {
