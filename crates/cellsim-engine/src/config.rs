@@ -301,6 +301,63 @@ pub struct MicParams {
     pub snoop_bus_cycles: u64,
     /// Bus cycles to take write data into a buffer before acknowledging it.
     pub accept_bus_cycles: u64,
+    /// The DRAM's organisation (a model variant: `[variants.dram_banks]`).
+    #[serde(default)]
+    pub dram: Dram,
+    /// Banks, when `dram = "banks"` (lines interleaved over them).
+    #[serde(default = "banks_default")]
+    pub banks: u32,
+    /// Bytes of a bank's row (one open per bank), when `dram = "banks"`.
+    #[serde(default = "row_bytes_default")]
+    pub row_bytes: u32,
+    /// Closing a bank's open row and opening another, ns, when `dram = "banks"`.
+    #[serde(default = "row_miss_ns_default")]
+    pub row_miss_ns: f64,
+    /// Whether the data bus pays for turning between reads and writes
+    /// (a model variant: `[variants.rw_turnaround]`).
+    #[serde(default)]
+    pub turnaround: Turnaround,
+    /// The turn's idle time, ns, when `turnaround = "gap"`.
+    #[serde(default = "turnaround_ns_default")]
+    pub turnaround_ns: f64,
+}
+
+fn banks_default() -> u32 {
+    8
+}
+
+fn row_bytes_default() -> u32 {
+    2048
+}
+
+fn row_miss_ns_default() -> f64 {
+    20.0
+}
+
+fn turnaround_ns_default() -> f64 {
+    5.0
+}
+
+/// The DRAM's organisation (`mic.dram`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Dram {
+    /// One data bus; every access costs its burst after the latency.
+    #[default]
+    Flat,
+    /// Banks with one open row each; a row miss costs `mic.row_miss_ns` first.
+    Banks,
+}
+
+/// Whether the DRAM data bus pays to turn between reads and writes (`mic.turnaround`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Turnaround {
+    /// Reads and writes follow each other back to back.
+    #[default]
+    None,
+    /// The bus idles `mic.turnaround_ns` at each change of direction.
+    Gap,
 }
 
 /// A whole machine, as read from its TOML file.
@@ -748,6 +805,28 @@ impl MachineConfig {
         }
         if self.mic.reads_per_requester == 0 {
             return bad("mic.reads_per_requester", "0".into(), "must be at least 1");
+        }
+        if !(1..=64).contains(&self.mic.banks) || !self.mic.banks.is_power_of_two() {
+            return bad(
+                "mic.banks",
+                self.mic.banks.to_string(),
+                "must be a power of two from 1 to 64",
+            );
+        }
+        if !(128..=65536).contains(&self.mic.row_bytes) || !self.mic.row_bytes.is_power_of_two() {
+            return bad(
+                "mic.row_bytes",
+                self.mic.row_bytes.to_string(),
+                "must be a power of two from 128 to 65536",
+            );
+        }
+        for (key, v) in [
+            ("mic.row_miss_ns", self.mic.row_miss_ns),
+            ("mic.turnaround_ns", self.mic.turnaround_ns),
+        ] {
+            if !(0.0..=1000.0).contains(&v) {
+                return bad(key, v.to_string(), "must be from 0 to 1000 ns");
+            }
         }
         if self.mic.write_buffer_lines == 0 {
             return bad("mic.write_buffer_lines", "0".into(), "must be at least 1");
