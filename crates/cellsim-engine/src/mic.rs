@@ -496,7 +496,10 @@ mod tests {
         assert_eq!(fresh().start_read(inside, 0, 128), 1000 + busy + 16);
         // A burst that would run into the next refresh waits past it too.
         let edge = 1000 + interval - 8 - (lat - 16);
-        assert_eq!(fresh().start_read(edge, 0, 128), 1000 + interval + busy + 16);
+        assert_eq!(
+            fresh().start_read(edge, 0, 128),
+            1000 + interval + busy + 16
+        );
         // Between refreshes nothing changes.
         let mid = 1000 + interval / 2;
         assert_eq!(fresh().start_read(mid, 0, 128), mid + lat);
