@@ -504,4 +504,48 @@ mod tests {
         let mid = 1000 + interval / 2;
         assert_eq!(fresh().start_read(mid, 0, 128), mid + lat);
     }
+
+    #[test]
+    fn a_row_miss_waits_for_the_bank_and_a_row_hit_does_not() {
+        let (mut m, t) = mic(&[
+            "mic.dram=banks",
+            "mic.banks=2",
+            "mic.row_bytes=256",
+            "mic.row_miss_ns=10",
+        ]);
+        let (lat, miss) = (t.dram_latency, 32); // 10 ns at 3.2 GHz
+                                                // Lines alternate over the two banks; a bank's row holds two lines.
+        assert_eq!(m.start_read(0, 0, 128), lat + miss, "bank 0 opens row 0");
+        let t1 = 1000;
+        assert_eq!(
+            m.start_read(t1, 256, 128),
+            t1 + lat,
+            "bank 0, row 0 again: a hit"
+        );
+        let t2 = 2000;
+        assert_eq!(
+            m.start_read(t2, 512, 128),
+            t2 + lat + miss,
+            "bank 0, row 1: a miss"
+        );
+        assert_eq!(
+            m.start_read(3000, 128, 128),
+            3000 + lat + miss,
+            "bank 1 opens its first row"
+        );
+    }
+
+    #[test]
+    fn the_data_bus_pays_a_gap_to_turn_between_reads_and_writes() {
+        let (mut m, t) = mic(&["mic.turnaround=gap", "mic.turnaround_ns=10"]);
+        let lat = t.dram_latency;
+        let r = m.start_read(0, 0, 128);
+        assert_eq!(r, lat);
+        // A write arriving as the read's burst ends waits for the turn.
+        assert_eq!(m.write(r, 4096, 128), r + 32 + 16);
+        // Two reads in a row pay nothing more than their bursts.
+        let (mut m, _) = mic(&["mic.turnaround=gap", "mic.turnaround_ns=10"]);
+        let a = m.start_read(0, 0, 128);
+        assert_eq!(m.start_read(0, 128, 128), a + 16);
+    }
 }
