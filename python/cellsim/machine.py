@@ -252,6 +252,10 @@ class Machine:
             self._set_time_limit(cap)
         self._programs: dict[int, Program] = {}
         self._results: dict[int, Any] = {}
+        # SPE programs run by spe_context_run, and the C programs among them that
+        # died (cellsim.c): the PPE program's spe_context_run reports them
+        self._context_runs: set[int] = set()
+        self._spe_crashes: dict[int, Any] = {}
         self._driver: greenlet | None = None
         self._ls_views: dict[int, np.ndarray] = {}
         self._next_context = 0
