@@ -20,6 +20,9 @@ use crate::machine::PyEngine;
 
 const CHILD: u32 = 0;
 const PARENT: u32 = 1;
+/// Byte offsets in the block (`cellsim_ctl`): the CPU each side last handed the turn over from.
+const PARENT_CPU: usize = 4;
+const CHILD_CPU: usize = 32;
 /// How long the driver spins before it sleeps on the futex (the process runs on the other core).
 const SPIN: Duration = Duration::from_micros(40);
 /// How often a sleeping driver looks at signals, the limit and the process.
@@ -34,9 +37,14 @@ pub struct ControlBlock {
 
 impl ControlBlock {
     fn turn(&self) -> &AtomicU32 {
+        self.word(0)
+    }
+
+    /// The 32-bit word at byte `offset` (a multiple of 4 in the block's header).
+    fn word(&self, offset: usize) -> &AtomicU32 {
         // SAFETY: the store is page-aligned, at least a page long and lives as long as
-        // `self`; the word is only accessed atomically by both processes.
-        unsafe { &*(self.store.as_ptr() as *const AtomicU32) }
+        // `self`; the header's words are only accessed atomically by both processes.
+        unsafe { &*(self.store.as_ptr().add(offset) as *const AtomicU32) }
     }
 }
 
@@ -134,13 +142,18 @@ impl PyEngine {
         give: bool,
     ) -> PyResult<(u8, String)> {
         let turn = block.turn();
+        // SAFETY: no preconditions.
+        let cpu = unsafe { libc::sched_getcpu() } as u32;
         if give {
+            block.word(PARENT_CPU).store(cpu, Ordering::Relaxed);
             turn.store(CHILD, Ordering::Release);
             futex(turn, libc::FUTEX_WAKE, 1, None);
         }
         let start = Instant::now();
         let mut spins = 0u32;
-        while turn.load(Ordering::Acquire) != PARENT {
+        // spinning on the CPU the process last ran on would only delay it
+        let spin = block.word(CHILD_CPU).load(Ordering::Relaxed) != cpu;
+        while spin && turn.load(Ordering::Acquire) != PARENT {
             std::hint::spin_loop();
             spins += 1;
             if spins.is_multiple_of(64) && start.elapsed() > SPIN {

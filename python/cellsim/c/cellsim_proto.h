@@ -14,6 +14,7 @@
 
 #include <stdint.h>
 #include <linux/futex.h>
+#include <sched.h>
 #include <time.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -50,8 +51,10 @@ enum {
 };
 
 typedef struct cellsim_ctl {
-    uint32_t turn, pad;
+    uint32_t turn, parent_cpu; /* the CPU the driver last handed the turn over from */
     uint64_t magic, version, pid;
+    uint32_t child_cpu, pad; /* the CPU the process last handed the turn back from */
+    uint64_t file_id;        /* the request's file (a pointer: the string changes only with it) */
     /* driver -> process */
     uint64_t cmd, thread, reply;
     uint64_t cargs[6];
@@ -77,6 +80,7 @@ static inline void cellsim_futex(uint32_t *w, int op, uint32_t v) {
 
 /* Hands the turn to the driver. */
 static inline void cellsim_give_turn(cellsim_ctl *c) {
+    c->child_cpu = (uint32_t)sched_getcpu();
     __atomic_store_n(&c->turn, CELLSIM_TURN_PARENT, __ATOMIC_RELEASE);
     cellsim_futex(&c->turn, FUTEX_WAKE, 1);
 }
@@ -88,13 +92,15 @@ static inline uint64_t cellsim_now_ns(void) {
 }
 
 /* Waits until the driver hands the turn back: a spin while the driver may be
- * answering on the other core, then the futex. The spin adapts: it lasts up
- * to CELLSIM_SPIN_NS while the turn keeps coming back within it, and shrinks
- * when it does not (the driver is serving other programs, or shares this core). */
+ * answering on another core (never on the driver's own: that would only delay
+ * it), then the futex. The spin adapts: it lasts up to CELLSIM_SPIN_NS while the
+ * turn keeps coming back within it, and shrinks when it does not (the driver is
+ * serving other programs). */
 static inline void cellsim_wait_turn(cellsim_ctl *c) {
     static __thread uint64_t spin_ns = CELLSIM_SPIN_NS;
     uint64_t start = cellsim_now_ns();
-    for (unsigned i = 1;; i++) {
+    int spin = (uint32_t)sched_getcpu() != __atomic_load_n(&c->parent_cpu, __ATOMIC_RELAXED);
+    for (unsigned i = 1; spin; i++) {
         if (__atomic_load_n(&c->turn, __ATOMIC_ACQUIRE) == CELLSIM_TURN_CHILD) {
             if (spin_ns < CELLSIM_SPIN_NS)
                 spin_ns = spin_ns * 2 > CELLSIM_SPIN_NS ? CELLSIM_SPIN_NS : spin_ns * 2;

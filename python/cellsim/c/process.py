@@ -61,10 +61,13 @@ class Ctl(ctypes.Structure):
 
     _fields_ = [
         ("turn", ctypes.c_uint32),
-        ("pad", ctypes.c_uint32),
+        ("parent_cpu", ctypes.c_uint32),
         ("magic", _u64),
         ("version", _u64),
         ("pid", _u64),
+        ("child_cpu", ctypes.c_uint32),
+        ("pad", ctypes.c_uint32),
+        ("file_id", _u64),
         ("cmd", _u64),
         ("thread", _u64),
         ("reply", _u64),
@@ -101,7 +104,7 @@ def _word(name: str) -> int:
 
 # the words the driver reads after each request, in one slice: msg .. odd_cycles
 W_CMD, W_THREAD, W_REPLY, W_CARGS = _word("cmd"), _word("thread"), _word("reply"), _word("cargs")
-W_MEASURE, W_CPU_NS = _word("measure"), _word("cpu_ns")
+W_MEASURE, W_CPU_NS, W_FILE_ID = _word("measure"), _word("cpu_ns"), _word("file_id")
 W_FIRST = _word("msg")
 W_LAST = _word("odd_cycles") + 1
 # offsets in that slice
@@ -278,9 +281,13 @@ class CProcess:
         return r
 
     def file(self) -> str:
-        """The C file of the last request."""
-        raw = bytes(self.bytes[_FILE : _FILE + 256])
-        return raw.split(b"\0", 1)[0].decode(errors="replace")
+        """The C file of the last request (the process sends a name once per file)."""
+        fid = int(self.words[W_FILE_ID])
+        name = self.files.get(fid)
+        if name is None:
+            raw = bytes(self.bytes[_FILE : _FILE + 256])
+            name = self.files[fid] = raw.split(b"\0", 1)[0].decode(errors="replace")
+        return name
 
     def payload(self, size: int) -> bytes:
         return bytes(self.bytes[_PAYLOAD : _PAYLOAD + size])

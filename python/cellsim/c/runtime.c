@@ -74,7 +74,7 @@ static void finish(cellsim_thread *t, int64_t op, int64_t result) {
     charge_intrinsics();
     t->op = op;
     t->result = result;
-    ctl->file[0] = 0;
+    ctl->file_id = 0;
     ctl->line = 0;
     _longjmp(t->caller_jb, 1); /* a finished thread is never resumed */
 }
@@ -194,13 +194,16 @@ uint64_t cellsim_request(int op, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t
     ctl->args[3] = a3;
     ctl->args[4] = a4;
     ctl->args[5] = a5;
-    if (file) {
-        size_t n = strlen(file);
-        if (n >= sizeof ctl->file)
-            file += n - (sizeof ctl->file - 1); /* the end of a long path */
-        memcpy(ctl->file, file, strlen(file) + 1);
-    } else {
+    if ((uint64_t)(uintptr_t)file != ctl->file_id) {
+        /* a new file: its name (the driver keeps the names it has seen, by id) */
         ctl->file[0] = 0;
+        if (file) {
+            size_t n = strlen(file);
+            if (n >= sizeof ctl->file)
+                file += n - (sizeof ctl->file - 1); /* the end of a long path */
+            memcpy(ctl->file, file, strlen(file) + 1);
+        }
+        ctl->file_id = (uint64_t)(uintptr_t)file;
     }
     ctl->line = line;
     t->op = op;
