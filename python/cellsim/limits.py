@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
@@ -29,7 +31,15 @@ import click
 from ._checks import SEED_MAX, U32, positive
 from .exceptions import RunawayError
 
-__all__ = ["COUNT", "SEED", "command_limits", "default_time_limit_ns", "limit_options", "limit_params"]
+__all__ = [
+    "COUNT",
+    "SEED",
+    "command_limits",
+    "default_time_limit_ns",
+    "limit_options",
+    "limit_params",
+    "run_deadline",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -106,3 +116,35 @@ def _alarm(seconds: float | None) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+@contextlib.contextmanager
+def run_deadline(seconds: float | None) -> Iterator[None]:
+    """``Machine.run(wall_limit_s=...)`` for code that never reaches the engine's
+    watchdog (a program's endless pure-Python loop, an MPI rank spinning): an
+    alarm raises ``RunawayError`` wherever the main thread is. A command's earlier
+    alarm (``--wall-limit``) stays; off the main thread only the watchdog checks."""
+    if seconds is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    outer, _ = signal.getitimer(signal.ITIMER_REAL)
+    if outer and outer <= seconds:
+        yield
+        return
+
+    def expired(signum: int, frame: Any) -> None:
+        raise RunawayError(
+            f"host-time limit reached: the run took more than {seconds:g} s of host time "
+            "(wall_limit_s, --wall-limit); raise it if the run is expected to be this long"
+        )
+
+    start = time.monotonic()
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        if outer:  # the command's alarm goes on
+            signal.setitimer(signal.ITIMER_REAL, max(outer - (time.monotonic() - start), 1e-6))

@@ -37,7 +37,7 @@ from greenlet import GreenletExit, greenlet
 from . import _engine
 from ._checks import integer, positive
 from .exceptions import UsageError
-from .limits import default_time_limit_ns
+from .limits import default_time_limit_ns, run_deadline
 from .reference import default_exact_reference
 
 if TYPE_CHECKING:
@@ -488,6 +488,10 @@ class Machine:
         self._driver = greenlet.getcurrent()
         for p in self._programs.values():
             p.parent = self._driver
+        with run_deadline(None if wall_limit_s is None else positive(wall_limit_s, "wall_limit_s")):
+            return self._drive(main_tid)
+
+    def _drive(self, main_tid: int | None) -> RunResult:
         nxt, reply = self._engine.start()
         pumped = 0
         try:
