@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 import click
 
 from ._checks import SEED_MAX, U32, positive
-from .exceptions import RunawayError
+from .exceptions import RunawayError, UsageError
 
 __all__ = [
     "COUNT",
@@ -39,6 +39,7 @@ __all__ = [
     "limit_options",
     "limit_params",
     "run_deadline",
+    "wall_limit",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -81,6 +82,22 @@ def limit_options(f: F) -> F:
     return f
 
 
+WALL_LIMIT_MAX = 1e9
+"""Host-time limits are under this many seconds (about 31 years; the engine's and the alarm's range)."""
+
+
+def _wall(value: Any, what: str) -> float:
+    return wall_limit(value, what)
+
+
+def wall_limit(value: Any, what: str) -> float:
+    """A host-time limit: positive, finite and under :data:`WALL_LIMIT_MAX` seconds."""
+    v = positive(value, what)
+    if v >= WALL_LIMIT_MAX:
+        raise UsageError(f"{what} {value!r} must be under {WALL_LIMIT_MAX:g} seconds (about 31 years)")
+    return v
+
+
 @contextlib.contextmanager
 def command_limits(time_limit: float | None, wall_limit: float | None) -> Iterator[None]:
     """Applies a command's limits to every simulation it runs in this process
@@ -89,7 +106,7 @@ def command_limits(time_limit: float | None, wall_limit: float | None) -> Iterat
     if time_limit is not None:
         _default_time_limit_ns[0] = positive(time_limit, "--time-limit") * 1e9
     try:
-        with _alarm(None if wall_limit is None else positive(wall_limit, "--wall-limit")):
+        with _alarm(None if wall_limit is None else _wall(wall_limit, "--wall-limit")):
             yield
     finally:
         _default_time_limit_ns[0] = saved
