@@ -89,6 +89,7 @@ MARKER = "_cellsim-sweep.json"
 """The file that makes a directory a sweep's dataset."""
 _LOCK = ".cellsim-sweep.lock"
 _PART = re.compile(r"part-\d{20}-[0-9a-f]{8}\.parquet\Z")
+_ANY_PART = re.compile(r"part-.*\.parquet\Z")
 _TMP = re.compile(r"\.part-\d{20}-[0-9a-f]{8}\.parquet\.tmp\Z")
 
 
@@ -173,7 +174,8 @@ class _Store:
                 "give another --out (or --resume a sweep's results)"
             )
         if d.is_dir() and not (d / MARKER).is_file():
-            foreign = [p.name for p in d.iterdir() if not (_PART.match(p.name) or _TMP.match(p.name))]
+            # an older cellsim's dataset has part files only (read, then checked, by resume)
+            foreign = [p.name for p in d.iterdir() if not (_ANY_PART.match(p.name) or _TMP.match(p.name))]
             if foreign:
                 raise UsageError(
                     f"{d} is not empty and is not a sweep's dataset (no {MARKER}; it holds "
@@ -262,7 +264,9 @@ def read_results(out: str | Path, raw: bool = False) -> list[dict[str, Any]]:
     import pyarrow.parquet as pq
 
     d = Path(out)
-    parts = sorted(p for p in d.iterdir() if _PART.match(p.name)) if d.is_dir() else [d]
+    # every part-*.parquet is read (a damaged or foreign one is a clear error, as pandas
+    # would choke on it too); only the ones named as a sweep names them are ever removed
+    parts = sorted(d.glob("part-*.parquet")) if d.is_dir() else [d]
     rows: list[dict[str, Any]] = []
     for p in parts:
         rows += _read_part(pq, p)
