@@ -40,6 +40,7 @@ from ._checks import integer, positive
 from .exceptions import UsageError
 from .limits import default_time_limit_ns, run_deadline, wall_limit
 from .reference import default_exact_reference
+from .spec import MachineSpec
 
 if TYPE_CHECKING:
     from .trace import TraceStats
@@ -204,7 +205,8 @@ class Machine:
 
     Args:
         machine: a shipped machine (``qs20``, ``ps3``, ``qs22``; see
-            :func:`cellsim.machines`) or the path of a machine TOML file.
+            :func:`cellsim.machines`), the path of a machine TOML file, or a
+            :class:`~cellsim.spec.MachineSpec` (whose overrides come first).
         seed: drives every random choice (SPE placement, random traffic).
         overrides: machine parameters to change, ``{"eib.arbiter_window": 2}``
             or ``["eib.arbiter_window=2"]``.
@@ -222,7 +224,7 @@ class Machine:
 
     def __init__(
         self,
-        machine: str = "qs20",
+        machine: str | MachineSpec = "qs20",
         *,
         seed: int = 0,
         overrides: Mapping[str, Any] | Iterable[str] = (),
@@ -232,12 +234,11 @@ class Machine:
         trace_limit: int = 1_000_000,
         exact_reference: bool | None = None,
     ) -> None:
-        if isinstance(overrides, Mapping):
-            ov = [f"{k}={_toml_value(v)}" for k, v in overrides.items()]
-        else:
-            ov = [str(o) for o in overrides]
+        spec = MachineSpec.of(machine, overrides)
         seed = integer(seed, "seed")
-        self._engine = _engine.Engine(str(machine), seed, ov)
+        self._engine = _engine.Engine(spec.source, seed, list(spec.overrides))
+        self.spec: MachineSpec = spec
+        """The machine as a value: its source and overrides (:class:`~cellsim.spec.MachineSpec`)."""
         self.info: dict[str, Any] = dict(self._engine.describe())
         self.name: str = self.info["name"]
         self.core_hz: float = self.info["core_hz"]
@@ -622,43 +623,13 @@ class Machine:
 
 
 def machine_digest(machine: str, overrides: Iterable[str] = ()) -> str:
-    """A hash of what a machine is made of: its preset's or file's text, each base's
-    (``base = ...``, as the engine resolves it), then the overrides. Two runs with
-    the same digest simulate the same machine; an edited file changes it."""
+    """A hash of the machine as resolved (its file's or preset's contents, its bases
+    merged, the overrides applied: ``MachineSpec.toml``). Two runs with the same
+    digest simulate the same machine; an edited machine file changes it."""
     import hashlib
-    import tomllib
 
-    texts: list[str] = []
-    name = str(machine)
-    for _ in range(10):
-        if name in _engine.machine_names():
-            text = _engine.machine_toml(name)
-        else:
-            try:
-                text = Path(name).read_text()
-            except (OSError, UnicodeDecodeError):
-                texts.append(f"unreadable:{name}")
-                break
-        texts.append(text)
-        try:
-            base = tomllib.loads(text).get("base")
-        except tomllib.TOMLDecodeError:
-            break
-        if not isinstance(base, str):
-            break
-        name = base
-    texts += [f"override:{o}" for o in overrides]
-    return hashlib.sha256("\0".join(texts).encode()).hexdigest()[:16]
-
-
-def _toml_value(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, str):
-        return f'"{v}"'
-    if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
-    return str(v)
+    text = str(_engine.resolved_machine(str(machine), [str(o) for o in overrides]))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def _spe(spe: Any) -> int:

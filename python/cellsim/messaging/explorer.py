@@ -31,6 +31,7 @@ from typing import Any
 
 from ..exceptions import UsageError
 from ..machine import machine_digest
+from ..spec import MachineLike, MachineSpec
 from ..trace import not_captured
 from .patterns import Pattern, builtin, format_mapping, parse_mapping, ring_pattern
 from .simulate import (
@@ -114,7 +115,7 @@ def run_point(point: dict[str, Any]) -> dict[str, Any]:
     pattern = _pattern(point)
     var = Variation(**{**point["variation"], "visible": _tuple(point["variation"].get("visible"))})
     rec = simulate(
-        point["machine"],
+        MachineSpec.of(point["machine"], point.get("overrides", ())),
         pattern,
         tuple(point["mapping"]),
         count=point["count"],
@@ -153,7 +154,7 @@ def _pattern(point: dict[str, Any]) -> Pattern:
 
 
 def make_points(
-    machine: str | Target,
+    machine: MachineLike | Target,
     pattern: Pattern,
     mappings: Sequence[Sequence[int]],
     *,
@@ -182,6 +183,7 @@ def make_points(
     ]
     base: dict[str, Any] = {
         "machine": target.name,
+        "overrides": list(target.spec.overrides),
         "pattern": pattern.name,
         "tasks": pattern.tasks,
         "count": count,
@@ -224,9 +226,10 @@ def settings_of(points: Sequence[dict[str, Any]]) -> dict[str, Any]:
         return {}
     settings = {k: v for k, v in points[0].items() if k not in ("mapping", "run", "seed", "placement")}
     if isinstance(settings.get("machine"), str):
-        # the machine as resolved (file contents, bases), not only its name: an edited
-        # machine file must not resume a sweep made with the old one
-        settings["machine_digest"] = machine_digest(settings["machine"])
+        # the machine as resolved (file contents, bases, overrides), not only its name:
+        # an edited machine file must not resume a sweep made with the old one
+        overrides = settings.get("overrides") or ()
+        settings["machine_digest"] = machine_digest(settings["machine"], overrides)
     return settings
 
 
@@ -236,7 +239,7 @@ def point_key(p: dict[str, Any]) -> str:
 
 
 def explore(
-    machine: str | Target = "ps3",
+    machine: MachineLike | Target = "ps3",
     *,
     mode: str = "pinned",
     packet: int = 1024,
