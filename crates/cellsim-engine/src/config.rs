@@ -555,19 +555,33 @@ impl MachineConfig {
                 rule: rule.to_string(),
             })
         };
-        if !(self.core_ghz > 0.1 && self.core_ghz < 100.0) {
-            return bad(
-                "core_ghz",
-                self.core_ghz.to_string(),
-                "must be between 0.1 and 100",
-            );
+        // Every float of the schema is finite and within its range (unit in the key):
+        // NaN, infinities and absurd values are refused here, naming their own key,
+        // before any of them becomes a cycle count.
+        let (mfc, mic) = (&self.mfc, &self.mic);
+        let mut floats = vec![
+            ("core_ghz", self.core_ghz, 0.1, 100.0),
+            ("timebase_mhz", self.timebase_mhz, 0.001, 100_000.0),
+            ("mfc.mmio_access_ns", mfc.mmio_access_ns, 0.0, 1e6),
+            ("ppe.context_run_ns", self.ppe.context_run_ns, 0.0, 1e9),
+            ("mic.dram_gbs", mic.dram_gbs, 0.001, 10_000.0),
+            ("mic.dram_latency_ns", mic.dram_latency_ns, 0.0, 1e6),
+            ("mic.refresh_interval_ns", mic.refresh_interval_ns, 1.0, 1e9),
+            ("mic.refresh_ns", mic.refresh_ns, 0.0, 1e9),
+            ("tlb.miss_ns", self.tlb.miss_ns, 0.0, 1e6),
+        ];
+        if let Some(b) = &self.bif {
+            floats.push(("bif.link_gbs", b.link_gbs, 0.001, 10_000.0));
+            floats.push(("bif.link_latency_ns", b.link_latency_ns, 0.0, 1e6));
         }
-        if self.timebase_mhz <= 0.0 {
-            return bad(
-                "timebase_mhz",
-                self.timebase_mhz.to_string(),
-                "must be positive",
-            );
+        for (key, v, lo, hi) in floats {
+            if !(v.is_finite() && (lo..=hi).contains(&v)) {
+                return bad(
+                    key,
+                    v.to_string(),
+                    &format!("must be a finite number from {lo} to {hi}"),
+                );
+            }
         }
         if self.memory_mb == 0 || self.memory_mb > 64 * 1024 {
             return bad(
@@ -901,13 +915,12 @@ impl MachineConfig {
         if t.entries > 0
             && (t.ways == 0
                 || !t.entries.is_multiple_of(t.ways)
-                || !(t.entries / t.ways).is_power_of_two()
-                || t.miss_ns < 0.0)
+                || !(t.entries / t.ways).is_power_of_two())
         {
             return bad(
                 "tlb.entries",
                 format!("{} in {} ways", t.entries, t.ways),
-                "a power-of-two number of sets of `ways` entries, and a miss cost not negative",
+                "a power-of-two number of sets of `ways` entries",
             );
         }
         Ok(())

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import click
 
-from ..exceptions import UsageError
+from ..exceptions import ProgramCrashError, UsageError
+from ..limits import command_limits, limit_options
 from .app import build, include_dir, run_app
 
 
@@ -85,6 +87,7 @@ def cc_cmd(
     "(off by default: not deterministic).",
 )
 @click.option("--quiet", is_flag=True, help="No run summary on stderr.")
+@limit_options
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def exec_cmd(
     app: str,
@@ -93,12 +96,25 @@ def exec_cmd(
     trace: str | None,
     host_time_scale: float | None,
     quiet: bool,
+    time_limit: float | None,
+    wall_limit: float | None,
     args: tuple[str, ...],
 ) -> int:
     """Run a C app built by `cellsim cc` on a simulated machine: its PPU main(argc, argv)
-    with ARGS (after --), to the end. The exit status is main's."""
+    with ARGS (after --), to the end. The exit status is main's; a C program that dies
+    (a fatal signal) is named in the summary with its SPE, the signal and the C line."""
     argv = list(args[1:] if args[:1] == ("--",) else args)
-    r = run_app(app, machine=machine, seed=seed, argv=argv, trace=trace, host_time_scale=host_time_scale)
+    try:
+        with command_limits(time_limit, wall_limit):
+            r = run_app(
+                app, machine=machine, seed=seed, argv=argv, trace=trace, host_time_scale=host_time_scale
+            )
+    except ProgramCrashError as e:
+        # the PPU program's process died: the run stopped; exit as a shell reports a signal
+        click.echo(f"cellsim exec: {Path(app).name}: {e}; the run stopped", err=True)
+        if e.signal is None:
+            return (e.exit_status or 0) & 0xFF
+        return 128 + int(getattr(signal.Signals, e.signal, signal.SIGKILL))
     if not quiet:
         run = r.run
         click.echo(
@@ -106,4 +122,6 @@ def exec_cmd(
             f"at cycle {run.cycles:,} ({run.ns / 1000:.1f} us simulated); compute time: {r.compute_mode}",
             err=True,
         )
+    for crash in r.crashes:  # even with --quiet: a program died
+        click.echo(f"cellsim exec: {crash}", err=True)
     return r.exit_code
