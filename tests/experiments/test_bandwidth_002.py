@@ -155,10 +155,13 @@ def test_couples(cpl: list[dict[str, Any]]) -> None:
     assert by[(1, "elem", 4096)]["peak_gbs"] == pytest.approx(33.6)
     assert by[(4, "list", 4096)]["peak_gbs"] == pytest.approx(134.4)
     assert by[(4, "elem", 4096)]["links"] == [[0, 1], [2, 3], [4, 5], [6, 7]]
-    # one couple: no one to conflict with, near the peak whatever the placement
+    # one couple: no one to conflict with, near the peak whatever the placement; its puts
+    # round their credit loop, longer the farther apart the placement puts the two SPEs
+    # (60 + 2 x hops cycles for four transfers of 16: see test_spe_spe)
     for mode in ("elem", "list"):
         r = by[(1, mode, 4096)]
-        assert r["min_gbs"] >= 0.9 * r["peak_gbs"], r  # the puts' credits: see test_spe_spe
+        assert r["min_gbs"] >= 0.85 * r["peak_gbs"], r
+        assert r["max_gbs"] >= 0.9 * r["peak_gbs"], r
     # DMA lists keep 512-byte elements near the peak; DMA-elem drops
     assert by[(1, "list", 512)]["mean_gbs"] > 1.5 * by[(1, "elem", 512)]["mean_gbs"]
 
