@@ -6,6 +6,7 @@ from typing import Any, Self, final
 
 __all__ = [
     "BUILD",
+    "COMMIT",
     "KERNELS",
     "Engine",
     "RunEnd",
@@ -18,6 +19,7 @@ __all__ = [
     "ps_ea",
 ]
 BUILD: str
+COMMIT: str
 KERNELS: list[str]
 __version__: str
 
