@@ -34,7 +34,14 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 import cellsim
@@ -47,7 +54,7 @@ from .experiments import Experiment, Option, all_experiments
 from .limits import COUNT, SEED, command_limits, limit_params
 from .messaging.cli import map_cmd
 from .mpi.cli import mpirun_cmd
-from .published import TOLERANCE_PCT, cite, plain
+from .published import TOLERANCE_PCT, WITHHELD_NOTE, cite, plain, readable_id
 from .reference import exact_reference_default
 from .report import format_error, format_published, format_simulated, verdict
 from .style import figure_style
@@ -74,10 +81,13 @@ def _one_line(msg: object) -> str:
 
 class _Progress:
     """A progress callback that shows a rich bar on stderr, but only on a
-    terminal and once the run has lasted more than a moment."""
+    terminal and once the run has lasted more than a moment: the points done
+    of each task, the time elapsed and the time remaining (from the rate of
+    points so far)."""
 
-    def __init__(self, description: str) -> None:
-        self.console = Console(stderr=True)
+    def __init__(self, description: str, console: Console | None = None, single: bool = False) -> None:
+        self.console = console or Console(stderr=True)
+        self.single = single
         self.description = description
         self.t0 = time.monotonic()
         self.bar: Progress | None = None
@@ -101,12 +111,18 @@ class _Progress:
                 BarColumn(),
                 MofNCompleteColumn(),
                 TimeElapsedColumn(),
+                TextColumn("ETA"),
+                TimeRemainingColumn(),
                 console=self.console,
                 transient=True,
             )
             self.bar.start()
         key = name or self.description
         if key not in self.tasks:
+            if self.single:  # one task at a time: the finished one gives way
+                for task in self.tasks.values():
+                    self.bar.remove_task(task)
+                self.tasks.clear()
             self.tasks[key] = self.bar.add_task(key, total=total)
         self.bar.update(self.tasks[key], completed=done, total=total)
 
@@ -174,7 +190,7 @@ def _comparison_table(title: str, rows: Sequence[dict[str, Any]]) -> Table:
         v = verdict(row)
         style = "bold red" if v in ("NO", "VIOLATED") else None
         t.add_row(
-            row["id"],
+            readable_id(row["id"]),
             row["figure"],
             row["point"],
             format_published(row),
@@ -457,6 +473,18 @@ cli.add_command(cc_cmd)
 cli.add_command(exec_cmd)
 
 
+def _experiment_line(k: int, n: int, r: Any) -> str:
+    """The line ``cellsim reproduce`` prints as experiment ``k`` of ``n`` finishes."""
+    cs = [c for c in r.comparison if c["within"] is not None]
+    agree = sum(1 for c in cs if c["within"])
+    withheld = len(r.comparison) - len(cs)
+    agreement = f"{agree} of {len(cs)} published values agree" if cs else "no published value to judge"
+    if withheld:
+        agreement += f" ({withheld} withheld: simulated only)"
+    done = f"[{k:>{len(str(n))}}/{n}] {r.experiment.name}"
+    return f"{done}: {len(r.records)} points in {r.seconds:.1f} s; {agreement}"
+
+
 @cli.command()
 @click.option(
     "--out",
@@ -480,8 +508,21 @@ cli.add_command(exec_cmd)
     type=click.Choice([e.name for e in all_experiments()]),
     help="run only this experiment (repeat for several; default every experiment)",
 )
-def reproduce(out: str, machine: str | None, seed: int, python_programs: bool, only: tuple[str, ...]) -> None:
-    """Run every experiment and write DIR/<name>.json, .parquet, .png and DIR/report.html."""
+@click.option(
+    "--quick",
+    is_flag=True,
+    help="every experiment at reduced counts (fewer DMAs, placements, transmissions, mappings): "
+    "a check of the whole job in a few minutes; its report is marked as quick",
+)
+def reproduce(
+    out: str, machine: str | None, seed: int, python_programs: bool, only: tuple[str, ...], quick: bool
+) -> None:
+    """Run every experiment and write DIR/<name>.json, .parquet, .png and DIR/report.html.
+
+    A line is printed as each experiment finishes (on any output: a terminal,
+    a pipe, a log); on a terminal a bar shows the current experiment's points
+    and the time remaining.
+    """
     from .report import reproduce as _reproduce
 
     if machine is not None:
@@ -489,17 +530,33 @@ def reproduce(out: str, machine: str | None, seed: int, python_programs: bool, o
     require_report("cellsim reproduce")
     if Path(out).exists() and not Path(out).is_dir():
         raise UsageError(f"--out {out!r} is a file; give a directory for the results")
-    chosen = [e for e in all_experiments() if e.name in only] if only else None
+    chosen = [e for e in all_experiments() if e.name in only] if only else all_experiments()
     t0 = time.perf_counter()
-    with _Progress("reproduce") as progress:
+    kind = "quick check (reduced counts)" if quick else "full run"
+    n = len(chosen)
+    print(f"cellsim reproduce: {n} experiment{'s' if n != 1 else ''}, {kind}, into {out}/", flush=True)
+
+    with _Progress("reproduce", single=True) as progress:
+        started = {"k": 0}
+
+        def step(name: str, done: int, total: int) -> None:
+            progress(done, total, f"[{started['k'] + 1}/{n}] {name}")
+
+        def finished(k: int, total: int, r: Any) -> None:
+            started["k"] = k
+            # print() goes above a live bar (rich redirects stdout while it shows)
+            print(_experiment_line(k, total, r), flush=True)
+
         results = _reproduce(
             out,
             machine=machine,
             seed=seed,
             native=not python_programs,
             experiments=chosen,
-            progress=lambda name, done, total: progress(done, total, name),
+            progress=step,
             command=shlex.join(["cellsim", *sys.argv[1:]]),
+            quick=quick,
+            on_result=finished,
         )
     seconds = time.perf_counter() - t0
     con = _console()
@@ -513,6 +570,8 @@ def reproduce(out: str, machine: str | None, seed: int, python_programs: bool, o
             )
         every += r.comparison
     con.print(_summary(every))
+    if any(row["held_out"] for row in every):
+        con.print(f"note: {WITHHELD_NOTE}")
     con.print(f"results in {Path(out).resolve()}/:")
     for r in results:
         con.print(
@@ -524,6 +583,8 @@ def reproduce(out: str, machine: str | None, seed: int, python_programs: bool, o
     counted = [r for r in results if any("transfers" in rec for rec in r.records)]
     transfers = sum(int(rec.get("transfers", 0)) for r in counted for rec in r.records)
     line = f"{len(results)} experiments in {seconds:.1f} s"
+    if quick:
+        line += " (quick: reduced counts, not the published settings)"
     if transfers:
         rate = transfers / max(sum(r.seconds for r in counted), 1e-9)
         line += f"; {transfers:,} simulated EIB transfers in those that count them ({rate:,.0f} per second)"
