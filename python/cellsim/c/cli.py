@@ -56,7 +56,8 @@ def cc_cmd(
 
     SOURCES are the PPU program's files (main(argc, argv)); each --spu NAME=FILE.c adds an
     SPU program (main(speid, argp, envp)). The host C compiler ($CC, cc or gcc) builds them
-    (with -g -O2); other compiler flags among the sources (-O0, -DNAME, -Idir...) go to it too.
+    (with -g -O2 -Wall, an implicit function declaration an error) and its warnings are shown;
+    other compiler flags among the sources (-O0, -DNAME, -Idir, -w...) go to it too.
 
         cellsim cc ppu.c --spu worker=spu.c -o app && cellsim exec app
     """
@@ -67,9 +68,32 @@ def cc_cmd(
         raise UsageError("cellsim cc: give the app's directory with -o APP")
     extra = [s for s in sources if s.startswith("-")]
     sources = tuple(s for s in sources if not s.startswith("-"))
-    app = build(list(sources), spus, output, count_intrinsics=count_intrinsics, cflags=[*cflags, *extra])
+    warnings: list[str] = []
+    app = build(
+        list(sources),
+        spus,
+        output,
+        count_intrinsics=count_intrinsics,
+        cflags=[*cflags, *extra],
+        warnings=warnings,
+    )
+    for text in warnings:  # the compiler's own words (-Wall), as cc prints them
+        click.echo(text, err=True)
     names = ", ".join(sorted(spus)) or "none"
     click.echo(f"built {app}: PPU program {'yes' if sources else 'none'}, SPU programs: {names}", err=True)
+
+
+def _placement(text: str | None) -> list[int] | None:
+    """``--placement 7,6,5``: a physical SPE per logical SPE, each named once."""
+    if text is None:
+        return None
+    try:
+        spes = [int(v) for v in text.replace(" ", "").split(",") if v]
+    except ValueError:
+        raise UsageError(f"--placement {text!r}: a comma-separated list of physical SPE numbers") from None
+    if not spes or any(p < 0 for p in spes) or len(set(spes)) != len(spes):
+        raise UsageError(f"--placement {text!r}: physical SPE numbers, each at most once")
+    return spes
 
 
 @click.command("exec", context_settings={"ignore_unknown_options": True})
@@ -84,6 +108,11 @@ def cc_cmd(
     help="Charge the C code's host CPU time between calls, times F, as simulated time "
     "(off by default: not deterministic).",
 )
+@click.option(
+    "--placement",
+    metavar="P0,P1,...",
+    help="The physical SPE of each logical SPE: context i runs on SPE Pi (default: the machine's policy).",
+)
 @click.option("--quiet", is_flag=True, help="No run summary on stderr.")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def exec_cmd(
@@ -92,13 +121,23 @@ def exec_cmd(
     seed: int,
     trace: str | None,
     host_time_scale: float | None,
+    placement: str | None,
     quiet: bool,
     args: tuple[str, ...],
 ) -> int:
     """Run a C app built by `cellsim cc` on a simulated machine: its PPU main(argc, argv)
     with ARGS (after --), to the end. The exit status is main's."""
     argv = list(args[1:] if args[:1] == ("--",) else args)
-    r = run_app(app, machine=machine, seed=seed, argv=argv, trace=trace, host_time_scale=host_time_scale)
+    spes = _placement(placement)
+    r = run_app(
+        app,
+        machine=machine,
+        seed=seed,
+        argv=argv,
+        trace=trace,
+        host_time_scale=host_time_scale,
+        placement=spes,
+    )
     if not quiet:
         run = r.run
         click.echo(

@@ -442,6 +442,14 @@ class CThread:
         buf = self.program.machine.alloc(max(size, 1), align)
         return self.env.host(int(buf))
 
+    def time(self, a: list[int]) -> int:
+        """``__mftb()``: the PPU's timebase, simulated (ticks of ``timebase_hz`` since the run began)."""
+        m = self.program.machine
+        hz = int(m.info["timebase_hz"])
+        if a[0] == rq.TIME_TIMEBASE_HZ:
+            return hz
+        return m.cycles * hz // int(m.core_hz)
+
     def ppe_compute(self, a: list[int]) -> int:
         ppe.compute(a[0])
         return 0
@@ -564,6 +572,7 @@ _HANDLERS: dict[int, _Handler] = {
         (rq.THREAD_JOIN, "pthread_join", CThread.thread_join, False),
         (rq.ALLOC, "malloc", CThread.alloc, False),
         (rq.PPE_COMPUTE, "ppu_compute", CThread.ppe_compute, False),
+        (rq.TIME, "__mftb", CThread.time, False),
         (rq.MFCIO, "spe_mfcio_get/put", CThread.mfcio, False),
         (rq.MFCIO_STATUS, "spe_mfcio_tag_status_read", CThread.mfcio_status, False),
         (rq.EVENT_HANDLER, "spe_event_handler_*", CThread.event_handler, False),
