@@ -54,7 +54,7 @@ from .experiments import Experiment, Option, all_experiments
 from .limits import COUNT, SEED, command_limits, limit_params
 from .messaging.cli import map_cmd
 from .mpi.cli import mpirun_cmd
-from .published import TOLERANCE_PCT, WITHHELD_NOTE, cite, plain, readable_id
+from .published import PAPERS, TOLERANCE_PCT, WITHHELD_NOTE, cite, plain
 from .reference import exact_reference_default
 from .report import format_error, format_published, format_simulated, verdict
 from .style import figure_style
@@ -190,7 +190,7 @@ def _comparison_table(title: str, rows: Sequence[dict[str, Any]]) -> Table:
         v = verdict(row)
         style = "bold red" if v in ("NO", "VIOLATED") else None
         t.add_row(
-            readable_id(row["id"]),
+            row["id"],
             row["figure"],
             row["point"],
             format_published(row),
@@ -200,6 +200,13 @@ def _comparison_table(title: str, rows: Sequence[dict[str, Any]]) -> Table:
             style=style,
         )
     return t
+
+
+def _id_key(rows: Sequence[dict[str, Any]]) -> str:
+    """The one line that reads the tables' result ids: ``<paper>-<figure>-<what>``, each paper's key."""
+    keys = sorted({str(r["paper"]) for r in rows if r.get("paper") in PAPERS})
+    papers = ", ".join(f"{k} {cite(k)}" for k in keys)
+    return f"note: a published result's id is <paper>-<figure>-<what> ({papers}; f4a: Figure 4a, t1: Table 1)"
 
 
 def _summary(rows: Sequence[dict[str, Any]]) -> str:
@@ -248,6 +255,9 @@ class CellsimGroup(click.Group):
         **extra: Any,
     ) -> Any:
         code = 0
+        from .record import _INVOKED
+
+        _INVOKED[:] = [list(args) if args is not None else sys.argv[1:]]
         try:
             rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
             if isinstance(rv, int):
@@ -389,8 +399,22 @@ def _check_machine(machine: str) -> None:
     cellsim.Machine(machine)
 
 
+def _record_param(exp: Experiment | None) -> click.Option:
+    """``--out DIR`` (``--record DIR``; only that where the experiment has an ``--out`` of its own)."""
+    flags = ["--record"] if exp is not None and any(o.cli_flag == "--out" for o in exp.options) else ["--out"]
+    flags = [*flags, "--record"] if flags == ["--out"] else flags
+    return click.Option(
+        [*dict.fromkeys(flags), "record_dir"],
+        type=click.Path(file_okay=False),
+        default=None,
+        help="write a record of the run into DIR: run.json (command, seed, machine, version), machine.toml "
+        "(the machine as it ran) and records.json; compare two with `cellsim diff`",
+    )
+
+
 def _make_run_command(exp: Experiment) -> click.Command:
     def callback(
+        record_dir: str | None,
         machine: str | None,
         seed: int,
         json_path: str | None,
@@ -422,6 +446,11 @@ def _make_run_command(exp: Experiment) -> click.Command:
         err = _console(stderr=True)
         if trace_path:
             err.print(_traced(trace_path, traced.get("stats")))
+        if record_dir:
+            from .record import command_line, write_record
+
+            write_record(record_dir, command=command_line(), machine=machine, seed=seed, records=records)
+            err.print(f"wrote a record of the run into {record_dir}/ (cellsim diff compares two)")
         if json_path == "-":
             sys.stdout.write(json.dumps(records, indent=1) + "\n")
             sys.stdout.flush()
@@ -445,6 +474,9 @@ def _make_run_command(exp: Experiment) -> click.Command:
             if rows:
                 out.print(_comparison_table(f"{exp.name}: published ({cite(exp.paper)}) vs simulated", rows))
                 out.print(_summary(rows))
+                out.print(_id_key(rows))
+                if any(r["held_out"] for r in rows):
+                    out.print(f"note: {WITHHELD_NOTE}")
                 if not exp.measured(machine):
                     # The published figures are of the paper's machine: another
                     # machine's results are set beside them, not judged by them.
@@ -456,7 +488,12 @@ def _make_run_command(exp: Experiment) -> click.Command:
     return click.Command(
         exp.name,
         callback=callback,
-        params=[*_common_params(), *limit_params(), *(_option_param(o) for o in exp.options)],
+        params=[
+            *_common_params(),
+            _record_param(exp),
+            *limit_params(),
+            *(_option_param(o) for o in exp.options),
+        ],
         help=plain(f"{exp.title} ({cite(exp.paper)}, {exp.figure}).\n\n{exp.description}")
         + f"\n\nPaper: {cite(exp.paper, full=True)}.",
         short_help=f"{exp.title} ({cite(exp.paper)}, {exp.figure})",
@@ -570,6 +607,8 @@ def reproduce(
             )
         every += r.comparison
     con.print(_summary(every))
+    if every:
+        con.print(_id_key(every))
     if any(row["held_out"] for row in every):
         con.print(f"note: {WITHHELD_NOTE}")
     con.print(f"results in {Path(out).resolve()}/:")
@@ -589,6 +628,23 @@ def reproduce(
         rate = transfers / max(sum(r.seconds for r in counted), 1e-9)
         line += f"; {transfers:,} simulated EIB transfers in those that count them ({rate:,.0f} per second)"
     con.print(line)
+
+
+@cli.command("diff")
+@click.argument("run_a", type=click.Path(exists=True, file_okay=False))
+@click.argument("run_b", type=click.Path(exists=True, file_okay=False))
+def diff_cmd(run_a: str, run_b: str) -> int:
+    """What changed between two run records (written with --out DIR): the
+    command, the seed, the machine's parameters, the stats and the points.
+    The exit status is 0 when nothing did, 1 otherwise (as diff's)."""
+    from .record import diff_runs
+
+    lines = diff_runs(run_a, run_b)
+    for line in lines:
+        click.echo(line)
+    if not lines:
+        click.echo(f"no difference between {run_a} and {run_b}")
+    return 1 if lines else 0
 
 
 @cli.command()

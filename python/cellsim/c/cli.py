@@ -113,6 +113,13 @@ def _placement(text: str | None) -> list[int] | None:
     metavar="P0,P1,...",
     help="The physical SPE of each logical SPE: context i runs on SPE Pi (default: the machine's policy).",
 )
+@click.option(
+    "--out",
+    "record_dir",
+    type=click.Path(file_okay=False),
+    help="Write a record of the run into DIR: run.json, machine.toml (as it ran), stats.json and "
+    "stats.txt (each counter with its unit); `cellsim diff` compares two.",
+)
 @click.option("--quiet", is_flag=True, help="No run summary on stderr.")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def exec_cmd(
@@ -122,6 +129,7 @@ def exec_cmd(
     trace: str | None,
     host_time_scale: float | None,
     placement: str | None,
+    record_dir: str | None,
     quiet: bool,
     args: tuple[str, ...],
 ) -> int:
@@ -138,6 +146,17 @@ def exec_cmd(
         host_time_scale=host_time_scale,
         placement=spes,
     )
+    if record_dir:
+        from ..record import command_line, write_record
+
+        write_record(
+            record_dir,
+            command=command_line(),
+            machine=machine,
+            seed=seed,
+            stats=r.run.stats,
+            result={"exit_status": r.exit_code, "cycles": r.run.cycles, "ns": r.run.ns, "placement": spes},
+        )
     if not quiet:
         run = r.run
         click.echo(

@@ -117,6 +117,13 @@ class _PythonLike(click.Command):
     "--seed", "-s", type=SEED, default=0, show_default=True, help="seed of the machine (SPE placement)"
 )
 @limit_options
+@click.option(
+    "--out",
+    "record_dir",
+    type=click.Path(file_okay=False),
+    help="write a record of the run into DIR: run.json, machine.toml (as it ran), stats.json and stats.txt "
+    "(each counter with its unit); `cellsim diff` compares two",
+)
 @click.option("--no-prefix", is_flag=True, help="do not prefix each output line with [rank]")
 @click.option("--quiet", "-q", is_flag=True, help="no summary line on stderr")
 @click.pass_context
@@ -133,6 +140,7 @@ def mpirun_cmd(
     seed: int,
     time_limit: float | None,
     wall_limit: float | None,
+    record_dir: str | None,
     no_prefix: bool,
     quiet: bool,
 ) -> int:
@@ -177,6 +185,17 @@ def mpirun_cmd(
     )
     sys.stdout.flush()
     report_failure(result, sys.stderr)
+    if record_dir:
+        from ..record import command_line, write_record
+
+        write_record(
+            record_dir,
+            command=command_line(),
+            machine=machine,
+            seed=seed,
+            stats=result.machine.stats(),
+            result={"exit_status": result.exit_code, "ns": result.ns, "ranks": n, "protocol": protocol},
+        )
     stats = result.world.trace_stats if result.world is not None else None
     if trace_path and stats is not None:
         dropped = f", {stats.dropped:,} dropped past the limit (--limit)" if stats.dropped else ""
