@@ -49,6 +49,7 @@ import cellsim
 from ._outputs import check_output, check_plot, require_report
 from .buffering.cli import plan_buffers
 from .c.cli import cc_cmd, exec_cmd
+from .dmacheck import check_dma_default
 from .exceptions import CellsimError, ConfigError, UsageError
 from .experiments import Experiment, Option, all_experiments
 from .limits import COUNT, SEED, command_limits, limit_params
@@ -374,6 +375,12 @@ def _common_params() -> list[click.Parameter]:
             help="run the Python benchmark programs instead of the native kernels (slower, same timing)",
         ),
         click.Option(
+            ["--check-dma", "check_dma"],
+            is_flag=True,
+            help="stop a Python or C benchmark program at a DMA race (a local-store range used while a DMA "
+            "moves it, overlapping DMAs without a fence or barrier); native programs are not checked",
+        ),
+        click.Option(
             ["--exact-reference", "exact_reference"],
             is_flag=True,
             help="simulate every bus transfer event by event, without the engine's fast-forward of "
@@ -422,6 +429,7 @@ def _make_run_command(exp: Experiment) -> click.Command:
         csv_path: str | None,
         trace_path: str | None,
         python_programs: bool,
+        check_dma: bool,
         exact_reference: bool,
         time_limit: float | None,
         wall_limit: float | None,
@@ -436,6 +444,7 @@ def _make_run_command(exp: Experiment) -> click.Command:
         with contextlib.ExitStack() as stack:
             stack.enter_context(command_limits(time_limit, wall_limit))
             stack.enter_context(exact_reference_default(exact_reference))
+            stack.enter_context(check_dma_default(check_dma))
             traced: dict[str, Any] = {}
             if trace_path:
                 traced = stack.enter_context(capture_trace(trace_path))

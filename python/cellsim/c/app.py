@@ -269,8 +269,10 @@ def run_app(
     trace: str | Path | None = None,
     host_time_scale: float | None = None,
     placement: Sequence[int] | None = None,
+    check_dma: bool | None = None,
 ) -> ExecResult:
     """Runs the app's PPU ``main(argc, argv)`` on a new machine to the end.
+    ``check_dma``: stop at a DMA race (see :mod:`cellsim.dmacheck`).
     ``placement``: the physical SPE of the first logical SPEs (context ``i``
     runs on ``placement[i]``); the others take the remaining physical SPEs in
     order (:class:`cellsim.Machine` takes the whole permutation).
@@ -293,7 +295,7 @@ def run_app(
                 f"placement: no physical SPE {outside[0]} on {machine} (its SPEs are 0-{spes - 1})"
             )
         placement = [*placement, *(p for p in range(spes) if p not in placement)]
-    m = Machine(machine, seed=seed, trace=trace is not None, placement=placement)
+    m = Machine(machine, seed=seed, trace=trace is not None, placement=placement, check_dma=check_dma)
     env = env_of(m)
     env.app = app
     scale = None if host_time_scale is None else positive(host_time_scale, "host_time_scale")

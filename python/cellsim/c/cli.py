@@ -120,6 +120,11 @@ def _placement(text: str | None) -> list[int] | None:
     help="Write a record of the run into DIR: run.json, machine.toml (as it ran), stats.json and "
     "stats.txt (each counter with its unit); `cellsim diff` compares two.",
 )
+@click.option(
+    "--check-dma",
+    is_flag=True,
+    help="Stop at a DMA race: overlapping DMAs in flight without a fence or barrier (both C lines named).",
+)
 @click.option("--quiet", is_flag=True, help="No run summary on stderr.")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def exec_cmd(
@@ -130,6 +135,7 @@ def exec_cmd(
     host_time_scale: float | None,
     placement: str | None,
     record_dir: str | None,
+    check_dma: bool,
     quiet: bool,
     args: tuple[str, ...],
 ) -> int:
@@ -145,6 +151,7 @@ def exec_cmd(
         trace=trace,
         host_time_scale=host_time_scale,
         placement=spes,
+        check_dma=check_dma,
     )
     if record_dir:
         from ..record import command_line, write_record

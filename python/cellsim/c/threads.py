@@ -223,6 +223,9 @@ class CThread:
             handler = _HANDLERS.get(op)
             if handler is None or handler.spu != (self.kind == KIND_SPU_MAIN):
                 self._misuse(op, handler)
+            if self.program.machine._dma_checker is not None:  # --check-dma names the C line
+                hdr = ThreadHeader.from_address(t)
+                self.program.c_site = f"{hdr.file.decode()}:{hdr.line}" if hdr.file else None
             return int(handler.fn(self, w)) & U64  # type: ignore[union-attr]
         except CellsimError as e:
             hdr = ThreadHeader.from_address(t)

@@ -124,6 +124,12 @@ class _PythonLike(click.Command):
     help="write a record of the run into DIR: run.json, machine.toml (as it ran), stats.json and stats.txt "
     "(each counter with its unit); `cellsim diff` compares two",
 )
+@click.option(
+    "--check-dma",
+    is_flag=True,
+    help="stop a rank at a DMA race of its own (a local-store range used while its DMA is in flight, "
+    "overlapping DMAs without a fence or barrier)",
+)
 @click.option("--no-prefix", is_flag=True, help="do not prefix each output line with [rank]")
 @click.option("--quiet", "-q", is_flag=True, help="no summary line on stderr")
 @click.pass_context
@@ -141,6 +147,7 @@ def mpirun_cmd(
     time_limit: float | None,
     wall_limit: float | None,
     record_dir: str | None,
+    check_dma: bool,
     no_prefix: bool,
     quiet: bool,
 ) -> int:
@@ -166,23 +173,26 @@ def mpirun_cmd(
         if not rest or rest[0] == "--":
             raise click.UsageError("give the program: PROGRAM.py, -m MODULE, -c CODE or module:function")
         program, rest = rest[0], rest[1:]
-    result = mpirun(
-        program,
-        n,
-        module=module,
-        command=command,
-        args=rest,
-        machine=machine,
-        protocol=protocol,
-        compute=compute,
-        seed=seed,
-        trace=trace_path,
-        trace_limit=trace_limit,
-        time_limit_ns=None if time_limit is None else positive(time_limit, "--time-limit") * 1e9,
-        wall_limit_s=None if wall_limit is None else positive(wall_limit, "--wall-limit"),
-        prefix=not no_prefix,
-        raise_errors=False,
-    )
+    from ..dmacheck import check_dma_default
+
+    with check_dma_default(check_dma):
+        result = mpirun(
+            program,
+            n,
+            module=module,
+            command=command,
+            args=rest,
+            machine=machine,
+            protocol=protocol,
+            compute=compute,
+            seed=seed,
+            trace=trace_path,
+            trace_limit=trace_limit,
+            time_limit_ns=None if time_limit is None else positive(time_limit, "--time-limit") * 1e9,
+            wall_limit_s=None if wall_limit is None else positive(wall_limit, "--wall-limit"),
+            prefix=not no_prefix,
+            raise_errors=False,
+        )
     sys.stdout.flush()
     report_failure(result, sys.stderr)
     if record_dir:
