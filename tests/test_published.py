@@ -244,6 +244,23 @@ def test_compare_row_held_out() -> None:
     assert row["simulated"] == 12.0 and row["published_text"] == "reference value withheld"
 
 
+def test_the_visible_results_are_split_in_two_declared_halves() -> None:
+    """Every experiment with two or more visible results has some in each half, and every role
+    (calibration values, statements) is in both."""
+    from collections import Counter
+
+    from cellsim.published import entries
+
+    visible = entries(held_out=False)
+    per = Counter((e.experiment, e.half) for e in visible)
+    for exp in {e.experiment for e in visible}:
+        if per[(exp, "fit")] + per[(exp, "check")] >= 2:
+            assert per[(exp, "fit")] and per[(exp, "check")], exp
+    assert {(e.role, e.half) for e in visible} == {
+        (r, h) for r in ("calibration", "statement") for h in ("fit", "check")
+    }
+
+
 def test_the_data_file_is_checked_against_its_schema() -> None:
     """A result with a bad kind, an unknown key or a missing quote is refused by name."""
     import pytest
@@ -260,10 +277,13 @@ def test_the_data_file_is_checked_against_its_schema() -> None:
         "value": 1.0,
         "unit": "ns",
         "kind": "value",
+        "half": "fit",
         "where": {"size": [8, 16]},
     }
     assert _result(good, {}, PAPERS).where == {"size": (8, 16)}
     for bad, words in (
+        ({**good, "half": "train"}, "half is fit or check"),
+        ({k: v for k, v in good.items() if k != "half"}, "half is fit or check"),
         ({**good, "kind": "about"}, "kind 'about'"),
         ({**good, "colour": "red"}, "unknown ['colour']"),
         ({**good, "quote": "nope"}, "no quote 'nope'"),

@@ -23,6 +23,7 @@ from .exceptions import (
     UsageError,
 )
 from .machine import EaBuffer, LsBuffer, Machine, ProgramResult, RunResult
+from .spec import MachineSpec
 
 __version__: str = _engine.__version__
 
@@ -34,6 +35,7 @@ __all__ = [
     "InvariantError",
     "LsBuffer",
     "Machine",
+    "MachineSpec",
     "MfcError",
     "NotInProgramError",
     "ProgramResult",

@@ -58,10 +58,12 @@ from .mpi.cli import mpirun_cmd
 from .published import PAPERS, TOLERANCE_PCT, WITHHELD_NOTE, cite, plain
 from .reference import exact_reference_default
 from .report import format_error, format_published, format_simulated, verdict
+from .spec import MachineSpec
 from .style import figure_style
 from .sweep import SweepInterrupted
 from .trace import DEFAULT_LIMIT
 from .trace import capture as capture_trace
+from .validate_cli import validate_cmd
 
 __all__ = ["cli", "main"]
 
@@ -356,6 +358,13 @@ def _common_params() -> list[click.Parameter]:
         ),
         click.Option(["--seed", "-s"], type=SEED, default=0, show_default=True, help="seed of the machines"),
         click.Option(
+            ["--set", "overrides"],
+            multiple=True,
+            metavar="KEY=VALUE",
+            help="change a machine setting (repeat it): a model variant's choice or a parameter, e.g. "
+            "--set eib.recv_switch_bus_cycles=0 (cellsim machine variants lists the variants)",
+        ),
+        click.Option(
             ["--json", "json_path"],
             metavar="PATH|-",
             help="write the points as a JSON array to PATH ('-': stdout, and nothing else on stdout)",
@@ -401,9 +410,9 @@ def _traced(path: str, stats: Any) -> str:
     return f"wrote {path}: {stats.records:,} records{dropped} (open it at https://ui.perfetto.dev)"
 
 
-def _check_machine(machine: str) -> None:
-    """Fails early, with the engine's message, on an unknown machine or a bad file."""
-    cellsim.Machine(machine)
+def _check_machine(machine: str, overrides: Sequence[str] = ()) -> None:
+    """Fails early, with the engine's message, on an unknown machine, a bad file or a bad override."""
+    MachineSpec.of(machine, overrides).toml  # noqa: B018
 
 
 def _record_param(exp: Experiment | None) -> click.Option:
@@ -424,6 +433,7 @@ def _make_run_command(exp: Experiment) -> click.Command:
         record_dir: str | None,
         machine: str | None,
         seed: int,
+        overrides: tuple[str, ...],
         json_path: str | None,
         plot_path: str | None,
         csv_path: str | None,
@@ -436,7 +446,7 @@ def _make_run_command(exp: Experiment) -> click.Command:
         **options: Any,
     ) -> None:
         machine = machine or exp.machine
-        _check_machine(machine)
+        _check_machine(machine, overrides)
         for path, option in ((json_path, "--json"), (csv_path, "--csv"), (trace_path, "--trace")):
             check_output(path, option)
         check_plot(plot_path)
@@ -450,7 +460,12 @@ def _make_run_command(exp: Experiment) -> click.Command:
                 traced = stack.enter_context(capture_trace(trace_path))
             with _Progress(exp.name) as progress:
                 records = exp.run(
-                    machine=machine, seed=seed, native=not python_programs, progress=progress, **opts
+                    machine=machine,
+                    overrides=overrides,
+                    seed=seed,
+                    native=not python_programs,
+                    progress=progress,
+                    **opts,
                 )
         err = _console(stderr=True)
         if trace_path:
@@ -517,6 +532,7 @@ cli.add_command(map_cmd)
 cli.add_command(mpirun_cmd)
 cli.add_command(cc_cmd)
 cli.add_command(exec_cmd)
+cli.add_command(validate_cmd)
 
 
 def _experiment_line(k: int, n: int, r: Any) -> str:
@@ -700,6 +716,31 @@ def machine_show(name: str) -> None:
     if name not in known:
         raise UsageError(f"unknown machine {name!r}: known machines are {', '.join(known)}")
     click.echo(cellsim.machine_toml(name), nl=False)
+
+
+@machine.command("variants")
+@click.argument("name", default="qs20-1chip")
+@click.option(
+    "--set", "overrides", multiple=True, metavar="KEY=VALUE", help="a machine setting to apply first"
+)
+def machine_variants(name: str, overrides: tuple[str, ...]) -> None:
+    """List the model variants of machine NAME (a name or a TOML file): each mechanism no source
+    fixes, its choices (sourced: the document; inferred: the visible statements it explains), the
+    one the machine runs and why it is the default."""
+    spec = MachineSpec.of(name, overrides)
+    con = _console()
+    for v in spec.variants:
+        t = Table(title=f"{v.name}: {v.about}", title_justify="left", show_lines=False)
+        for col in ("choice", "status", "source / explains", "what"):
+            t.add_column(col, overflow="fold")
+        for c in v.choices:
+            mark = " (runs)" if c.name == v.value else ""
+            mark += " (default)" if c.name == v.default else ""
+            basis = c.source if c.status == "sourced" else "explains " + ", ".join(c.explains)
+            params = f"; parameters {', '.join(c.params)}" if c.params else ""
+            t.add_row(f"{v.key} = {c.name}{mark}", c.status, plain(basis), plain(c.what) + params)
+        con.print(t)
+        con.print(f"  why the default: {plain(v.why)}\n")
 
 
 @cli.command("trace", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})

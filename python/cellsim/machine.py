@@ -40,6 +40,7 @@ from ._checks import integer, positive
 from .exceptions import UsageError
 from .limits import default_time_limit_ns
 from .reference import default_exact_reference
+from .spec import MachineSpec
 
 if TYPE_CHECKING:
     from .trace import TraceStats
@@ -216,7 +217,8 @@ class Machine:
 
     Args:
         machine: a shipped machine (``qs20``, ``ps3``, ``qs22``; see
-            :func:`cellsim.machines`) or the path of a machine TOML file.
+            :func:`cellsim.machines`), the path of a machine TOML file, or a
+            :class:`~cellsim.spec.MachineSpec` (whose overrides come first).
         seed: drives every random choice (SPE placement, random traffic).
         overrides: machine parameters to change, ``{"eib.arbiter_window": 2}``
             or ``["eib.arbiter_window=2"]``.
@@ -238,7 +240,7 @@ class Machine:
 
     def __init__(
         self,
-        machine: str = "qs20",
+        machine: str | MachineSpec = "qs20",
         *,
         seed: int = 0,
         overrides: Mapping[str, Any] | Iterable[str] = (),
@@ -249,12 +251,11 @@ class Machine:
         exact_reference: bool | None = None,
         check_dma: bool | None = None,
     ) -> None:
-        if isinstance(overrides, Mapping):
-            ov = [f"{k}={_toml_value(v)}" for k, v in overrides.items()]
-        else:
-            ov = [str(o) for o in overrides]
+        spec = MachineSpec.of(machine, overrides)
         seed = integer(seed, "seed")
-        self._engine = _engine.Engine(str(machine), seed, ov)
+        self._engine = _engine.Engine(spec.source, seed, list(spec.overrides))
+        self.spec: MachineSpec = spec
+        """The machine as a value: its source and overrides (:class:`~cellsim.spec.MachineSpec`)."""
         self.info: dict[str, Any] = dict(self._engine.describe())
         self.name: str = self.info["name"]
         self.core_hz: float = self.info["core_hz"]
@@ -619,16 +620,6 @@ class Machine:
 
     def __repr__(self) -> str:
         return f"Machine({self.name!r}, seed={self.seed}, cycle={self.cycles})"
-
-
-def _toml_value(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, str):
-        return f'"{v}"'
-    if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
-    return str(v)
 
 
 def _spe(spe: Any) -> int:

@@ -41,6 +41,7 @@ from typing import Any, Literal
 __all__ = [
     "DATA",
     "PAPERS",
+    "PHYSICAL_UNITS",
     "PUBLISHED",
     "TOLERANCE_PCT",
     "WITHHELD",
@@ -60,6 +61,11 @@ TOLERANCE_PCT = 10.0
 """How far (in %) a simulated value may be from a published one and still agree."""
 
 Kind = Literal["value", "upper_bound", "lower_bound", "range"]
+Half = Literal["fit", "check"]
+Role = Literal["calibration", "statement"]
+
+PHYSICAL_UNITS = ("GB/s", "ns", "ns/B")
+"""Units of the measured values a calibration is made on (see :attr:`Published.role`)."""
 
 WITHHELD = "reference value withheld"
 """What a reader sees for a result whose number the paper's text does not give
@@ -157,16 +163,28 @@ class Published:
     kind: Kind
     held_out: bool = False
     quote: str = field(default="", repr=False)
+    half: Half | None = None
+    """The declared half of the visible results it belongs to: a fitted parameter
+    is fitted on ``fit`` and reported on ``check`` (``None`` when withheld)."""
 
     def __post_init__(self) -> None:
         if self.held_out and self.value is not None:
             raise ValueError(f"{self.id}: a held-out result must not have a value")
+        if self.held_out and self.half is not None:
+            raise ValueError(f"{self.id}: a held-out result is in neither half")
         if not self.held_out:
             if self.kind == "range":
                 if not (isinstance(self.value, tuple) and len(self.value) == 2):
                     raise ValueError(f"{self.id}: a range needs (low, high)")
             elif not isinstance(self.value, (int, float)):
                 raise ValueError(f"{self.id}: a {self.kind} needs a number")
+
+    @property
+    def role(self) -> Role:
+        """``calibration``: a measured value in a physical unit (GB/s, ns), the kind of number
+        the model's parameters are calibrated on; ``statement``: a bound, a range or a ratio,
+        the papers' claims about how the hardware behaves."""
+        return "calibration" if self.kind == "value" and self.unit in PHYSICAL_UNITS else "statement"
 
     def quote_text(self) -> str:
         """The quote as a reader sees it: a number the project keeps back is "[value withheld]"."""
@@ -209,6 +227,7 @@ _RESULT_KEYS: dict[str, type | tuple[type, ...]] = {
     "unit": str,
     "kind": str,
     "withheld": bool,
+    "half": str,
     "quote": str,
     "where": dict,
 }
@@ -236,6 +255,11 @@ def _result(raw: dict[str, Any], quotes: Mapping[str, str], papers: Mapping[str,
             f"{DATA.name}: result {rid!r}: kind {raw['kind']!r} is not value, upper_bound, lower_bound "
             "or range"
         )
+    half = raw.get("half")
+    if half not in (None, "fit", "check") or (half is None) != raw.get("withheld", False):
+        raise DataError(
+            f"{DATA.name}: result {rid!r}: a visible result's half is fit or check (not {half!r})"
+        )
     quote = raw.get("quote")
     if quote is not None and quote not in quotes:
         raise DataError(f"{DATA.name}: result {rid!r}: no quote {quote!r}")
@@ -253,6 +277,7 @@ def _result(raw: dict[str, Any], quotes: Mapping[str, str], papers: Mapping[str,
         kind=raw["kind"],
         held_out=raw.get("withheld", False),
         quote="" if quote is None else quotes[quote],
+        half=half,
     )
 
 

@@ -7,9 +7,13 @@
 //! `section.key=value` strings applied before validation, so a sweep over a
 //! parameter needs no new file.
 
+pub mod variants;
+
 use crate::error::ConfigError;
 use crate::time::{bus, Clock, Cycle};
 use serde::Deserialize;
+use std::collections::BTreeMap;
+pub use variants::{Choice, Status, Variant};
 
 /// The machines shipped with the engine: (name, TOML text).
 pub const PRESETS: &[(&str, &str)] = &[
@@ -191,6 +195,29 @@ pub struct BiuParams {
     pub queue_depth: u32,
     /// Bus requests in flight (accepted by the command bus, not complete).
     pub max_outstanding: u32,
+    /// Whether a put's data waits in an outbound line buffer of its element
+    /// (a model variant: see the machine file's `[variants.put_lines]`).
+    #[serde(default)]
+    pub put_flow: BiuPutFlow,
+    /// Outbound line buffers for puts, when they need one.
+    #[serde(default = "put_lines_default")]
+    pub put_lines: u32,
+}
+
+fn put_lines_default() -> u32 {
+    8
+}
+
+/// Whether a put's data needs an outbound line of its element (`biu.put_flow`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BiuPutFlow {
+    /// Puts go to the command bus like gets.
+    #[default]
+    None,
+    /// A put holds one of `biu.put_lines` outbound lines from the command
+    /// bus's acceptance until its data has left (see [`crate::eib::command_bus`]).
+    Lines,
 }
 
 /// Element Interconnect Bus parameters.
@@ -223,10 +250,33 @@ pub struct EibParams {
     /// files written before it existed keep the priority.
     #[serde(default = "mic_priority_default")]
     pub mic_priority: bool,
+    /// How a put's data waits for room at its receiver (a model variant:
+    /// see the machine file's `[variants.put_flow]`).
+    #[serde(default)]
+    pub put_flow: PutFlow,
+    /// Write buffers per receiving port when puts need a credit.
+    #[serde(default = "put_credits_default")]
+    pub put_credits: u32,
 }
 
 fn mic_priority_default() -> bool {
     true
+}
+
+fn put_credits_default() -> u32 {
+    4
+}
+
+/// How a put's data waits for room at its receiver (`eib.put_flow`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PutFlow {
+    /// The receiver always has room: data moves when the rings allow.
+    #[default]
+    None,
+    /// Each receiving port has `eib.put_credits` line buffers; a put's data
+    /// moves only into a free one (see [`crate::eib::inbound`]).
+    Credits,
 }
 
 /// Memory interface controller and DRAM parameters.
@@ -295,6 +345,10 @@ pub struct MachineConfig {
     /// The link between the chips, on a two-chip machine.
     #[serde(default)]
     pub bif: Option<BifParams>,
+    /// The model's variants: mechanisms no source fixes, each with its
+    /// candidate forms (see [`variants`]), by name.
+    #[serde(default)]
+    pub variants: BTreeMap<String, Variant>,
 }
 
 fn one() -> u32 {
@@ -361,42 +415,68 @@ impl MachineConfig {
     /// Loads a preset by name or a TOML file by path, then applies overrides
     /// (`"eib.arbiter_window=2"`) and validates.
     pub fn load(name_or_path: &str, overrides: &[String]) -> Result<Self, ConfigError> {
-        let (source, text) = if let Some((_, t)) = PRESETS.iter().find(|(n, _)| *n == name_or_path)
-        {
-            (name_or_path.to_string(), t.to_string())
+        let (source, text) = Self::source_text(name_or_path)?;
+        Self::from_toml(&source, &text, overrides)
+    }
+
+    /// The resolved machine file of [`MachineConfig::load`]'s arguments, as
+    /// TOML text: its `base` machines merged in, the overrides applied,
+    /// validated. What a run's record keeps of its machine.
+    pub fn resolved_toml(name_or_path: &str, overrides: &[String]) -> Result<String, ConfigError> {
+        let (source, text) = Self::source_text(name_or_path)?;
+        let table = Self::table(&source, &text, overrides)?;
+        Self::from_table(&source, table.clone())?;
+        toml::to_string(&table).map_err(|e| ConfigError::Parse {
+            source_name: source,
+            message: e.to_string(),
+        })
+    }
+
+    fn source_text(name_or_path: &str) -> Result<(String, String), ConfigError> {
+        if let Some((_, t)) = PRESETS.iter().find(|(n, _)| *n == name_or_path) {
+            Ok((name_or_path.to_string(), t.to_string()))
         } else if std::path::Path::new(name_or_path).is_file() {
             let t = std::fs::read_to_string(name_or_path).map_err(|e| ConfigError::Parse {
                 source_name: name_or_path.to_string(),
                 message: e.to_string(),
             })?;
-            (name_or_path.to_string(), t)
+            Ok((name_or_path.to_string(), t))
         } else {
-            return Err(ConfigError::UnknownMachine {
+            Err(ConfigError::UnknownMachine {
                 name: name_or_path.to_string(),
                 known: PRESETS
                     .iter()
                     .map(|(n, _)| *n)
                     .collect::<Vec<_>>()
                     .join(", "),
-            });
-        };
-        Self::from_toml(&source, &text, overrides)
+            })
+        }
     }
 
     /// Parses TOML text (named `source` in errors), applies overrides, validates.
     pub fn from_toml(source: &str, text: &str, overrides: &[String]) -> Result<Self, ConfigError> {
-        let parse_err = |message: String| ConfigError::Parse {
-            source_name: source.to_string(),
-            message,
-        };
+        Self::from_table(source, Self::table(source, text, overrides)?)
+    }
+
+    fn table(source: &str, text: &str, overrides: &[String]) -> Result<toml::Table, ConfigError> {
         let mut table = resolve_base(source, text, 0)?;
         for o in overrides {
             apply_override(&mut table, o)?;
         }
-        let cfg: MachineConfig = table
+        Ok(table)
+    }
+
+    fn from_table(source: &str, table: toml::Table) -> Result<Self, ConfigError> {
+        let parse_err = |message: String| ConfigError::Parse {
+            source_name: source.to_string(),
+            message,
+        };
+        let checked = table.clone();
+        let mut cfg: MachineConfig = table
             .try_into()
             .map_err(|e: toml::de::Error| parse_err(e.to_string()))?;
         cfg.validate()?;
+        variants::check(&checked, &mut cfg.variants)?;
         Ok(cfg)
     }
 
@@ -568,6 +648,20 @@ impl MachineConfig {
                 "eib.ring_start_interval_bus_cycles",
                 "0".into(),
                 "must be at least 1",
+            );
+        }
+        if !(1..=64).contains(&self.biu.put_lines) {
+            return bad(
+                "biu.put_lines",
+                self.biu.put_lines.to_string(),
+                "must be 1 to 64",
+            );
+        }
+        if !(1..=64).contains(&self.eib.put_credits) {
+            return bad(
+                "eib.put_credits",
+                self.eib.put_credits.to_string(),
+                "must be 1 to 64",
             );
         }
         if !(1..=16).contains(&self.eib.arbiter_window) {

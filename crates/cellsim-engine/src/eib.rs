@@ -16,6 +16,7 @@
 pub mod arbiter;
 pub mod check;
 pub mod command_bus;
+pub mod inbound;
 pub mod ring;
 
 use crate::config::MachineConfig;
@@ -23,6 +24,7 @@ use crate::steady::{shift, Shape};
 use crate::time::Cycle;
 use crate::topology::{Direction, Ramp, Topology, RAMPS};
 use check::OccupancyLog;
+use inbound::InboundBuffers;
 use ring::Ring;
 
 /// A granted data transfer.
@@ -79,6 +81,12 @@ pub struct Eib {
     pub stats: EibStats,
     /// Reservation log for invariant checks (off unless enabled).
     pub log: Option<OccupancyLog>,
+    /// The receiving ports' write buffers, when puts need a credit
+    /// (`eib.put_flow = "credits"`; see [`inbound`]).
+    inbound: Option<InboundBuffers>,
+    /// How long after its data is written into the local store a put's
+    /// buffer is free again for the arbiter (the credit's trip back).
+    credit_return: Cycle,
 }
 
 impl Eib {
@@ -127,6 +135,32 @@ impl Eib {
             beat_bytes: cfg.eib.beat_bytes,
             line_time: 128u32.div_ceil(cfg.eib.beat_bytes).max(1) as Cycle * t.beat,
             log: None,
+            inbound: match cfg.eib.put_flow {
+                crate::config::PutFlow::None => None,
+                crate::config::PutFlow::Credits => Some(InboundBuffers::new(cfg.eib.put_credits)),
+            },
+            credit_return: t.ls_access + t.put_ack,
+        }
+    }
+
+    /// Whether a put's transfer to `dst` may start at `now` as far as the
+    /// receiver's buffers go (always, unless puts need a credit); if not,
+    /// the earliest cycle a buffer frees.
+    #[inline]
+    pub fn put_room(&mut self, now: Cycle, dst: Ramp) -> Result<(), Cycle> {
+        match self.inbound.as_mut() {
+            None => Ok(()),
+            Some(b) => b.room(now, dst.idx()),
+        }
+    }
+
+    /// A put's transfer to `dst` was granted and arrives at `arrive`: it
+    /// holds one of the receiver's buffers until its credit is back (a
+    /// no-op unless puts need a credit).
+    #[inline]
+    pub fn hold_put_buffer(&mut self, dst: Ramp, arrive: Cycle) {
+        if let Some(b) = self.inbound.as_mut() {
+            b.take(dst.idx(), arrive + self.credit_return);
         }
     }
 
@@ -253,6 +287,9 @@ impl Eib {
         self.send_free.iter().for_each(|&t| s.time(t));
         self.recv_free.iter().for_each(|&t| s.time_back(t, back));
         self.recv_from.iter().for_each(|&r| s.raw(r as u64));
+        if let Some(b) = &self.inbound {
+            b.shape(s);
+        }
     }
 
     /// Moves every time of the rings and ports `dt` later.
@@ -260,6 +297,9 @@ impl Eib {
         self.rings.iter_mut().for_each(|r| r.shift(dt));
         self.send_free.iter_mut().for_each(|t| shift(t, dt));
         self.recv_free.iter_mut().for_each(|t| shift(t, dt));
+        if let Some(b) = self.inbound.as_mut() {
+            b.shift(dt);
+        }
     }
 
     /// Turns on the reservation log used by [`check::OccupancyLog::verify`].

@@ -196,7 +196,11 @@ impl ChipBus {
             ),
             arb_wake: None,
             command_bus: CommandBus::default(),
-            bius: std::array::from_fn(|_| Biu::new(cfg.biu.queue_depth, cfg.biu.max_outstanding)),
+            bius: std::array::from_fn(|_| {
+                let lines = (cfg.biu.put_flow == crate::config::BiuPutFlow::Lines)
+                    .then_some(cfg.biu.put_lines);
+                Biu::new(cfg.biu.queue_depth, cfg.biu.max_outstanding, lines)
+            }),
             cb_wake: None,
         }
     }

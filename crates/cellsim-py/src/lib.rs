@@ -37,6 +37,8 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<machine::RunEnd>()?;
     m.add_function(wrap_pyfunction!(machine::machine_names, m)?)?;
     m.add_function(wrap_pyfunction!(machine::machine_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(machine::resolved_machine, m)?)?;
+    m.add_function(wrap_pyfunction!(machine::machine_variants, m)?)?;
     m.add_function(wrap_pyfunction!(machine::error_catalogue, m)?)?;
     m.add_function(wrap_pyfunction!(machine::ls_ea, m)?)?;
     m.add_function(wrap_pyfunction!(machine::ps_ea, m)?)?;

@@ -363,6 +363,52 @@ pub fn machine_toml(py: Python<'_>, name: &str) -> PyResult<&'static str> {
     })
 }
 
+/// The resolved machine file of a name or path with overrides, as TOML text
+/// (its `base` machines merged in, the overrides applied, validated).
+#[pyfunction]
+pub fn resolved_machine(py: Python<'_>, machine: &str, overrides: Vec<String>) -> PyResult<String> {
+    MachineConfig::resolved_toml(machine, &overrides).map_err(|e| config_to_py(py, e))
+}
+
+/// The model variants of a machine (see the engine's `config::variants`): one
+/// dict per variant, with the choice this machine runs (`value`), the machine
+/// file's own (`default`) and every choice's status, source or statements.
+#[pyfunction]
+pub fn machine_variants<'py>(
+    py: Python<'py>,
+    machine: &str,
+    overrides: Vec<String>,
+) -> PyResult<Vec<Bound<'py, PyDict>>> {
+    let cfg = MachineConfig::load(machine, &overrides).map_err(|e| config_to_py(py, e))?;
+    let defaults = MachineConfig::load(machine, &[]).map_err(|e| config_to_py(py, e))?;
+    let mut out = Vec::new();
+    for (name, v) in &cfg.variants {
+        let d = PyDict::new(py);
+        d.set_item("name", name)?;
+        d.set_item("key", &v.key)?;
+        d.set_item("about", &v.about)?;
+        d.set_item("why", &v.why)?;
+        d.set_item("value", &v.value)?;
+        d.set_item(
+            "default",
+            defaults.variants.get(name).map(|d| d.value.as_str()),
+        )?;
+        let choices = PyDict::new(py);
+        for (c, choice) in &v.choices {
+            let cd = PyDict::new(py);
+            cd.set_item("status", choice.status.name())?;
+            cd.set_item("source", &choice.source)?;
+            cd.set_item("explains", choice.explains.clone())?;
+            cd.set_item("params", choice.params.clone())?;
+            cd.set_item("what", &choice.what)?;
+            choices.set_item(c, cd)?;
+        }
+        d.set_item("choices", choices)?;
+        out.push(d);
+    }
+    Ok(out)
+}
+
 /// The MFC error catalogue: `(kind, rule)` for every kind.
 #[pyfunction]
 pub fn error_catalogue() -> Vec<(&'static str, &'static str)> {

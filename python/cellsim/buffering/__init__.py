@@ -26,6 +26,7 @@ accuracy and the planner's quality.
 from __future__ import annotations
 
 from ..machine import Machine
+from ..spec import MachineLike
 from .choice import (
     Alternative,
     Plan,
@@ -101,7 +102,7 @@ def seed004_loop(kernel: str, n: int) -> Loop:
 
 
 def constants_for(
-    machine: str = "qs20",
+    machine: MachineLike = "qs20",
     S: float | None = None,
     D1: float | None = None,
     inputs: tuple[int, ...] = SEED004_INPUTS,
@@ -125,7 +126,7 @@ def plan_loop(
     loop: Loop,
     budget_bytes: int,
     *,
-    machine: str = "qs20",
+    machine: MachineLike = "qs20",
     S: float | None = None,
     D1: float | None = None,
     k_max: int = 4,

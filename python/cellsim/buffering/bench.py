@@ -39,6 +39,7 @@ import numpy as np
 
 from ..exceptions import UsageError
 from ..machine import Machine
+from ..spec import MachineLike
 from .choice import DEFAULT_MARGIN, DEFAULT_TOLERANCE, max_block_factor, plan
 from .fitting import fitted_constants
 from .loop import Loop, free_local_store
@@ -94,7 +95,7 @@ def _grid(g: int, bf_max: int, per_octave: int) -> list[int]:
 def evaluate(
     case: LoopCase,
     *,
-    machine: str = "qs20",
+    machine: MachineLike = "qs20",
     per_octave: int = 3,
     tolerance: float = DEFAULT_TOLERANCE,
     margin: float = DEFAULT_MARGIN,
@@ -179,7 +180,7 @@ def planner_bench(
     loops: int = 200,
     *,
     seed: int = 0,
-    machine: str = "qs20",
+    machine: MachineLike = "qs20",
     per_octave: int = 3,
     figure12: bool = True,
     margin: float = DEFAULT_MARGIN,
@@ -267,7 +268,7 @@ def register(group: Any) -> None:
     def planner_cmd(
         loops: int,
         seed: int,
-        machine: str,
+        machine: MachineLike,
         per_octave: int,
         margin: float,
         no_figure12: bool,

@@ -31,6 +31,7 @@ import numpy as np
 
 from ..exceptions import UsageError
 from ..machine import Machine
+from ..spec import MachineLike
 from .loop import Loop, free_local_store, generate, max_fitting_block
 from .model import PAPER, Constants
 
@@ -98,7 +99,7 @@ def steady_block_ns(
     k: int,
     bf: int,
     *,
-    machine: str = "qs20",
+    machine: MachineLike = "qs20",
     seed: int = 0,
     native: bool = True,
     blocks: tuple[int, int] = (32, 96),
@@ -134,7 +135,7 @@ def steady_block_ns(
 
 
 def fit(
-    machine: str = "qs20",
+    machine: MachineLike = "qs20",
     *,
     inputs: Sequence[int] = (8, 8),
     outputs: Sequence[int] = (8,),
@@ -180,12 +181,15 @@ def fit(
 
 
 @lru_cache(maxsize=64)
-def _cached(machine: str, inputs: tuple[int, ...], outputs: tuple[int, ...], seed: int) -> Fit:
+def _cached(machine: MachineLike, inputs: tuple[int, ...], outputs: tuple[int, ...], seed: int) -> Fit:
     return fit(machine, inputs=inputs, outputs=outputs, seed=seed)
 
 
 def fitted_constants(
-    machine: str = "qs20", inputs: Sequence[int] = (8, 8), outputs: Sequence[int] = (8,), seed: int = 0
+    machine: MachineLike = "qs20",
+    inputs: Sequence[int] = (8, 8),
+    outputs: Sequence[int] = (8,),
+    seed: int = 0,
 ) -> Fit:
     """:func:`fit` with native kernels, remembered per machine and stream shape."""
     return _cached(machine, tuple(inputs), tuple(outputs), seed)

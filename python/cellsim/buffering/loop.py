@@ -40,6 +40,7 @@ import numpy as np
 from ..exceptions import CellsimError, UsageError
 from ..kernels import Kernel
 from ..machine import Machine
+from ..spec import MachineLike
 from ..spu import (
     compute,
     ls_alloc,
@@ -412,7 +413,7 @@ def run_loop(
     k: int,
     bf: int,
     *,
-    machine: str = "qs20",
+    machine: MachineLike = "qs20",
     seed: int = 0,
     native: bool = True,
     check: bool = True,

@@ -33,6 +33,7 @@ from typing import Any
 
 from ..exceptions import CellsimError, UsageError
 from ..machine import Machine
+from ..spec import MachineLike
 from ..spu import mfc_get, mfc_read_tag_status_all, mfc_write_tag_mask
 
 __all__ = [
@@ -77,7 +78,7 @@ def _probe(out: list[int], clock: Any, ea: int) -> int:
 
 
 @lru_cache(maxsize=16)
-def channel_costs(machine: str = "qs20") -> SpuChannelCosts:
+def channel_costs(machine: MachineLike = "qs20") -> SpuChannelCosts:
     """Measures, on ``machine``, the SPU cycles of a channel write and of a DMA's issue
     (a machine that cannot be built by its name alone, e.g. a TOML file's, gets the shipped
     machines' 10 and 2 cycles)."""
@@ -92,7 +93,7 @@ def channel_costs(machine: str = "qs20") -> SpuChannelCosts:
     return SpuChannelCosts(issue_cycles=out[1], channel_cycles=out[0])
 
 
-def engine_block_cycles(dma_commands: int, machine: str = "qs20") -> int:
+def engine_block_cycles(dma_commands: int, machine: MachineLike = "qs20") -> int:
     """SPU cycles the engine charges a block for its channel work: ``dma_commands``
     issues and the tag-mask write of its wait (the status read is part of the wait)."""
     c = channel_costs(machine)
@@ -120,7 +121,7 @@ class Profile:
 def profile_c(
     loop: Any,
     *,
-    machine: str = "qs20",
+    machine: MachineLike = "qs20",
     block_factors: tuple[int, ...] = PROFILE_BLOCK_FACTORS,
     blocks: int = 8,
     seed: int = 0,

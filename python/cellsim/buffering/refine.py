@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..exceptions import UsageError
+from ..spec import MachineLike
 from .choice import DEFAULT_TOLERANCE, Plan
 from .fitting import steady_block_ns
 from .loop import Loop
@@ -95,7 +96,7 @@ class Refinement:
         }
 
 
-def simulated_mbs(loop: Loop, k: int, bf: int, *, machine: str = "qs20") -> float:
+def simulated_mbs(loop: Loop, k: int, bf: int, *, machine: MachineLike = "qs20") -> float:
     """Steady-state throughput (MB/s) of ``loop`` with ``k`` buffers of block factor ``bf``."""
     ns = steady_block_ns(loop, k, bf, machine=machine, blocks=STEADY_BLOCKS)
     return 1000.0 * loop.bytes_per_iter * bf / ns
@@ -124,7 +125,7 @@ def refine(
     loop: Loop,
     plan: Plan,
     *,
-    machine: str = "qs20",
+    machine: MachineLike = "qs20",
     tolerance: float = DEFAULT_TOLERANCE,
     ladder: tuple[int, ...] = LADDER,
     keep_within: float = KEEP_WITHIN,

@@ -47,6 +47,8 @@ from itertools import pairwise
 from typing import Any, Literal, NamedTuple, TypedDict
 
 from ..exceptions import UsageError
+from ..spec import MachineSpec
+from ._catalog import ValidateProfile
 
 __all__ = [
     "Experiment",
@@ -69,7 +71,8 @@ class RunSettings(TypedDict, total=False):
     """The keywords every experiment's ``run`` takes besides its own options
     (``run(**settings, OPTION=...)``); see :class:`Setup` for their meaning."""
 
-    machine: str
+    machine: str | MachineSpec
+    overrides: Sequence[str]
     seed: int
     native: bool
     progress: ProgressFn | None
@@ -78,8 +81,8 @@ class RunSettings(TypedDict, total=False):
 class Setup(NamedTuple):
     """A run's settings, each given or the experiment's default."""
 
-    machine: str
-    """Machine name or TOML path (default: the machine the paper measured)."""
+    machine: MachineSpec
+    """The machine: a name or TOML path and overrides (default: the machine the paper measured)."""
     seed: int
     """Seed of the machines, and of any seeded placement (placement ``k`` uses ``seed + k``)."""
     native: bool
@@ -89,6 +92,8 @@ class Setup(NamedTuple):
 
 
 _SETTINGS_DOC = {
+    "overrides": "machine settings to change, ``section.key=value`` (a model variant, a what-if), "
+    "applied to every machine the experiment runs",
     "seed": "seed of the machines, and of any seeded placement (placement ``k`` uses ``seed + k``)",
     "native": "run the native (Rust) programs where the experiment has them, else their Python twins",
     "progress": "``progress(done, total)`` after each measured point",
@@ -199,10 +204,15 @@ class Experiment:
     measured_on: Sequence[str] = ()
     """Every machine the paper measured, when it is more than ``machine``: on
     the others its published values are a reference, not a check."""
+    validate: ValidateProfile | None = None
+    """How ``cellsim validate`` runs it at its smallest meaningful sizes (``None``: it
+    has no visible published value to judge)."""
 
-    def measured(self, machine: str) -> bool:
-        """Whether the paper measured ``machine`` (its values then judge a run)."""
-        return machine == self.machine or machine in self.measured_on
+    def measured(self, machine: str | MachineSpec) -> bool:
+        """Whether the paper measured ``machine`` (its values then judge a run): one of its
+        shipped machines, whatever the overrides (a variant of the machine is still judged)."""
+        source = machine.source if isinstance(machine, MachineSpec) else machine
+        return source == self.machine or source in self.measured_on
 
     @classmethod
     def of_module(cls, module: str, **fields: Any) -> Experiment:
@@ -231,7 +241,10 @@ class Experiment:
             self.run.__doc__ = self.run.__doc__.rstrip() + "\n\n" + self._args_doc()
 
     def _args_doc(self) -> str:
-        lines = ["    Args:", f"        machine: machine name or TOML path (default ``{self.machine}``)."]
+        lines = [
+            "    Args:",
+            f"        machine: machine name, TOML path or MachineSpec (default ``{self.machine}``).",
+        ]
         lines += [f"        {name}: {text}." for name, text in _SETTINGS_DOC.items()]
         lines += [f"        {o.name}: {o.described}." for o in self.options]
         return "\n".join(lines) + "\n    "
@@ -242,7 +255,7 @@ class Experiment:
         if unknown:
             raise TypeError(f"{self.name} run() got an unexpected keyword argument {unknown[0]!r}")
         return Setup(
-            machine=given.get("machine") or self.machine,
+            machine=MachineSpec.of(given.get("machine") or self.machine, given.get("overrides", ())),
             seed=given.get("seed", 0),
             native=given.get("native", True),
             progress=given.get("progress"),

@@ -15,10 +15,23 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DATA", "Entry", "catalog"]
+__all__ = ["DATA", "Entry", "ValidateProfile", "catalog"]
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "experiments.toml"
 _PAPERS = ("000", "001", "002", "003", "004")
+
+
+@dataclass(frozen=True)
+class ValidateProfile:
+    """How ``cellsim validate`` runs an experiment at its smallest meaningful sizes."""
+
+    options: dict[str, Any]
+    """The experiment's options (keywords of its ``run``)."""
+    why: str
+    """Why these sizes still measure what the paper measured."""
+    shard_option: str | None = None
+    """An option the run is split over (points of the sweep), with :attr:`shards` its values."""
+    shards: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -31,6 +44,8 @@ class Entry:
     machine: str
     description: str
     measured_on: tuple[str, ...] = ()
+    validate: ValidateProfile | None = None
+    """How ``cellsim validate`` runs it (``None``: it has no visible value to judge)."""
 
 
 @cache
@@ -46,7 +61,7 @@ def _entry(name: str, fields: Any) -> Entry:
     if not isinstance(fields, dict):
         raise ValueError(f"{where}: an experiment is a table")
     required = {"title", "paper", "figure", "machine", "description"}
-    unknown = sorted(set(fields) - required - {"measured_on"})
+    unknown = sorted(set(fields) - required - {"measured_on", "validate"})
     missing = sorted(required - set(fields))
     if unknown or missing:
         raise ValueError(f"{where}: unknown keys {unknown}, missing keys {missing}")
@@ -58,4 +73,18 @@ def _entry(name: str, fields: Any) -> Entry:
     measured_on = fields.get("measured_on", [])
     if not isinstance(measured_on, list) or not all(isinstance(m, str) for m in measured_on):
         raise ValueError(f"{where}: measured_on must be a list of machine names")
-    return Entry(**{**fields, "measured_on": tuple(measured_on)})
+    return Entry(**{**fields, "measured_on": tuple(measured_on), "validate": _profile(where, fields)})
+
+
+def _profile(where: str, fields: dict[str, Any]) -> ValidateProfile | None:
+    raw = fields.get("validate")
+    if raw is None:
+        return None
+    unknown = sorted(set(raw) - {"options", "why", "shards"})
+    if unknown or not isinstance(raw.get("options"), dict) or not isinstance(raw.get("why"), str):
+        raise ValueError(f"{where}.validate: a table of options, why (and shards); unknown keys {unknown}")
+    shards = raw.get("shards", {})
+    if not isinstance(shards, dict) or len(shards) > 1:
+        raise ValueError(f"{where}.validate: shards is one option and the list of its values")
+    option, values = next(iter(shards.items()), (None, []))
+    return ValidateProfile(dict(raw["options"]), " ".join(raw["why"].split()), option, tuple(values))

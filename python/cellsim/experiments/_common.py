@@ -10,6 +10,7 @@ from .. import published as pub
 from ..exceptions import UsageError
 from ..kernels import load_dma_bench
 from ..machine import Machine
+from ..spec import MachineLike
 from ..style import PUBLISHED, PUBLISHED_COLOR
 from . import Option, ProgressFn
 
@@ -110,7 +111,7 @@ def check_sizes(sizes: Iterable[int]) -> tuple[int, ...]:
 
 
 def dma_point(
-    machine: str, seed: int, native: bool, *, op: str, target: str, size: int, batch: int, count: int
+    machine: MachineLike, seed: int, native: bool, *, op: str, target: str, size: int, batch: int, count: int
 ) -> dict[str, Any]:
     """Runs seed 000's DMA benchmark once on a fresh machine and returns the point.
 

@@ -21,6 +21,7 @@ from .. import published as pub
 from ..exceptions import UsageError
 from ..kernels import load_dma_bench, load_region, load_traffic
 from ..machine import Machine
+from ..spec import MachineLike
 from ._common import ProgressFn, compare_row
 
 __all__ = [
@@ -175,7 +176,7 @@ _LOADERS: dict[str, Callable[..., None]] = {
 
 
 def run_kernels(
-    machine: str,
+    machine: MachineLike,
     seed: int,
     loads: Sequence[Load],
     *,
@@ -232,13 +233,13 @@ def run_kernels(
     )
 
 
-def port_gbs(machine: str) -> float:
+def port_gbs(machine: MachineLike) -> float:
     """One EIB port's bandwidth per direction: 16 bytes per bus cycle (half
     the core clock): 25.6 GB/s on qs20, 16.8 on blade21."""
     return 8.0 * Machine(machine).core_hz / 1e9
 
 
-def eib_gbs(machine: str) -> float:
+def eib_gbs(machine: MachineLike) -> float:
     """The EIB's peak: one 128-byte command per bus cycle, 204.8 GB/s on qs20,
     134.4 on blade21."""
     return 64.0 * Machine(machine).core_hz / 1e9
@@ -272,7 +273,7 @@ def spread(runs: Sequence[KernelRun], values: Sequence[float]) -> dict[str, Any]
 
 
 def run_on_placements(
-    machine: str,
+    machine: MachineLike,
     points: Sequence[P],
     seeds: Sequence[int],
     loads: Callable[[P, int], Sequence[Load]],

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..exceptions import UsageError
 from ..mpi import MpirunResult, mpirun
+from ..spec import MachineLike
 from . import Option
 from ._common import check_choices
 
@@ -67,7 +68,7 @@ def run_ranks(
     n: int,
     *,
     protocol: str,
-    machine: str,
+    machine: MachineLike,
     seed: int,
     compute: str = "model",
     overrides: Sequence[str] = (),

@@ -19,6 +19,7 @@ from .. import ppe
 from .. import published as pub
 from ..exceptions import UsageError
 from ..machine import Machine
+from ..spec import MachineLike
 from . import Option
 from ._common import compare_row
 
@@ -88,7 +89,9 @@ def _ghz(m: Machine) -> float:
     return m.core_hz / 1e9
 
 
-def cache_point(machine: str, seed: int, level: str, op: str, threads: int, element: int) -> dict[str, Any]:
+def cache_point(
+    machine: MachineLike, seed: int, level: str, op: str, threads: int, element: int
+) -> dict[str, Any]:
     """One point of Figures 3-5: the loop over a buffer that fits the level.
 
     ``bytes`` counts what crossed the measured path: every byte accessed for
@@ -122,7 +125,9 @@ def cache_point(machine: str, seed: int, level: str, op: str, threads: int, elem
     return _record(m, seed, {"level": level}, (op, threads, element), moved, out["cycles"], out["misses"])
 
 
-def mem_point(machine: str, seed: int, bank: str, op: str, threads: int, element: int) -> dict[str, Any]:
+def mem_point(
+    machine: MachineLike, seed: int, bank: str, op: str, threads: int, element: int
+) -> dict[str, Any]:
     """One point of Figure 7: a loop over a buffer in main memory (none of it cached).
 
     ``bank`` places every page in the local bank (behind the MIC) or in the

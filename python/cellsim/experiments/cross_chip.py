@@ -38,6 +38,7 @@ from typing import Any, Unpack
 
 from .. import published as pub
 from ..machine import Machine
+from ..spec import MachineLike
 from . import Experiment, Option, RunSettings, Table
 from ._common import check_choices, figure_legend, save_figure
 from ._contention import (
@@ -82,7 +83,7 @@ FIELDS = (
 )
 
 
-def _both_chips(machine: str) -> list[str]:
+def _both_chips(machine: MachineLike) -> list[str]:
     """Overrides that let software use every SPE of both chips, placed by
     number (logical SPE n on physical SPE n: 0-7 on chip 0, 8-15 on chip 1)."""
     m = Machine(machine)
@@ -93,7 +94,9 @@ def _both_chips(machine: str) -> list[str]:
     return [f"spes=[{', '.join(str(s) for s in range(8 * m.chips))}]", 'placement="identity"']
 
 
-def _memory(machine: str, seed: int, op: str, x: int, where: str, total: int, native: bool) -> dict[str, Any]:
+def _memory(
+    machine: MachineLike, seed: int, op: str, x: int, where: str, total: int, native: bool
+) -> dict[str, Any]:
     node = 0 if where == "local" else 1
 
     def setup(m: Machine) -> list[Load]:
@@ -107,7 +110,7 @@ def _memory(machine: str, seed: int, op: str, x: int, where: str, total: int, na
     return _record(res, "memory", where, op, x, res.aggregate_gbs, res.aggregate_gbs / dirs)
 
 
-def _spe(machine: str, seed: int, where: str, total: int, native: bool) -> dict[str, Any]:
+def _spe(machine: MachineLike, seed: int, where: str, total: int, native: bool) -> dict[str, Any]:
     partner = 1 if where == "local" else 9
     res = run_kernels(
         machine,
@@ -119,7 +122,7 @@ def _spe(machine: str, seed: int, where: str, total: int, native: bool) -> dict[
     return _record(res, "spe", where, "get+put", 1, res.aggregate_gbs, res.aggregate_gbs / 2)
 
 
-def _latency(machine: str, seed: int, target: str, where: str, native: bool) -> dict[str, Any]:
+def _latency(machine: MachineLike, seed: int, target: str, where: str, native: bool) -> dict[str, Any]:
     def setup(m: Machine) -> list[Load]:
         if target == "memory":
             ea = int(m.alloc(4096, 128, node=0 if where == "local" else 1))

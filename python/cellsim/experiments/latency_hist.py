@@ -36,6 +36,7 @@ import numpy as np
 
 from .. import published as pub
 from ..machine import Machine
+from ..spec import MachineLike
 from . import Experiment, Option, RunSettings, Table
 from ._common import check_choices, save_figure
 from ._contention import DMA_SIZE, Load, check_positive, check_spes, rows_for, run_kernels
@@ -80,7 +81,7 @@ def _mode(lat: np.ndarray, width: float = MODE_BIN_NS) -> float:
     return float((values[int(np.argmax(counts))] + 0.5) * width)
 
 
-def _hot_spot(machine: str, seed: int, op: str, spes: int, count: int, native: bool) -> Any:
+def _hot_spot(machine: MachineLike, seed: int, op: str, spes: int, count: int, native: bool) -> Any:
     """The memory hot spot of ``spes`` SPEs, ``count`` DMAs each, latencies recorded."""
 
     def setup(m: Machine) -> list[Load]:

@@ -162,13 +162,14 @@ def run(
     machine, seed, native, progress = EXPERIMENT.settings(settings)
     own = [n for n, v in (("mode", mode), ("contexts", contexts), ("packet", packet), ("tasks", tasks)) if v]
     own += ["unidirectional"] if unidirectional else []
-    own += [f"machine {machine}"] if machine != EXPERIMENT.machine else []
+    own += [f"machine {machine.source}"] if machine.source != EXPERIMENT.machine else []
     figs = tuple(int(f) for f in figures) if figures else ()
     if figs and own:
         raise UsageError(f"--figures runs the paper's settings; give it without {', '.join(own)}")
     if not own:
         panels = _panels(figs)
         common = dict(
+            overrides=machine.overrides,
             seed=seed,
             native=native,
             placement_per=placement_per,
@@ -186,7 +187,8 @@ def run(
     per = placement_per or "run"
     var = variation_from(settings)
     sweep: dict[str, Any] = {
-        "machine": machine,
+        "machine": str(machine),
+        "machine_digest": machine.fingerprint,
         "mode": mode,
         "packet": packet or 1024,
         "runs": runs or DEFAULT_RUNS,

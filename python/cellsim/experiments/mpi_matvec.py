@@ -48,6 +48,7 @@ from ..exceptions import UsageError
 from ..machine import Machine
 from ..mpi._costs import dp_issue_cycles
 from ..mpi._runtime import current_rank
+from ..spec import MachineLike
 from . import Experiment, Option, RunSettings, Table
 from ._common import check_choices, compare_row
 from ._mpi import (
@@ -127,7 +128,7 @@ def _kernel(n: int, products: int) -> dict[str, Any]:
     return {"time": t, "slice": np.array(mine)}
 
 
-def element_cycles(machine: str) -> int:
+def element_cycles(machine: MachineLike) -> int:
     """SPU cycles of one matrix element in the compiled scalar loop: the DP
     multiply-add's issue interval against the odd pipeline's two scalar loads
     (each a load and a rotate); the pipelines issue side by side."""

@@ -24,6 +24,7 @@ from .. import mpi
 from .. import published as pub
 from ..exceptions import UsageError
 from ..machine import Machine
+from ..spec import MachineLike
 from . import Experiment, Option, RunSettings, Table
 from ._common import check_choices, compare_row, save_figure
 from ._mpi import (
@@ -138,7 +139,7 @@ def run(
 CHIPS: tuple[str, ...] = ("one", "two")
 
 
-def _configs(machine: str, pages: Iterable[str], chips: Iterable[str]) -> list[tuple[str, str]]:
+def _configs(machine: MachineLike, pages: Iterable[str], chips: Iterable[str]) -> list[tuple[str, str]]:
     """(pages, chips) of the runs: the paper's first, then on a blade what NUMA adds."""
     pages_, chips_ = tuple(pages), tuple(chips)
     if pages_ or chips_:
@@ -152,7 +153,7 @@ def _configs(machine: str, pages: Iterable[str], chips: Iterable[str]) -> list[t
     return [("first-touch", "one"), ("remote", "one"), ("interleave", "one"), ("first-touch", "two")]
 
 
-def _on_chips(machine: str, chips: str) -> list[str]:
+def _on_chips(machine: MachineLike, chips: str) -> list[str]:
     """Placement overrides putting rank 1 on chip 1 (``two``), or nothing."""
     if chips == "one":
         return []

@@ -36,6 +36,7 @@ from .. import ppe
 from ..exceptions import UsageError
 from ..kernels import Kernel, region
 from ..machine import Machine
+from ..spec import MachineLike
 from . import Experiment, Option, RunSettings, Table
 from ._common import check_choices, save_figure
 from ._contention import MB, check_positive, memory_region
@@ -71,7 +72,7 @@ FIELDS = (
 
 
 def _window(
-    machine: str,
+    machine: MachineLike,
     seed: int,
     native: bool,
     *,

@@ -23,6 +23,7 @@ from typing import Any, Unpack
 from .. import spu
 from ..kernels import load_dma_bench
 from ..machine import Machine
+from ..spec import MachineLike
 from . import Experiment, Option, RunSettings, Table
 from ._common import check_choices, measure_each, save_figure
 from ._ppe import (
@@ -47,7 +48,7 @@ _SRC, _DST, _DMA_LSA = 0x10000, 0x20000, 0x30000
 _START = 3000  # cycles: the partner's puts are flowing by then
 
 
-def _point(machine: str, seed: int, native: bool, op: str, element: int, dma: str) -> dict[str, Any]:
+def _point(machine: MachineLike, seed: int, native: bool, op: str, element: int, dma: str) -> dict[str, Any]:
     m = Machine(machine, seed=seed)
 
     def program(speid: int, argp: int, envp: int) -> int:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ..exceptions import UsageError
+from ..spec import MachineLike, MachineSpec
 from ..trace import not_captured
 from .patterns import Pattern, builtin, format_mapping, parse_mapping, ring_pattern
 from .simulate import (
@@ -113,7 +114,7 @@ def run_point(point: dict[str, Any]) -> dict[str, Any]:
     pattern = _pattern(point)
     var = Variation(**{**point["variation"], "visible": _tuple(point["variation"].get("visible"))})
     rec = simulate(
-        point["machine"],
+        MachineSpec.of(point["machine"], point.get("overrides", ())),
         pattern,
         tuple(point["mapping"]),
         count=point["count"],
@@ -152,7 +153,7 @@ def _pattern(point: dict[str, Any]) -> Pattern:
 
 
 def make_points(
-    machine: str | Target,
+    machine: MachineLike | Target,
     pattern: Pattern,
     mappings: Sequence[Sequence[int]],
     *,
@@ -181,6 +182,7 @@ def make_points(
     ]
     base: dict[str, Any] = {
         "machine": target.name,
+        "overrides": list(target.spec.overrides),
         "pattern": pattern.name,
         "tasks": pattern.tasks,
         "count": count,
@@ -230,7 +232,7 @@ def point_key(p: dict[str, Any]) -> str:
 
 
 def explore(
-    machine: str | Target = "ps3",
+    machine: MachineLike | Target = "ps3",
     *,
     mode: str = "pinned",
     packet: int = 1024,

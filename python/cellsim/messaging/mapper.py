@@ -35,6 +35,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..exceptions import UsageError
+from ..spec import MachineLike
 from .explorer import EXHAUSTIVE_TASKS, all_mappings, make_points, point_key, run_point, settings_of
 from .library import ROW_BYTES, SLOT_BYTES
 from .patterns import Pattern, format_mapping
@@ -78,7 +79,9 @@ class Loads(NamedTuple):
         return max(float(self.segments.max()), float(self.bif.max()) * self.bif_weight)
 
 
-def link_loads(machine: str | Target, pattern: Pattern, physical: Sequence[int], packet: int = 1024) -> Loads:
+def link_loads(
+    machine: MachineLike | Target, pattern: Pattern, physical: Sequence[int], packet: int = 1024
+) -> Loads:
     """The :class:`Loads` of ``pattern`` with task ``t`` on physical SPE
     ``physical[t]``: each edge's bytes take the short way round the rings
     between the ramps (half each way at six hops), across the BIF between
@@ -134,7 +137,7 @@ def link_loads(machine: str | Target, pattern: Pattern, physical: Sequence[int],
 
 
 def model_scores(
-    machine: str | Target,
+    machine: MachineLike | Target,
     pattern: Pattern,
     mappings: Sequence[Sequence[int]],
     logical_to_physical: Sequence[int],
@@ -157,7 +160,7 @@ def _random_mapping(k: int, rng: random.Random) -> tuple[int, ...]:
 
 
 def model_search(
-    machine: str | Target,
+    machine: MachineLike | Target,
     pattern: Pattern,
     logical_to_physical: Sequence[int],
     packet: int = 1024,
@@ -212,7 +215,7 @@ def spearman(a: Sequence[float], b: Sequence[float]) -> float:
 
 
 def model_agreement(
-    records: Sequence[dict[str, Any]], machine: str | Target, pattern: Pattern, packet: int = 1024
+    records: Sequence[dict[str, Any]], machine: MachineLike | Target, pattern: Pattern, packet: int = 1024
 ) -> dict[str, float]:
     """How well the model predicts the explorer's ranking (pinned records):
     Spearman's rho of the simulated mean runtime against the max segment load,
@@ -236,7 +239,7 @@ def model_agreement(
 
 
 def optimize(
-    machine: str | Target,
+    machine: MachineLike | Target,
     pattern: Pattern,
     *,
     count: int,

@@ -70,6 +70,7 @@ import numpy as np
 from ..exceptions import UsageError
 from ..kernels import Kernel
 from ..machine import Machine
+from ..spec import MachineLike
 from .library import (
     Setup,
     TaskSpec,
@@ -148,7 +149,7 @@ class Params:
     call_cycles: int = 40
 
 
-def default_contexts(machine: str | Target, mode: str) -> str:
+def default_contexts(machine: MachineLike | Target, mode: str) -> str:
     """The placement policy of ``mode`` on ``machine``: ``pinned`` is
     ``physical`` on one chip and ``spread`` on a two-chip blade; ``default``
     is ``spread``."""
@@ -177,7 +178,7 @@ def _draw_contexts(contexts: str, rng: np.random.Generator, visible: Sequence[in
 
 
 def run_placement(
-    machine: str | Target,
+    machine: MachineLike | Target,
     mode: str,
     contexts: str,
     *,
@@ -207,7 +208,7 @@ def _ns_cycles(ns: float, hz: float) -> int:
 
 
 def simulate(
-    machine: str | Target,
+    machine: MachineLike | Target,
     pattern: Pattern,
     mapping: Sequence[int],
     *,
@@ -294,7 +295,7 @@ def simulate(
         overrides.append(f"spes=[{', '.join(str(s) for s in sorted(spes))}]")
     if not variation.refresh:
         overrides.append("mic.refresh_ns=0")
-    m = Machine(target.name, seed=seed, overrides=overrides, placement=spes, time_limit_ns=_limit_ns(count))
+    m = Machine(target.spec, seed=seed, overrides=overrides, placement=spes, time_limit_ns=_limit_ns(count))
     hz = m.core_hz
     specs = pattern.task_specs(count, packet)
     hv_bytes = max(int(variation.hypervisor_bytes), 16 * k)

@@ -3,9 +3,9 @@
 Every layer of ``cellsim map`` (the command, the optimizer, the explorer,
 the link-load model, one simulated run) needs a few facts of the machine
 file: the physical SPEs Linux sees, the chips, the ramps of the rings. They
-are read here, once per name (a look at the machine file, not a run), into a
-:class:`Target` that the layers pass down; each simulated run still builds
-its own :class:`~cellsim.Machine` from ``Target.name``.
+are read here, once per machine (a look at the resolved machine file, not a
+run), into a :class:`Target` that the layers pass down; each simulated run
+still builds its own :class:`~cellsim.Machine` from ``Target.spec``.
 """
 
 from __future__ import annotations
@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from ..machine import Machine
-from ..trace import not_captured
+from ..spec import MachineLike, MachineSpec
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -46,11 +45,17 @@ class Topology:
 class Target:
     """A machine as the messaging layers need it."""
 
-    name: str
-    """The machine name or TOML path, as given (what seeds and records carry)."""
+    spec: MachineSpec
+    """The machine, with its overrides (what each run builds)."""
     spes: tuple[int, ...]
     """The physical SPEs Linux sees (the machine's ``spes`` list, sorted)."""
     topology: Topology
+
+    @property
+    def name(self) -> str:
+        """The machine name or TOML path, as given (what seeds and records carry: a variant of a
+        machine draws the same placements as the machine)."""
+        return self.spec.source
 
     @property
     def chips(self) -> int:
@@ -62,21 +67,18 @@ class Target:
         return tuple(override) if override is not None else self.spes
 
 
-def resolve(machine: str | Target) -> Target:
-    """The :class:`Target` of a machine name or TOML path (a ``Target`` as it is)."""
-    return machine if isinstance(machine, Target) else _read(str(machine))
+def resolve(machine: MachineLike | Target) -> Target:
+    """The :class:`Target` of a machine name, TOML path or spec (a ``Target`` as it is)."""
+    return machine if isinstance(machine, Target) else _read(MachineSpec.of(machine))
 
 
 @lru_cache(maxsize=16)
-def _read(name: str) -> Target:
-    with not_captured():  # a look at the machine file, not a run to trace
-        m = Machine(name)
-    info = m.info
-    ramps = tuple(info["ramps"])
-    chips = int(info["chips"])
+def _read(spec: MachineSpec) -> Target:
+    facts = spec.facts
     weight = 1.0
-    if chips > 1:
-        ring_gbs = 2 * 16 * float(info["core_hz"]) / 2 / 1e9  # two rings of a direction
-        weight = ring_gbs / float(info["bif_link_gbs"])
-    topo = Topology(ramps, ramps.index("MIC"), ramps.index("IOIF0"), chips, weight)
-    return Target(name, tuple(sorted(m.placement)), topo)
+    if facts.chips > 1 and facts.bif_link_gbs:
+        ring_gbs = 2 * 16 * facts.core_hz / 2 / 1e9  # two rings of a direction
+        weight = ring_gbs / facts.bif_link_gbs
+    ramps = facts.ramps
+    topo = Topology(ramps, ramps.index("MIC"), ramps.index("IOIF0"), facts.chips, weight)
+    return Target(spec, facts.physical_spes, topo)

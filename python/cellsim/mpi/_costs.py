@@ -38,6 +38,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..spec import MachineLike, MachineSpec
+
 __all__ = [
     "COSTS",
     "FACTS",
@@ -197,13 +199,13 @@ def costs_from(facts: SpuFacts = FACTS, steps: dict[str, Step] | None = None) ->
 COSTS = costs_from()
 
 
-def dp_issue_cycles(machine: str) -> int:
+def dp_issue_cycles(machine: MachineLike) -> int:
     """Cycles between two double-precision SIMD instructions: 7 on the
     original Cell, 1 on the PowerXCell 8i (``qs22``)."""
-    return 1 if machine == "qs22" else 7
+    return 1 if MachineSpec.of(machine).name == "qs22" else 7
 
 
-def flop_cycles(flops: float, machine: str, precision: str = "double", simd: bool = False) -> int:
+def flop_cycles(flops: float, machine: MachineLike, precision: str = "double", simd: bool = False) -> int:
     """SPU cycles for ``flops`` floating-point operations done as multiply-adds.
 
     A 2-wide DP multiply-add (4 flops) issues every ``dp_issue_cycles``
@@ -217,7 +219,7 @@ def flop_cycles(flops: float, machine: str, precision: str = "double", simd: boo
     return math.ceil(flops / per_instruction) * issue
 
 
-def reduce_cycles(nbytes: int, dtype_kind: str, itemsize: int, machine: str) -> int:
+def reduce_cycles(nbytes: int, dtype_kind: str, itemsize: int, machine: MachineLike) -> int:
     """Cycles to combine two vectors of ``nbytes`` element-wise (SIMD code):
     per 16-byte quadword, two loads and a store on the odd pipeline (3
     cycles) against the arithmetic: 7 cycles (1 on qs22) for doubles, 1 for

@@ -43,6 +43,7 @@ from greenlet import GreenletExit, getcurrent
 from .. import ppe, spu
 from ..exceptions import CellsimError, DeadlockError, RunawayError, UsageError
 from ..machine import Machine, Program
+from ..spec import MachineLike
 from . import _types as T
 from ._coll import Coll
 from ._comm import CommState, finalize_checks
@@ -260,7 +261,7 @@ def mpirun(
     module: str | None = None,
     command: str | None = None,
     args: Sequence[str] = (),
-    machine: str = "qs20",
+    machine: MachineLike = "qs20",
     protocol: str = "direct",
     compute: str | ComputeRule = "model",
     seed: int = 0,

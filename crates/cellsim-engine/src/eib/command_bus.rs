@@ -7,32 +7,77 @@
 //! is the EIB's 204.8 GB/s peak (architecture notes). Elements with a command
 //! waiting are served round-robin. A [`Biu`] holds an element's unrolled
 //! requests and limits how many it has in flight.
+//!
+//! **Outbound put lines** (the variant `biu.put_flow = "lines"`): a put's
+//! data is read from the local store when the command bus accepts it (the
+//! coherence point) and waits in one of the element's `biu.put_lines`
+//! outbound line buffers through the command phase until it has left the
+//! element's port. A BIU whose lines are all taken sends no put to the
+//! command bus (a get needs none: its data comes back into room its
+//! requester has). No document we have gives these buffers; the mechanism is
+//! inferred from Kistler et al. 2006's gets outperforming puts.
 
 use crate::bus::{Fifo, OpId};
 use crate::steady::{shift, Shape};
 use crate::time::Cycle;
 use crate::topology::{Ramp, RAMPS};
+use std::collections::VecDeque;
 
 /// An element's bus interface unit: requests waiting for the command bus and
 /// a count of those in flight.
 #[derive(Debug, Clone)]
 pub struct Biu {
-    /// Requests waiting for the command bus, oldest first.
-    pub queue: Fifo<OpId>,
+    /// Requests waiting for the command bus, oldest first, each with whether
+    /// it needs an outbound put line.
+    queue: Fifo<(OpId, bool)>,
     /// Requests accepted by the command bus and not yet complete.
     pub outstanding: u32,
     depth: u32,
     max_outstanding: u32,
+    /// The outbound put lines, when puts need one (see the module docs).
+    lines: Option<PutLines>,
+}
+
+/// An element's outbound put line buffers.
+#[derive(Debug, Clone)]
+struct PutLines {
+    max: u32,
+    /// Taken by accepted puts whose data has not all left yet.
+    taken: u32,
+    /// When the data of granted puts will have left, ascending: their lines free then.
+    frees: VecDeque<Cycle>,
+}
+
+impl PutLines {
+    /// Returns the lines freed by `now`.
+    #[inline]
+    fn collect(&mut self, now: Cycle) {
+        while self.frees.front().is_some_and(|&t| t <= now) {
+            self.frees.pop_front();
+            self.taken -= 1;
+        }
+    }
+
+    #[inline]
+    fn free_at(&self, now: Cycle) -> bool {
+        let freed = self.frees.iter().take_while(|&&t| t <= now).count() as u32;
+        self.taken - freed < self.max
+    }
 }
 
 impl Biu {
-    /// An empty BIU.
-    pub fn new(depth: u32, max_outstanding: u32) -> Biu {
+    /// An empty BIU; `put_lines` outbound line buffers for puts (`None`: puts need none).
+    pub fn new(depth: u32, max_outstanding: u32, put_lines: Option<u32>) -> Biu {
         Biu {
             queue: Fifo::with_capacity(depth as usize),
             outstanding: 0,
             depth,
             max_outstanding,
+            lines: put_lines.map(|max| PutLines {
+                max,
+                taken: 0,
+                frees: VecDeque::with_capacity(max as usize),
+            }),
         }
     }
 
@@ -42,17 +87,85 @@ impl Biu {
         (self.queue.len() as u32) < self.depth
     }
 
+    /// Whether puts need an outbound line here.
+    #[inline]
+    pub fn puts_need_lines(&self) -> bool {
+        self.lines.is_some()
+    }
+
+    /// Queues a request for the command bus; `put` when it is a put that
+    /// needs an outbound line (see [`Biu::puts_need_lines`]).
+    #[inline]
+    pub fn push(&mut self, id: OpId, put: bool) {
+        self.queue.push_back((id, put));
+    }
+
+    /// The command bus takes the oldest request at `now`; a put takes its line.
+    #[inline]
+    pub fn pop(&mut self, now: Cycle) -> Option<OpId> {
+        let (id, put) = self.queue.pop_front()?;
+        if put {
+            let l = self
+                .lines
+                .as_mut()
+                .expect("a put needing a line needs lines");
+            l.collect(now);
+            l.taken += 1;
+        }
+        Some(id)
+    }
+
+    /// Requests waiting for the command bus.
+    #[inline]
+    pub fn queued(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// A put's data will have left the element's port at `t`: its line frees then.
+    #[inline]
+    pub fn free_line_at(&mut self, t: Cycle) {
+        let l = self
+            .lines
+            .as_mut()
+            .expect("a put needing a line needs lines");
+        let pos = l.frees.partition_point(|&f| f <= t);
+        l.frees.insert(pos, t);
+    }
+
     /// Writes the BIU's state (see [`crate::steady`]).
     pub(crate) fn shape(&self, s: &mut Shape) {
         s.raw(self.queue.len() as u64);
-        (0..self.queue.len()).for_each(|i| s.op(self.queue.get(i)));
+        (0..self.queue.len()).for_each(|i| {
+            let (id, put) = self.queue.get(i);
+            s.op(id);
+            s.raw(put as u64);
+        });
         s.raw(self.outstanding as u64);
+        if let Some(l) = &self.lines {
+            s.raw(l.taken as u64);
+            s.raw(l.frees.len() as u64);
+            l.frees.iter().for_each(|&t| s.time(t));
+        }
     }
 
-    /// A request is waiting and the in-flight limit allows sending it.
+    /// Moves every time of the BIU `dt` later.
+    pub(crate) fn shift(&mut self, dt: Cycle) {
+        if let Some(l) = self.lines.as_mut() {
+            l.frees.iter_mut().for_each(|t| shift(t, dt));
+        }
+    }
+
+    /// A request is waiting and the in-flight limit (and, for a put that
+    /// needs a line, its outbound lines at `now`) allow sending it.
     #[inline]
-    pub fn can_send(&self) -> bool {
-        !self.queue.is_empty() && self.outstanding < self.max_outstanding
+    pub fn can_send(&self, now: Cycle) -> bool {
+        if self.queue.is_empty() || self.outstanding >= self.max_outstanding {
+            return false;
+        }
+        match &self.lines {
+            Some(l) if self.queue.get(0).1 => l.free_at(now),
+            _ => true,
+        }
     }
 }
 
@@ -78,8 +191,8 @@ impl CommandBus {
         // ranges, not a modulo per step).
         let start = self.rr + 1;
         let r = (start..RAMPS)
-            .find(|&r| bius[r].can_send())
-            .or_else(|| (0..start.min(RAMPS)).find(|&r| bius[r].can_send()))?;
+            .find(|&r| bius[r].can_send(now))
+            .or_else(|| (0..start.min(RAMPS)).find(|&r| bius[r].can_send(now)))?;
         self.rr = r;
         self.next_free = now + bus_cycle;
         self.accepted += 1;
@@ -109,13 +222,13 @@ mod tests {
 
     #[test]
     fn one_command_per_bus_cycle_round_robin() {
-        let mut bius: [Biu; RAMPS] = std::array::from_fn(|_| Biu::new(4, 16));
-        bius[2].queue.push_back(0);
-        bius[2].queue.push_back(1);
-        bius[7].queue.push_back(2);
+        let mut bius: [Biu; RAMPS] = std::array::from_fn(|_| Biu::new(4, 16, None));
+        bius[2].push(0, false);
+        bius[2].push(1, false);
+        bius[7].push(2, false);
         let mut cb = CommandBus::default();
         assert_eq!(cb.select(0, &bius, 2), Some(Ramp(2)));
-        bius[2].queue.pop_front();
+        bius[2].pop(0);
         assert_eq!(cb.select(0, &bius, 2), None, "one per bus cycle");
         assert_eq!(
             cb.select(2, &bius, 2),
@@ -126,10 +239,31 @@ mod tests {
 
     #[test]
     fn the_in_flight_limit_holds_requests_back() {
-        let mut b = Biu::new(4, 1);
-        b.queue.push_back(0);
-        assert!(b.can_send());
+        let mut b = Biu::new(4, 1, None);
+        b.push(0, false);
+        assert!(b.can_send(0));
         b.outstanding = 1;
-        assert!(!b.can_send());
+        assert!(!b.can_send(0));
+    }
+
+    #[test]
+    fn a_put_waits_for_an_outbound_line_and_a_get_does_not() {
+        let mut b = Biu::new(4, 16, Some(1));
+        b.push(0, true);
+        b.push(1, true);
+        b.push(2, false);
+        assert!(b.can_send(0));
+        assert_eq!(b.pop(0), Some(0));
+        assert!(
+            !b.can_send(10),
+            "the one line is taken until the data leaves"
+        );
+        b.free_line_at(40);
+        assert!(!b.can_send(39));
+        assert!(b.can_send(40));
+        assert_eq!(b.pop(40), Some(1));
+        b.free_line_at(80);
+        assert!(b.can_send(50), "a get behind it needs no line");
+        assert_eq!(b.pop(50), Some(2));
     }
 }

@@ -407,7 +407,7 @@ impl Machine {
             self.now,
         );
         let id = self.new_op(op);
-        self.chips[0].bius[ppe.local().idx()].queue.push_back(id);
+        self.chips[0].bius[ppe.local().idx()].push(id, false);
         self.wake_command_bus(0, self.now);
     }
 

@@ -266,7 +266,7 @@ impl Machine {
         unit.mfc.dmac_free = now + unroll;
         let id = self.new_op(op);
         let biu = &mut self.chips[chip].bius[port];
-        biu.queue.push_back(id);
+        biu.push(id, !is_get && biu.puts_need_lines());
         let biu_full = !biu.has_room();
         self.wake_command_bus(chip, now);
         if biu_full {
@@ -395,7 +395,7 @@ impl Machine {
         let now = self.now;
         let c = &mut self.chips[chip];
         let Some(local) = c.command_bus.select(now, &c.bius, Self::BUS) else {
-            if c.bius.iter().any(|b| b.can_send()) {
+            if c.bius.iter().any(|b| b.can_send(now)) {
                 self.wake_command_bus(chip, now + Self::BUS);
             }
             return;
@@ -403,7 +403,7 @@ impl Machine {
         // The count the fast-forward's looks read (select counted it on the chip).
         self.commands_accepted += 1;
         let biu = &mut c.bius[local.idx()];
-        let id = biu.queue.pop_front().expect("selected BIU has a request");
+        let id = biu.pop(now).expect("selected BIU has a request");
         biu.outstanding += 1;
         if let Some(log) = c.eib.log.as_mut() {
             log.commands.push((now, self.ops[id].size));
@@ -452,7 +452,7 @@ impl Machine {
                 }
             }
         }
-        if self.chips[chip].bius.iter().any(|b| b.can_send()) {
+        if self.chips[chip].bius.iter().any(|b| b.can_send(now)) {
             self.wake_command_bus(chip, now + Self::BUS);
         }
     }
@@ -619,8 +619,13 @@ impl Machine {
         // The closure captures one reference to the timing, not a copy of
         // each value it reads: fewer stores to build it at every round.
         let timing = &*timing;
-        let ChipBus { arbiter, eib, .. } = &mut chips[chip];
+        let ChipBus {
+            arbiter, eib, bius, ..
+        } = &mut chips[chip];
         let rings = eib.ring_count() as u8;
+        // The earliest an outbound put line frees (variant biu.put_flow = "lines").
+        let mut line_free = Cycle::MAX;
+        let line_free_at = &mut line_free;
         let retry = arbiter.arbitrate(now, move |id| {
             let op = &ops[id];
             let (src, dst) = leg_ends(topo, op);
@@ -633,7 +638,25 @@ impl Machine {
             if to_memory && last_leg {
                 mics[chip].write_buffer(now)?;
             }
+            let to_ls =
+                op.kind == OpKind::Write && last_leg && matches!(op.remote, Space::Ls { .. });
+            if to_ls {
+                eib.put_room(now, dst.local())?;
+            }
             let g = eib.try_grant(now, src.local(), dst.local(), op.size)?;
+            if to_ls {
+                eib.hold_put_buffer(dst.local(), g.arrive);
+            }
+            let from_requester = op.leg != Leg::FromBif && matches!(op.owner, Owner::Mfc { .. });
+            if op.kind == OpKind::Write && from_requester {
+                let biu = &mut bius[src.local().idx()];
+                if biu.puts_need_lines() {
+                    // The put's line frees when its data has left the port.
+                    let t = g.start + g.beats_time;
+                    biu.free_line_at(t);
+                    *line_free_at = (*line_free_at).min(t);
+                }
+            }
             if last_leg {
                 // A write crossing the chips is acknowledged back over the BIF.
                 let ack_back = if op.requester.chip() == chip {
@@ -713,6 +736,9 @@ impl Machine {
                 self.wake_arbiter(chip, t.max(now + 1));
             }
         }
+        if line_free != Cycle::MAX {
+            self.wake_command_bus(chip, line_free);
+        }
     }
 
     /// The requester hears that a bus request is complete; bytes bound for a
@@ -745,7 +771,7 @@ impl Machine {
         let chip = op.requester.chip();
         let biu = &mut self.chips[chip].bius[op.requester.local().idx()];
         biu.outstanding -= 1;
-        if !biu.queue.is_empty() {
+        if biu.queued() > 0 {
             self.wake_command_bus(chip, now);
         }
         match op.owner {

@@ -84,7 +84,7 @@ impl Machine {
         );
         let id = self.new_op(op);
         // The source queue is unbounded, as in BookSim: a busy ramp queues.
-        self.chips[0].bius[src.idx()].queue.push_back(id);
+        self.chips[0].bius[src.idx()].push(id, false);
         self.wake_command_bus(0, now);
         if let Some(gap) = gap {
             self.schedule(now + gap * Self::BUS, Event::Inject(src.0));

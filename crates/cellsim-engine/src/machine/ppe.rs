@@ -268,7 +268,7 @@ impl Machine {
             let bytes = value.to_be_bytes();
             self.staging[id as usize][..size as usize].copy_from_slice(&bytes[8 - size as usize..]);
         }
-        self.chips[0].bius[ppe.local().idx()].queue.push_back(id);
+        self.chips[0].bius[ppe.local().idx()].push(id, false);
         self.wake_command_bus(0, now);
     }
 }

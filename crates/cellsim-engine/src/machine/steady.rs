@@ -1128,6 +1128,7 @@ impl Machine {
             c.eib.shift(dt);
             c.arbiter.shift(dt);
             c.command_bus.shift(dt);
+            c.bius.iter_mut().for_each(|b| b.shift(dt));
             for w in [&mut c.arb_wake, &mut c.cb_wake].into_iter().flatten() {
                 shift(w, dt);
             }

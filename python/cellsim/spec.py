@@ -1,0 +1,237 @@
+"""A machine as a value: a shipped machine or a machine file, with overrides.
+
+A :class:`MachineSpec` is what the layers above the engine pass around instead
+of a machine's name: it is resolved once (the engine merges the machine file
+over its ``base`` machines, applies the overrides and validates everything)
+into the machine's TOML, its facts (:class:`MachineFacts`, read from the
+resolved file, no machine built) and its model variants
+(:class:`VariantInfo`). ``spec.machine(seed)`` builds a :class:`~cellsim.Machine`.
+It is immutable, hashable and picklable, so a sweep can send it to workers
+and key results on :attr:`MachineSpec.fingerprint` (the resolved contents, not
+the name).
+
+>>> from cellsim.spec import MachineSpec
+>>> spec = MachineSpec.of("qs20-1chip", ["eib.recv_switch_bus_cycles=0"])
+>>> spec.name, spec.facts.spes, spec.variant("recv_switch").value
+('qs20-1chip', 8, '0')
+>>> str(spec)
+'qs20-1chip with eib.recv_switch_bus_cycles=0'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from . import _engine
+from .exceptions import UsageError
+
+if TYPE_CHECKING:
+    from .machine import Machine
+
+__all__ = ["ChoiceInfo", "MachineFacts", "MachineLike", "MachineSpec", "VariantInfo", "override_strings"]
+
+
+def override_strings(overrides: Mapping[str, Any] | Iterable[str]) -> tuple[str, ...]:
+    """Overrides as ``section.key=value`` strings, from a mapping or strings."""
+    if isinstance(overrides, Mapping):
+        return tuple(f"{k}={_toml_value(v)}" for k, v in overrides.items())
+    if isinstance(overrides, str):
+        raise UsageError(f"overrides {overrides!r}: give a list of section.key=value strings or a mapping")
+    return tuple(str(o) for o in overrides)
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, str):
+        return f'"{v}"'
+    if isinstance(v, list | tuple):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    return str(v)
+
+
+@dataclass(frozen=True)
+class MachineFacts:
+    """What the layers above the engine read of a machine, from its resolved file."""
+
+    name: str
+    description: str
+    core_hz: float
+    timebase_hz: float
+    chips: int
+    spes: int
+    """SPEs software can use."""
+    physical_spes: tuple[int, ...]
+    """Their physical numbers, sorted."""
+    memory_bytes: int
+    page_bytes: int
+    numa_policy: str
+    tlb_entries: int
+    ramps: tuple[str, ...]
+    bif_link_gbs: float | None
+    """The link between the chips (GB/s each way), on a two-chip machine."""
+
+
+@dataclass(frozen=True)
+class ChoiceInfo:
+    """One candidate form of a model variant."""
+
+    name: str
+    status: str
+    """``sourced`` (a document says so) or ``inferred`` (explains visible statements)."""
+    source: str
+    explains: tuple[str, ...]
+    """Ids of the visible published statements an inferred choice is meant to explain."""
+    params: tuple[str, ...]
+    what: str
+
+
+@dataclass(frozen=True)
+class VariantInfo:
+    """A model variant of a machine: a mechanism no source fixes, and the choice this spec runs."""
+
+    name: str
+    key: str
+    """The machine setting that selects the choice."""
+    about: str
+    why: str
+    """Why the machine file's value is the default."""
+    value: str
+    """The choice this spec runs."""
+    default: str
+    """The machine file's own choice."""
+    choices: tuple[ChoiceInfo, ...]
+
+    @property
+    def chosen(self) -> ChoiceInfo:
+        return next(c for c in self.choices if c.name == self.value)
+
+    @property
+    def is_default(self) -> bool:
+        return self.value == self.default
+
+
+@dataclass(frozen=True)
+class MachineSpec:
+    """A machine: a shipped name or a machine file's path, and overrides (``section.key=value``)."""
+
+    source: str
+    overrides: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, machine: str | MachineSpec, overrides: Mapping[str, Any] | Iterable[str] = ()) -> MachineSpec:
+        """The spec of a name, a path or a spec, with more overrides (applied after its own)."""
+        more = override_strings(overrides)
+        if isinstance(machine, MachineSpec):
+            return machine if not more else cls(machine.source, machine.overrides + more)
+        if not isinstance(machine, str):
+            raise UsageError(f"machine {machine!r}: give a machine name, a TOML file's path or a MachineSpec")
+        return cls(machine, more)
+
+    def with_overrides(self, overrides: Mapping[str, Any] | Iterable[str]) -> MachineSpec:
+        """This spec with more overrides."""
+        return MachineSpec.of(self, overrides)
+
+    @cached_property
+    def toml(self) -> str:
+        """The resolved machine file (bases merged, overrides applied); ``ConfigError`` if invalid."""
+        return str(_engine.resolved_machine(self.source, list(self.overrides)))
+
+    @cached_property
+    def _table(self) -> dict[str, Any]:
+        return tomllib.loads(self.toml)
+
+    @cached_property
+    def facts(self) -> MachineFacts:
+        """The machine's facts, read from the resolved file."""
+        t = self._table
+        spes = tuple(sorted(int(s) for s in t["spes"]))
+        bif = t.get("bif")
+        return MachineFacts(
+            name=str(t["name"]),
+            description=str(t["description"]),
+            core_hz=float(t["core_ghz"]) * 1e9,
+            timebase_hz=float(t["timebase_mhz"]) * 1e6,
+            chips=int(t.get("chips", 1)),
+            spes=len(spes),
+            physical_spes=spes,
+            memory_bytes=int(t["memory_mb"]) << 20,
+            page_bytes=int(t["numa"]["page_kb"]) << 10,
+            numa_policy=str(t["numa"]["policy"]),
+            tlb_entries=int(t["tlb"]["entries"]),
+            ramps=tuple(t["ramps"]),
+            bif_link_gbs=float(bif["link_gbs"]) if bif else None,
+        )
+
+    @property
+    def name(self) -> str:
+        """The machine's name (from its file: ``qs20``)."""
+        return self.facts.name
+
+    @cached_property
+    def variants(self) -> tuple[VariantInfo, ...]:
+        """The machine's model variants, with the choice this spec runs."""
+        out = []
+        for v in _engine.machine_variants(self.source, list(self.overrides)):
+            choices = tuple(
+                ChoiceInfo(
+                    name=c,
+                    status=d["status"],
+                    source=d["source"],
+                    explains=tuple(d["explains"]),
+                    params=tuple(d["params"]),
+                    what=d["what"],
+                )
+                for c, d in v["choices"].items()
+            )
+            out.append(
+                VariantInfo(
+                    name=v["name"],
+                    key=v["key"],
+                    about=v["about"],
+                    why=v["why"],
+                    value=v["value"],
+                    default=v["default"] or v["value"],
+                    choices=choices,
+                )
+            )
+        return tuple(out)
+
+    def variant(self, name: str) -> VariantInfo:
+        """The variant called ``name``; ``UsageError`` naming the others if there is none."""
+        for v in self.variants:
+            if v.name == name:
+                return v
+        known = ", ".join(v.name for v in self.variants)
+        raise UsageError(f"machine {self.name} has no variant {name!r} (it has: {known})")
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """A digest of the resolved machine: equal for equal contents, whatever the name or path."""
+        return hashlib.sha256(self.toml.encode()).hexdigest()[:16]
+
+    def machine(self, seed: int = 0, **kwargs: Any) -> Machine:
+        """A :class:`~cellsim.Machine` of this spec (``kwargs`` as ``Machine`` takes them)."""
+        from .machine import Machine
+
+        return Machine(self, seed=seed, **kwargs)
+
+    def __str__(self) -> str:
+        return self.source + (f" with {' '.join(self.overrides)}" if self.overrides else "")
+
+    def __getstate__(self) -> dict[str, Any]:
+        # only the two fields travel (to a worker, a cache): the rest is derived again there
+        return {"source": self.source, "overrides": self.overrides}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        object.__setattr__(self, "source", state["source"])
+        object.__setattr__(self, "overrides", tuple(state["overrides"]))
+
+
+MachineLike = str | MachineSpec
+"""What a function that builds machines takes: a name, a TOML path or a :class:`MachineSpec`."""

@@ -1,0 +1,380 @@
+"""``cellsim validate``: the model against every visible published value.
+
+Every experiment with a visible value in ``data/published.toml`` runs at the
+smallest sizes where it still measures what its paper measured (its
+``[NAME.validate]`` profile in ``data/experiments.toml``; ``full=True`` runs
+``cellsim reproduce``'s defaults), and each visible compare row becomes a
+line of the scoreboard: simulated, published, whether it holds, the row's
+role (a ``calibration`` value or a ``statement``), its declared half (``fit``
+or ``check``) and the model variants that claim to explain it.
+
+Several *settings* (sets of machine overrides: a variant's choice, a
+parameter's value) are scored side by side as one sweep (local worker
+processes or a Dask cluster, resumable): :func:`validate` returns a
+:class:`Scoreboard` per setting and :func:`ranking` orders them by statements
+held, then by calibration error. Withheld values are never used: their rows
+carry no verdict and are left out.
+
+>>> from cellsim.validate import Setting, grid_settings
+>>> [s.label for s in grid_settings({"axes": {"eib.recv_switch_bus_cycles": [0, 1]}})]
+['default', 'eib.recv_switch_bus_cycles=0', 'eib.recv_switch_bus_cycles=1']
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+import tomllib
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import published as pub
+from .exceptions import ConfigError, UsageError
+from .experiments import Experiment, all_experiments
+from .experiments import get as get_experiment
+from .spec import MachineSpec, override_strings
+from .sweep import run_sweep
+
+__all__ = [
+    "Row",
+    "Scoreboard",
+    "Setting",
+    "grid_settings",
+    "plan",
+    "ranking",
+    "read_grid",
+    "run_point",
+    "select",
+    "validate",
+]
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One set of machine overrides to score (``default``: none)."""
+
+    label: str
+    overrides: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, overrides: Iterable[str]) -> Setting:
+        ov = override_strings(overrides)
+        return cls(" ".join(ov) if ov else "default", ov)
+
+
+DEFAULT = Setting("default")
+
+
+def grid_settings(grid: Mapping[str, Any]) -> list[Setting]:
+    """The settings of a grid: ``default`` first, then every combination of
+    ``axes`` (``{key: [values]}``) and every ``[[setting]]`` (``overrides =
+    [...]``, optional ``label``), in that order, repeats dropped."""
+    unknown = sorted(set(grid) - {"axes", "setting"})
+    if unknown:
+        raise UsageError(f"grid: unknown tables {unknown}; a grid has [axes] and/or [[setting]]")
+    out = [DEFAULT]
+    axes = grid.get("axes", {})
+    if not isinstance(axes, dict) or not all(isinstance(v, list) and v for v in axes.values()):
+        raise UsageError("grid: [axes] maps each machine setting to a non-empty list of its values")
+    keys = list(axes)
+    for values in itertools.product(*(axes[k] for k in keys)):
+        out.append(Setting.of(dict(zip(keys, values, strict=True))))
+    for i, s in enumerate(grid.get("setting", [])):
+        if not isinstance(s, dict) or not isinstance(s.get("overrides"), list):
+            raise UsageError(f'grid: [[setting]] {i + 1} needs overrides = ["section.key=value", ...]')
+        ov = override_strings(s["overrides"])
+        out.append(Setting(str(s.get("label") or (" ".join(ov) or "default")), ov))
+    seen: set[tuple[str, ...]] = set()
+    unique = []
+    for s in out:
+        if s.overrides not in seen:
+            seen.add(s.overrides)
+            unique.append(s)
+    return unique
+
+
+def read_grid(path: str | Path) -> list[Setting]:
+    """The settings of a grid file (see :func:`grid_settings`)."""
+    try:
+        with open(path, "rb") as f:
+            grid = tomllib.load(f)
+    except OSError as e:
+        raise UsageError(f"--grid {str(path)!r}: {e.strerror or e}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise UsageError(f"--grid {str(path)!r} is not TOML: {e}") from None
+    return grid_settings(grid)
+
+
+# -- which experiments and rows --------------------------------------------------------------
+
+
+def _visible(exp: Experiment) -> list[pub.Published]:
+    return [e for e in pub.entries(experiment=exp.name, held_out=False)]
+
+
+def _paper_of(token: str) -> str | None:
+    t = token.lower()
+    for key, paper in pub.PAPERS.items():
+        if t in (key, paper.short.lower(), paper.short.lower().split()[0], str(paper).lower()):
+            return key
+    return None
+
+
+def select(only: Sequence[str] = ()) -> tuple[list[Experiment], Callable[[pub.Published], bool]]:
+    """The experiments ``only`` asks for and a filter of their published entries.
+
+    Each token is a paper (``000``, ``Kistler``), an experiment (``hotspot``)
+    or a statement's id (``000-f6b-pairwise-get-over-put``, or a prefix of
+    ids such as ``002-f9``)."""
+    runnable = [e for e in all_experiments() if e.validate is not None and _visible(e)]
+    if not only:
+        return runnable, lambda e: True
+    papers, experiments, ids = set(), set(), []
+    for token in only:
+        paper = _paper_of(token)
+        if paper is not None:
+            papers.add(paper)
+        elif any(e.name == token for e in runnable):
+            experiments.add(token)
+        elif any(e.id.startswith(token) for x in runnable for e in _visible(x)):
+            ids.append(token)
+        else:
+            known = ", ".join(
+                [f"{k} ({p.short})" for k, p in pub.PAPERS.items()] + [e.name for e in runnable]
+            )
+            raise UsageError(
+                f"--only {token!r} is no paper, experiment or visible statement id (papers and "
+                f"experiments: {known}; statement ids: cellsim validate --list)"
+            )
+
+    def keep(e: pub.Published) -> bool:
+        return e.paper in papers or e.experiment in experiments or any(e.id.startswith(i) for i in ids)
+
+    chosen = [x for x in runnable if any(keep(e) for e in _visible(x))]
+    return chosen, keep
+
+
+# -- the sweep's points ----------------------------------------------------------------------
+
+
+def plan(
+    settings: Sequence[Setting], experiments: Sequence[Experiment], *, full: bool = False, seed: int = 0
+) -> list[dict[str, Any]]:
+    """The sweep's points: one per setting, experiment and shard."""
+    points = []
+    for s in settings:
+        for exp in experiments:
+            prof = exp.validate
+            assert prof is not None
+            options: dict[str, Any] = {} if full else dict(prof.options)
+            shards: tuple[Any, ...] = (None,)
+            if prof.shard_option is not None and prof.shards:
+                shards = prof.shards
+            for i, value in enumerate(shards):
+                opts = dict(options)
+                if value is not None:
+                    opts[str(prof.shard_option)] = value
+                points.append(
+                    {
+                        "setting": s.label,
+                        "overrides": list(s.overrides),
+                        "experiment": exp.name,
+                        "shard": i,
+                        "options": opts,
+                        "seed": seed,
+                    }
+                )
+    return points
+
+
+def point_key(p: dict[str, Any]) -> str:
+    return f"{p['setting']}|{p['experiment']}|{p['shard']}"
+
+
+def run_point(point: dict[str, Any]) -> dict[str, Any]:
+    """Runs one point: an experiment (or a shard of it) under a setting's overrides."""
+    exp = get_experiment(point["experiment"])
+    opts = dict(point["options"])
+    names = {o.name for o in exp.options}
+    # a sweep worker runs its experiment in itself, writing nothing besides the sweep's results
+    if "workers" in names:
+        opts["workers"] = 1
+    if "out" in names:
+        opts["out"] = None
+    t0 = time.perf_counter()
+    records = exp.run(overrides=tuple(point["overrides"]), seed=int(point["seed"]), **opts)
+    return {"records": records, "seconds": time.perf_counter() - t0}
+
+
+# -- the scoreboard --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Row:
+    """One visible published value against its simulated value under one setting."""
+
+    setting: str
+    experiment: str
+    id: str
+    paper: str
+    figure: str
+    description: str
+    point: str
+    simulated: float
+    published: str
+    holds: bool
+    error_pct: float | None
+    role: str
+    half: str
+    mechanisms: tuple[str, ...]
+    """The model variants whose choices claim to explain it."""
+
+
+@dataclass
+class Scoreboard:
+    """The rows of one setting, and its totals."""
+
+    setting: Setting
+    rows: list[Row] = field(default_factory=list)
+    seconds: float = 0.0
+    """Host seconds its experiments took (summed over workers)."""
+
+    def held(self, role: str | None = None, half: str | None = None) -> tuple[int, int]:
+        """(holding, judged) rows, of one role and/or half."""
+        rs = [r for r in self.rows if (role is None or r.role == role) and (half is None or r.half == half)]
+        return sum(r.holds for r in rs), len(rs)
+
+    def calibration_error(self, half: str | None = None) -> float:
+        """Mean absolute error (%) of the calibration values."""
+        errs = [
+            abs(r.error_pct)
+            for r in self.rows
+            if r.role == "calibration" and r.error_pct is not None and (half is None or r.half == half)
+        ]
+        return sum(errs) / len(errs) if errs else math.nan
+
+    def summary(self) -> dict[str, Any]:
+        held, judged = self.held()
+        out: dict[str, Any] = {"setting": self.setting.label, "held": held, "judged": judged}
+        for role in ("statement", "calibration"):
+            out[f"{role}s_held"], out[f"{role}s"] = self.held(role)
+        for half in ("fit", "check"):
+            out[f"{half}_held"], out[f"{half}"] = self.held(half=half)
+        out["calibration_error_pct"] = self.calibration_error()
+        out["seconds"] = self.seconds
+        return out
+
+
+def _mechanisms(experiments: Iterable[Experiment]) -> dict[str, tuple[str, ...]]:
+    """Statement id -> the variants (``name=choice``) that claim to explain it, over the
+    machines the experiments run on."""
+    out: dict[str, set[str]] = {}
+    for machine in sorted({e.machine for e in experiments} | {m for e in experiments for m in e.measured_on}):
+        for v in MachineSpec.of(machine).variants:
+            for c in v.choices:
+                for sid in c.explains:
+                    out.setdefault(sid, set()).add(f"{v.name}={c.name}")
+    return {k: tuple(sorted(v)) for k, v in out.items()}
+
+
+def score(
+    setting: Setting,
+    experiments: Sequence[Experiment],
+    results: Mapping[str, list[dict[str, Any]]],
+    keep: Callable[[pub.Published], bool],
+    seconds: float = 0.0,
+) -> Scoreboard:
+    """The scoreboard of one setting from each experiment's records."""
+    mechanisms = _mechanisms(experiments)
+    board = Scoreboard(setting, seconds=seconds)
+    for exp in experiments:
+        records = results.get(exp.name, [])
+        for r in exp.compare(records):
+            if r["within"] is None:
+                continue  # withheld: no verdict, and never looked at
+            entry = pub.get(r["id"])
+            if not keep(entry):
+                continue
+            board.rows.append(
+                Row(
+                    setting=setting.label,
+                    experiment=exp.name,
+                    id=entry.id,
+                    paper=entry.paper,
+                    figure=entry.figure,
+                    description=entry.description,
+                    point=str(r["point"]),
+                    simulated=float(r["simulated"]),
+                    published=entry.text(),
+                    holds=bool(r["within"]),
+                    error_pct=None if r["error_pct"] is None else float(r["error_pct"]),
+                    role=entry.role,
+                    half=str(entry.half),
+                    mechanisms=mechanisms.get(entry.id, ()),
+                )
+            )
+    return board
+
+
+def validate(
+    settings: Sequence[Setting] = (DEFAULT,),
+    *,
+    only: Sequence[str] = (),
+    full: bool = False,
+    seed: int = 0,
+    workers: int | None = None,
+    cluster: Any = None,
+    out: str | Path | None = None,
+    resume: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[Scoreboard]:
+    """Scores every setting on every visible value that ``only`` selects (see
+    :func:`select`): one :class:`Scoreboard` per setting, in order."""
+    if not settings:
+        raise UsageError("no settings to validate")
+    experiments, keep = select(only)
+    for s in settings:  # a bad override fails here, naming it, before anything runs
+        for machine in sorted({e.machine for e in experiments}):
+            try:
+                MachineSpec.of(machine, s.overrides).toml  # noqa: B018
+            except ConfigError as e:
+                raise UsageError(f"setting {s.label!r} on {machine} (an experiment's machine): {e}") from None
+    points = plan(settings, experiments, full=full, seed=seed)
+    results = run_sweep(
+        run_point,
+        points,
+        key=point_key,
+        out=out,
+        resume=resume,
+        workers=workers,
+        cluster=cluster,
+        progress=progress,
+        settings={"full": full, "seed": seed, "validate": 1},
+    )
+    boards = []
+    for s in settings:
+        per_exp: dict[str, list[dict[str, Any]]] = {}
+        secs = 0.0
+        for p, r in zip(points, results, strict=True):
+            if p["setting"] == s.label:
+                per_exp.setdefault(p["experiment"], []).extend(r["records"])
+                secs += float(r["seconds"])
+        boards.append(score(s, experiments, per_exp, keep, secs))
+    return boards
+
+
+def ranking(boards: Sequence[Scoreboard]) -> list[dict[str, Any]]:
+    """The settings' summaries, best first: most statements held, then most
+    calibration values held, then the smallest calibration error."""
+
+    def key(b: Scoreboard) -> tuple[float, float, float]:
+        err = b.calibration_error()
+        return (-b.held("statement")[0], -b.held("calibration")[0], err if not math.isnan(err) else math.inf)
+
+    out = []
+    for rank, b in enumerate(sorted(boards, key=key), 1):
+        out.append({"rank": rank, **b.summary()})
+    return out

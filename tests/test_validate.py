@@ -1,0 +1,125 @@
+"""cellsim validate: settings, selection, the scoreboard end to end (a variant grid of two values,
+a failing statement reported), locally and on Dask, resumable."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from cellsim import experiments
+from cellsim import published as pub
+from cellsim.cli import cli
+from cellsim.exceptions import UsageError
+from cellsim.experiments._catalog import ValidateProfile
+from cellsim.validate import DEFAULT, Setting, grid_settings, ranking, select, validate
+
+STATEMENT = "000-f6a-get-outperforms-put"
+
+
+@pytest.fixture
+def small_hotspot(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hot spot at a test's size (its statement still holds or fails as at the profile's)."""
+    reg = experiments._load()
+    small = ValidateProfile({"count": 24, "spes": [1, 2, 4]}, "a test's size")
+    monkeypatch.setitem(reg, "hotspot", dataclasses.replace(reg["hotspot"], validate=small))
+
+
+def test_a_grid_is_every_combination_after_the_default_without_repeats() -> None:
+    grid = {
+        "axes": {"eib.recv_switch_bus_cycles": [0, 1], "mfc.command_cycles": [96]},
+        "setting": [
+            {"overrides": ["eib.recv_switch_bus_cycles=0", "mfc.command_cycles=96"]},
+            {"overrides": []},
+        ],
+    }
+    assert [s.label for s in grid_settings(grid)] == [
+        "default",
+        "eib.recv_switch_bus_cycles=0 mfc.command_cycles=96",
+        "eib.recv_switch_bus_cycles=1 mfc.command_cycles=96",
+    ]
+    for bad, words in (
+        ({"axis": {}}, "unknown tables"),
+        ({"axes": {"eib.x": []}}, "non-empty list"),
+        ({"setting": [{"label": "x"}]}, "needs overrides"),
+    ):
+        with pytest.raises(UsageError, match=words):
+            grid_settings(bad)
+
+
+def test_only_takes_papers_experiments_and_statement_ids() -> None:
+    exps, _ = select(["Kistler"])
+    assert {e.paper for e in exps} == {"000"}
+    exps, keep = select([STATEMENT])
+    assert [e.name for e in exps] == ["hotspot"] and not keep(pub.get("000-f6a-mem-get-saturates"))
+    exps, _ = select(["002-f9"])
+    assert [e.name for e in exps] == ["spe-mem"]
+    # experiments whose every value is withheld have nothing to validate
+    assert "mpi-pingpong" not in {e.name for e in select(())[0]}
+    with pytest.raises(UsageError, match="no paper, experiment or visible statement id"):
+        select(["000-f6b-complement-xyz"])
+
+
+def test_a_variant_grid_is_scored_end_to_end_and_a_failing_statement_is_reported(small_hotspot) -> None:
+    """With the receiving port's turn off, gets no longer outperform puts: the statement fails
+    under that setting and holds under the default, and the ranking puts the default first."""
+    settings = grid_settings({"axes": {"eib.recv_switch_bus_cycles": [0]}})
+    boards = validate(settings, only=[STATEMENT], workers=1)
+    held = {b.setting.label: b.held("statement") for b in boards}
+    # one row per hot spot: memory and one local store
+    assert held == {"default": (2, 2), "eib.recv_switch_bus_cycles=0": (0, 2)}
+    for row in boards[1].rows:
+        assert row.id == STATEMENT and not row.holds and row.simulated >= 1.0
+        assert "recv_switch=1" in row.mechanisms and row.role == "statement" and row.half == "fit"
+    assert [r["setting"] for r in ranking(boards)] == ["default", "eib.recv_switch_bus_cycles=0"]
+
+
+def test_the_command_prints_the_failing_value_and_writes_json_and_a_plot(small_hotspot, tmp_path) -> None:
+    grid = tmp_path / "grid.toml"
+    grid.write_text('[axes]\n"eib.recv_switch_bus_cycles" = [0]\n')
+    out = tmp_path / "board.json"
+    r = CliRunner().invoke(
+        cli,
+        [
+            *("validate", "--only", STATEMENT, "--grid", str(grid), "--workers", "1", "--json", str(out)),
+            *("--plot", str(tmp_path / "rank.png"), "--failing"),
+        ],
+        catch_exceptions=False,
+    )
+    assert r.exit_code == 0, r.output
+    assert STATEMENT in r.output and "0/2 (worst 1." in r.output
+    assert "default: 2 of 2 visible values hold" in r.output
+    doc = json.loads(out.read_text())
+    assert [x["setting"] for x in doc["ranking"]] == ["default", "eib.recv_switch_bus_cycles=0"]
+    assert {x["holds"] for x in doc["rows"]} == {True, False}
+    assert (tmp_path / "rank.png").stat().st_size > 0
+
+
+def test_a_bad_setting_is_one_error_before_anything_runs() -> None:
+    r = CliRunner().invoke(cli, ["validate", "--only", STATEMENT, "--set", "eib.no_such=1"])
+    assert r.exit_code == 2 and "eib.no_such" in r.output and "Traceback" not in r.output
+    r = CliRunner().invoke(cli, ["validate", "--only", STATEMENT, "--set", "eib.recv_switch_bus_cycles=7"])
+    assert r.exit_code == 2 and "choices 0, 1" in r.output
+
+
+def test_resumed_and_on_dask_the_scoreboard_is_the_same(small_hotspot, tmp_path) -> None:
+    distributed = pytest.importorskip("distributed")
+    out = tmp_path / "points"
+    local = validate([DEFAULT], only=[STATEMENT], workers=1, out=out)
+    again = validate([DEFAULT], only=[STATEMENT], workers=1, out=out, resume=True)
+    assert again[0].rows == local[0].rows and again[0].seconds == local[0].seconds  # nothing rerun
+    with (
+        distributed.LocalCluster(
+            n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        on_dask = validate([DEFAULT], only=[STATEMENT], cluster=client)
+    assert on_dask[0].rows == local[0].rows
+
+
+def test_settings_label_their_overrides() -> None:
+    assert Setting.of({"eib.recv_switch_bus_cycles": 0}).label == "eib.recv_switch_bus_cycles=0"
+    assert Setting.of([]) == DEFAULT
