@@ -473,7 +473,14 @@ def _make_run_command(exp: Experiment) -> click.Command:
         if record_dir:
             from .record import command_line, write_record
 
-            write_record(record_dir, command=command_line(), machine=machine, seed=seed, records=records)
+            write_record(
+                record_dir,
+                command=command_line(),
+                machine=machine,
+                seed=seed,
+                overrides=overrides,
+                records=records,
+            )
             err.print(f"wrote a record of the run into {record_dir}/ (cellsim diff compares two)")
         if json_path == "-":
             sys.stdout.write(json.dumps(records, indent=1) + "\n")

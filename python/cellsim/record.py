@@ -6,7 +6,8 @@ on ``cellsim run``, ``cellsim exec`` and ``cellsim mpirun`` writes
     cellsim's version and git commit, the host, when it ran;
 ``DIR/machine.toml``
     the machine as it ran: its file with ``base =`` resolved and the
-    overrides applied, every parameter written out;
+    overrides applied, every parameter written out (the engine's resolution,
+    :class:`cellsim.spec.MachineSpec`), and the model variants it ran in run.json;
 ``DIR/stats.json`` and ``DIR/stats.txt``
     the run's counters, each with its unit and what it counts (``stats.txt``
     one per line, as gem5's ``stats.txt``); for an experiment, its measured
@@ -90,30 +91,6 @@ def described(stats: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
 # -- the machine as it ran ---------------------------------------------------------------------
 
 
-def _machine_table(name_or_path: str, depth: int = 0) -> dict[str, Any]:
-    from . import machine_toml, machines
-
-    if name_or_path in machines():
-        text = machine_toml(name_or_path)
-    else:
-        text = Path(name_or_path).read_text(encoding="utf-8")
-    table = tomllib.loads(text)
-    base = table.pop("base", None)
-    if base is None or depth > 8:
-        return table
-    merged = _machine_table(str(base), depth + 1)
-    _merge(merged, table)
-    return merged
-
-
-def _merge(into: dict[str, Any], over: Mapping[str, Any]) -> None:
-    for k, v in over.items():
-        if isinstance(v, dict) and isinstance(into.get(k), dict):
-            _merge(into[k], v)
-        else:
-            into[k] = v
-
-
 def _override_items(overrides: Mapping[str, Any] | Iterable[Any]) -> list[tuple[str, Any]]:
     if isinstance(overrides, Mapping):
         return list(overrides.items())
@@ -127,17 +104,17 @@ def _override_items(overrides: Mapping[str, Any] | Iterable[Any]) -> list[tuple[
     return items
 
 
+def _spec(name_or_path: str, overrides: Mapping[str, Any] | Iterable[Any]) -> Any:
+    from .spec import MachineSpec
+
+    return MachineSpec.of(name_or_path, [f"{k}={_value(v)}" for k, v in _override_items(overrides)])
+
+
 def resolved_machine(name_or_path: str, overrides: Mapping[str, Any] | Iterable[Any] = ()) -> dict[str, Any]:
     """The machine's parameters as a run uses them: its file over its ``base``
     (recursively), then ``overrides`` (``{"eib.command_phase_bus_cycles": 40}``
-    or ``["eib.command_phase_bus_cycles=40"]``)."""
-    table = _machine_table(name_or_path)
-    for key, value in _override_items(overrides):
-        *path, last = key.split(".")
-        node = table
-        for p in path:
-            node = node.setdefault(p, {})
-        node[last] = value
+    or ``["eib.command_phase_bus_cycles=40"]``), as the engine resolves them."""
+    table: dict[str, Any] = tomllib.loads(_spec(name_or_path, overrides).toml)
     return table
 
 
@@ -220,7 +197,10 @@ def write_record(
     (out / "run.json").write_text(json.dumps(run, indent=1) + "\n")
     header = f"machine {machine} as it ran: its file with base resolved"
     header += f", overrides {', '.join(f'{k}={_value(v)}' for k, v in ov)}" if ov else ", no overrides"
-    (out / "machine.toml").write_text(toml_text(resolved_machine(machine, ov), header))
+    spec = _spec(machine, ov)
+    (out / "machine.toml").write_text("\n".join(f"# {h}" for h in header.splitlines()) + "\n" + spec.toml)
+    run["variants"] = {v.name: v.value for v in spec.variants}
+    (out / "run.json").write_text(json.dumps(run, indent=1) + "\n")
     if stats is not None:
         d = described(stats)
         (out / "stats.json").write_text(json.dumps(d, indent=1) + "\n")
@@ -276,7 +256,7 @@ def diff_runs(a: str | Path, b: str | Path) -> list[str]:
     """What changed from run record ``a`` to ``b``, one line each (empty: nothing)."""
     ra, rb = _load(Path(a)), _load(Path(b))
     lines: list[str] = []
-    for key in ("command", "machine", "overrides", "seed", "cellsim", "commit"):
+    for key in ("command", "machine", "overrides", "variants", "seed", "cellsim", "commit"):
         va, vb = ra["run"].get(key), rb["run"].get(key)
         if va != vb:
             show = " ".join(va) if key == "command" and va else va
