@@ -48,7 +48,7 @@ lint:
 
 fuzz:
 	CELLSIM_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) CELLSIM_FUZZ_REPORT=fuzz-report.json \
-		$(PY) -m pytest -q -o timeout=0 tests/test_fuzz_mfc.py tests/test_fuzz_binding.py
+		$(PY) -m pytest -q -o timeout=0 tests/test_fuzz_mfc.py tests/test_fuzz_binding.py tests/test_fuzz_api.py
 	PROPTEST_CASES=$(FUZZ_EXAMPLES) cargo test -q --release -p cellsim-engine --test it \
 		hostile::random_commands_never_panic
 

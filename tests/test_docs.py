@@ -29,6 +29,15 @@ def test_the_api_reference_builds(tmp_path: Path) -> None:
         assert name in api, name
 
 
+def test_the_variants_table_of_the_model_is_current() -> None:
+    """docs/model.md's table of variants is generated from the machine files."""
+    from cellsim.spec import variants_markdown
+
+    text = (ROOT / "docs" / "model.md").read_text()
+    table = text.split("<!-- variants:begin -->\n", 1)[1].split("<!-- variants:end -->", 1)[0]
+    assert table == variants_markdown(), "run: cellsim machine variants --markdown (into docs/model.md)"
+
+
 def test_the_experiment_options_reference_is_current() -> None:
     """docs/experiments.md is generated from the experiments' declared options."""
     from cellsim.experiments import options_reference
@@ -56,10 +65,13 @@ def test_run_settings_take_the_experiments_defaults() -> None:
     """``run(**settings)``: a setting not given is the experiment's default
     (its machine from data/experiments.toml); an unknown keyword is refused."""
     from cellsim import experiments
+    from cellsim.spec import MachineSpec
 
     ppe_mem = experiments.get("ppe-mem")
-    assert ppe_mem.settings({}) == experiments.Setup("blade21", 0, True, None)
-    assert ppe_mem.settings({"machine": "qs20", "seed": 3}).machine == "qs20"
+    assert ppe_mem.settings({}) == experiments.Setup(MachineSpec("blade21"), 0, True, None)
+    assert ppe_mem.settings({"machine": "qs20", "seed": 3}).machine == MachineSpec("qs20")
+    with_set = ppe_mem.settings({"overrides": ["mic.dram=banks"]}).machine
+    assert with_set == MachineSpec("blade21", ("mic.dram=banks",))
     with pytest.raises(TypeError, match="unexpected keyword argument 'sead'"):
         ppe_mem.settings({"sead": 3})  # type: ignore[typeddict-unknown-key]
     with pytest.raises(TypeError, match="unexpected keyword argument 'bank'"):
@@ -72,7 +84,8 @@ def test_run_docstrings_list_the_declared_options() -> None:
     from cellsim.experiments import spe_mem
 
     doc = spe_mem.run.__doc__ or ""
-    assert "machine: machine name or TOML path (default ``blade21``)." in doc
+    assert "machine: machine name, TOML path or MachineSpec (default ``blade21``)." in doc
+    assert "overrides: machine settings to change" in doc
     assert "mb_per_spe: data per SPE and direction (MB; default: 32; as the paper)." in doc
 
 

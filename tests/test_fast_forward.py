@@ -75,8 +75,12 @@ SMALL: dict[str, dict[str, Any]] = {
 }
 
 
-# Those whose small runs reach a steady state: the comparison is not vacuous.
-MUST_JUMP = {"dma-latency", "hotspot", "spe-spe", "couples", "cross-chip", "ppe-spe-mem"}
+# Those whose small runs reach a steady state: the comparison is not vacuous. (spe-spe and
+# couples did too before the puts waited for their receivers' credits: a credit-bound put
+# stream beside a port-bound get stream has no short common period for the fast-forward to
+# find, so they now run event by event, about 30% longer; tests/test_variants.py checks the
+# fast-forward with credits where it does jump.)
+MUST_JUMP = {"dma-latency", "hotspot", "cross-chip", "ppe-spe-mem"}
 
 
 def test_every_experiment_has_a_small_setting() -> None:

@@ -6,7 +6,7 @@ import pytest
 
 from cellsim.exceptions import UsageError
 from cellsim.messaging.explorer import explore
-from cellsim.sweep import SweepInterrupted, read_results, run_sweep
+from cellsim.sweep import MARKER, SweepInterrupted, read_results, run_sweep
 
 CALLS: list[int] = []
 STOP_AT: list[int] = []
@@ -208,3 +208,76 @@ def test_cli_runs_a_sweep_on_a_scheduler_by_address(dask_scheduler, tmp_path) ->
     assert r.exit_code == 0, r.output
     local = CliRunner().invoke(cli, [*args, "--workers", "1", "--out", str(tmp_path / "l")])
     assert json.loads(r.stdout) == json.loads(local.stdout)
+
+
+# -- what a sweep may write and remove, two sweeps at once, dead workers (issue 33) ----------
+
+
+def test_out_never_removes_a_users_files(tmp_path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "part-1.tex").write_text("my paper")
+    with pytest.raises(UsageError, match="not a sweep's dataset"):
+        run_sweep(square, POINTS[:2], out=out, workers=1)
+    assert (out / "part-1.tex").read_text() == "my paper"
+    # a dataset a sweep made: a user's file put there later is left alone by the next sweep
+    out2 = tmp_path / "out2"
+    run_sweep(square, POINTS[:2], out=out2, workers=1)
+    assert (out2 / MARKER).is_file()
+    (out2 / "part-1.tex").write_text("notes")
+    run_sweep(square, POINTS[:3], out=out2, workers=1)
+    assert (out2 / "part-1.tex").read_text() == "notes"
+    assert [r["x"] for r in read_results(out2)] == [0, 1, 2]
+
+
+def test_two_sweeps_cannot_write_one_dataset(tmp_path) -> None:
+    import fcntl
+    import os
+
+    out = tmp_path / "out"
+    run_sweep(square, POINTS[:2], out=out, workers=1)
+    fd = os.open(out / ".cellsim-sweep.lock", os.O_RDWR)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # as a sweep in another process holds it
+    try:
+        with pytest.raises(UsageError, match="another sweep is writing"):
+            run_sweep(square, POINTS[:2], out=out, workers=1, resume=True)
+    finally:
+        os.close(fd)
+    run_sweep(square, POINTS[:2], out=out, workers=1, resume=True)
+
+
+def dies(p: dict) -> dict:
+    import os
+
+    if p["x"] == 5:
+        os._exit(3)
+    return {"x": p["x"]}
+
+
+def test_a_dead_worker_is_an_error_naming_its_point_after_the_others_are_written(tmp_path) -> None:
+    from cellsim.sweep import WorkerDied
+
+    out = tmp_path / "out"
+    with pytest.raises(WorkerDied, match=r'point \{"x": 5\}') as e:
+        run_sweep(dies, POINTS, out=out, workers=2, chunk=1)
+    assert e.value.key == '{"x": 5}'
+    done = {r["x"] for r in read_results(out)}
+    assert 5 not in done and done  # what finished is there; --resume finishes the rest
+
+
+def test_resume_keys_on_the_machine_file_contents_not_its_name(tmp_path) -> None:
+    from cellsim.machine import machine_digest
+
+    f = tmp_path / "m.toml"
+    f.write_text('base = "ps3"\n')
+    before = machine_digest(str(f))
+    f.write_text('base = "ps3"\n[mic]\ndram_latency_ns = 80\n')
+    assert machine_digest(str(f)) != before
+    assert machine_digest("ps3") != machine_digest("qs20")
+    assert machine_digest("ps3", ["mic.dram_latency_ns=80"]) != machine_digest("ps3")
+    from cellsim.messaging.explorer import settings_of
+
+    a = settings_of([{"machine": str(f), "mapping": [0], "run": 0}])
+    f.write_text('base = "ps3"\n[mic]\ndram_latency_ns = 90\n')
+    b = settings_of([{"machine": str(f), "mapping": [0], "run": 0}])
+    assert a["machine"] == b["machine"] and a != b

@@ -4,7 +4,7 @@ import re
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent / "src"
-FILES = ["machine.rs", "spu.rs", "ppe.rs", "programs.rs", "stats.rs", "trace.rs"]
+FILES = ["machine.rs", "spu.rs", "ppe.rs", "programs.rs", "stats.rs", "trace.rs", "child.rs"]
 src = "\n".join((HERE / f).read_text() for f in FILES)
 
 

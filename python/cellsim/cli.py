@@ -58,7 +58,7 @@ from .mpi.cli import mpirun_cmd
 from .published import PAPERS, TOLERANCE_PCT, WITHHELD_NOTE, cite, plain
 from .reference import exact_reference_default
 from .report import format_error, format_published, format_simulated, verdict
-from .spec import MachineSpec
+from .spec import MachineSpec, variants_markdown
 from .style import figure_style
 from .sweep import SweepInterrupted
 from .trace import DEFAULT_LIMIT
@@ -730,10 +730,14 @@ def machine_show(name: str) -> None:
 @click.option(
     "--set", "overrides", multiple=True, metavar="KEY=VALUE", help="a machine setting to apply first"
 )
-def machine_variants(name: str, overrides: tuple[str, ...]) -> None:
+@click.option("--markdown", is_flag=True, help="every shipped machine's variants as docs/model.md's table")
+def machine_variants(name: str, overrides: tuple[str, ...], markdown: bool) -> None:
     """List the model variants of machine NAME (a name or a TOML file): each mechanism no source
     fixes, its choices (sourced: the document; inferred: the visible statements it explains), the
     one the machine runs and why it is the default."""
+    if markdown:
+        click.echo(variants_markdown(), nl=False)
+        return
     spec = MachineSpec.of(name, overrides)
     con = _console()
     for v in spec.variants:

@@ -17,6 +17,8 @@ RunawayError        the run passed its simulated- or host-time limit
 UsageError          the API was used wrongly (bad SPE number, bad argument)
 NotInProgramError   an SPU call was made outside a running SPE program
 InvariantError      an EIB invariant check failed (a simulator bug)
+ProgramCrashError   a C program's process died (a fatal signal, ``_exit``):
+                    ``.who``, ``.signal``, ``.location`` (C file:line)
 ==================  ==========================================================
 """
 
@@ -29,6 +31,7 @@ __all__ = [
     "InvariantError",
     "MfcError",
     "NotInProgramError",
+    "ProgramCrashError",
     "RunawayError",
     "UsageError",
 ]
@@ -119,3 +122,36 @@ class NotInProgramError(CellsimError, RuntimeError):
 
 class InvariantError(CellsimError, AssertionError):
     """An invariant of the EIB model was violated: a bug in cellsim, please report it."""
+
+
+class ProgramCrashError(CellsimError):
+    """A C program's process died: a fatal signal (a NULL write, ``abort()``, a
+    division by zero, a stack overflow) or ``_exit`` from the PPU program.
+
+    Attributes:
+        who: the program's place (``"SPE 3"``, ``"the PPU program"``).
+        program: the C program's name.
+        signal: the signal's name (``"SIGSEGV"``), or None if the process exited.
+        location: ``file:line (in function)`` of the faulting code, if known.
+        last_call: ``file:line`` of the program's last SDK call, if any.
+        exit_status: the process's exit status when it exited without a signal.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        who: str = "",
+        program: str = "",
+        signal: str | None = None,
+        location: str | None = None,
+        last_call: str | None = None,
+        exit_status: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.who = who
+        self.program = program
+        self.signal = signal
+        self.location = location
+        self.last_call = last_call
+        self.exit_status = exit_status

@@ -21,15 +21,26 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 import click
 
 from ._checks import SEED_MAX, U32, positive
-from .exceptions import RunawayError
+from .exceptions import RunawayError, UsageError
 
-__all__ = ["COUNT", "SEED", "command_limits", "default_time_limit_ns", "limit_options", "limit_params"]
+__all__ = [
+    "COUNT",
+    "SEED",
+    "command_limits",
+    "default_time_limit_ns",
+    "limit_options",
+    "limit_params",
+    "run_deadline",
+    "wall_limit",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -71,6 +82,22 @@ def limit_options(f: F) -> F:
     return f
 
 
+WALL_LIMIT_MAX = 1e9
+"""Host-time limits are under this many seconds (about 31 years; the engine's and the alarm's range)."""
+
+
+def _wall(value: Any, what: str) -> float:
+    return wall_limit(value, what)
+
+
+def wall_limit(value: Any, what: str) -> float:
+    """A host-time limit: positive, finite and under :data:`WALL_LIMIT_MAX` seconds."""
+    v = positive(value, what)
+    if v >= WALL_LIMIT_MAX:
+        raise UsageError(f"{what} {value!r} must be under {WALL_LIMIT_MAX:g} seconds (about 31 years)")
+    return v
+
+
 @contextlib.contextmanager
 def command_limits(time_limit: float | None, wall_limit: float | None) -> Iterator[None]:
     """Applies a command's limits to every simulation it runs in this process
@@ -79,7 +106,7 @@ def command_limits(time_limit: float | None, wall_limit: float | None) -> Iterat
     if time_limit is not None:
         _default_time_limit_ns[0] = positive(time_limit, "--time-limit") * 1e9
     try:
-        with _alarm(None if wall_limit is None else positive(wall_limit, "--wall-limit")):
+        with _alarm(None if wall_limit is None else _wall(wall_limit, "--wall-limit")):
             yield
     finally:
         _default_time_limit_ns[0] = saved
@@ -106,3 +133,37 @@ def _alarm(seconds: float | None) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+@contextlib.contextmanager
+def run_deadline(seconds: float | None) -> Iterator[None]:
+    """``Machine.run(wall_limit_s=...)`` for code that never reaches the engine's
+    watchdog (a program's endless pure-Python loop, an MPI rank spinning): an
+    alarm raises ``RunawayError`` wherever the main thread is. A command's earlier
+    alarm (``--wall-limit``) stays; off the main thread only the watchdog checks."""
+    if seconds is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    outer, _ = signal.getitimer(signal.ITIMER_REAL)
+    if outer and outer <= seconds * 1.05 + 0.5:
+        yield
+        return
+
+    def expired(signum: int, frame: Any) -> None:
+        raise RunawayError(
+            f"host-time limit reached: the run took more than {seconds:g} s of host time "
+            "(wall_limit_s, --wall-limit); raise it if the run is expected to be this long"
+        )
+
+    start = time.monotonic()
+    previous = signal.signal(signal.SIGALRM, expired)
+    # a backstop, a little after the engine's own deadline: where the engine runs, its
+    # watchdog stops the run first, with its livelock report
+    signal.setitimer(signal.ITIMER_REAL, seconds * 1.05 + 0.5)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        if outer:  # the command's alarm goes on
+            signal.setitimer(signal.ITIMER_REAL, max(outer - (time.monotonic() - start), 1e-6))

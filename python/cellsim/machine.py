@@ -26,6 +26,7 @@ switches straight to it (or simply continues when it is itself). No
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +39,7 @@ from . import _engine
 from . import dmacheck as _dmacheck
 from ._checks import integer, positive
 from .exceptions import UsageError
-from .limits import default_time_limit_ns
+from .limits import default_time_limit_ns, run_deadline, wall_limit
 from .reference import default_exact_reference
 from .spec import MachineSpec
 
@@ -281,6 +282,10 @@ class Machine:
             dmacheck.ACTIVE.add(self)
         self._programs: dict[int, Program] = {}
         self._results: dict[int, Any] = {}
+        # SPE programs run by spe_context_run, and the C programs among them that
+        # died (cellsim.c): the PPE program's spe_context_run reports them
+        self._context_runs: set[int] = set()
+        self._spe_crashes: dict[int, Any] = {}
         self._driver: greenlet | None = None
         self._ls_views: dict[int, np.ndarray] = {}
         self._next_context = 0
@@ -331,8 +336,17 @@ class Machine:
         return cycles * 1e9 / self.core_hz
 
     def ns_to_cycles(self, ns: float) -> int:
-        """Converts nanoseconds to SPU cycles on this machine."""
-        return round(ns * self.core_hz / 1e9)
+        """Converts nanoseconds (finite, not negative) to SPU cycles on this machine."""
+        if isinstance(ns, (bool, str, bytes)) or ns is None:
+            raise UsageError(f"ns_to_cycles: ns must be a number, not {ns!r}")
+        try:
+            v = float(ns)
+        except (TypeError, ValueError, OverflowError):
+            raise UsageError(f"ns_to_cycles: ns must be a number, not {ns!r}") from None
+        cycles = v * self.core_hz / 1e9
+        if not (math.isfinite(cycles) and 0 <= cycles < 2**64):
+            raise UsageError(f"ns_to_cycles: ns {ns!r} must be finite, not negative and under 2**64 cycles")
+        return round(cycles)
 
     def alloc(
         self,
@@ -353,6 +367,10 @@ class Machine:
         --interleave=all``). ``huge`` puts them on 16 MB pages (hugetlbfs).
         """
         size = integer(size, "alloc: size")
+        if policy is not None and not isinstance(policy, str):
+            raise UsageError(
+                f"alloc: policy must be 'first-touch' or 'interleave' (a string), not {policy!r}"
+            )
         if node is not None and policy is not None:
             raise UsageError(f"alloc: give node={node} or policy={policy!r}, not both")
         how = f"node{integer(node, 'alloc: node')}" if node is not None else policy
@@ -371,7 +389,11 @@ class Machine:
 
     def memory(self, ea: int, size: int) -> np.ndarray:
         """A writable ``uint8`` view of main memory ``[ea, ea + size)``."""
-        view = self._engine.memory(integer(ea, "memory: ea"), integer(size, "memory: size"))
+        ea, size = integer(ea, "memory: ea"), integer(size, "memory: size")
+        total = int(self.info["memory_bytes"])
+        if ea + size > total:
+            raise UsageError(f"memory: 0x{ea:x}..+{size} is outside main memory ({total} bytes)")
+        view = self._engine.memory(ea, size)
         return np.frombuffer(memoryview(view), dtype=np.uint8)
 
     def local_store(self, spe: int) -> np.ndarray:
@@ -383,7 +405,7 @@ class Machine:
 
     def is_mapped(self, ea: int) -> bool:
         """Whether ``ea`` is in main memory or in an SPE's local-store or problem-state mapping."""
-        ea = int(ea)
+        ea = integer(ea, "is_mapped: ea", -(1 << 128), 1 << 128)
         if 0 <= ea < self.info["memory_bytes"]:
             return True
         base = _engine.ls_ea(0)
@@ -507,12 +529,16 @@ class Machine:
         if time_limit_ns is not None:
             self._set_time_limit(time_limit_ns)
         if wall_limit_s is not None:
-            self._engine.set_wall_limit(positive(wall_limit_s, "wall_limit_s"))
+            self._engine.set_wall_limit(wall_limit(wall_limit_s, "wall_limit_s"))
         self._ran = True
         main_tid = self.start_ppe_thread(main, *args, **kwargs) if main is not None else None
         self._driver = greenlet.getcurrent()
         for p in self._programs.values():
             p.parent = self._driver
+        with run_deadline(None if wall_limit_s is None else wall_limit(wall_limit_s, "wall_limit_s")):
+            return self._drive(main_tid)
+
+    def _drive(self, main_tid: int | None) -> RunResult:
         nxt, reply = self._engine.start()
         pumped = 0
         try:
@@ -550,6 +576,8 @@ class Machine:
 
     def _set_time_limit(self, time_limit_ns: Any) -> None:
         ns = positive(time_limit_ns, "time_limit_ns")
+        if ns * self.core_hz / 1e9 >= 2**64:
+            raise UsageError(f"time_limit_ns {time_limit_ns!r} is more than 2**64 - 1 cycles of this machine")
         cycles = round(ns * self.core_hz / 1e9)
         self._engine.set_time_limit(integer(cycles, f"time_limit_ns {time_limit_ns!r} in cycles"))
 
@@ -620,6 +648,16 @@ class Machine:
 
     def __repr__(self) -> str:
         return f"Machine({self.name!r}, seed={self.seed}, cycle={self.cycles})"
+
+
+def machine_digest(machine: str, overrides: Iterable[str] = ()) -> str:
+    """A hash of the machine as resolved (its file's or preset's contents, its bases
+    merged, the overrides applied: ``MachineSpec.toml``). Two runs with the same
+    digest simulate the same machine; an edited machine file changes it."""
+    import hashlib
+
+    text = str(_engine.resolved_machine(str(machine), [str(o) for o in overrides]))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def _spe(spe: Any) -> int:

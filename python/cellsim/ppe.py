@@ -172,10 +172,20 @@ def _ppe(call: str) -> Program:
 
 @dataclass(frozen=True)
 class StopInfo:
-    """Why an SPE program stopped (libspe2's ``spe_stop_info_t``)."""
+    """Why an SPE program stopped (libspe2's ``spe_stop_info_t``).
+
+    ``stop_reason`` is ``"exit"`` (``exit_code`` is the program's), or, for a C
+    program whose process died, ``"runtime_exception"`` (SIGSEGV, SIGBUS),
+    ``"runtime_error"`` (SIGILL, SIGABRT, SIGFPE, SIGTRAP) or ``"runtime_fatal"``
+    (any other signal): then ``exit_code`` is the libspe2 detail
+    (``SPE_DMA_SEGMENTATION``, ``SPE_SPU_INVALID_INSTR``, ``SPE_SPU_HALT``),
+    ``errno`` what libspe2's ``spe_context_run`` sets when it returns -1, and
+    ``crash`` says what happened (``.describe()``)."""
 
     stop_reason: str
     exit_code: int
+    errno: int = 0
+    crash: Any = None
 
 
 @dataclass(eq=False)
@@ -242,7 +252,15 @@ def spe_context_run(
             )
     tid = m.start_spe(ctx.spe, ctx.program, argp=argp, envp=envp, delay=m.info["context_run_cycles"])
     ctx.runs += 1
+    m._context_runs.add(tid)
     code = p.call(p.engine.join, tid)
+    m._context_runs.discard(tid)
+    crash = m._spe_crashes.pop(tid, None)
+    if crash is not None:
+        from .c.threads import stop_of
+
+        reason, detail, err = stop_of(crash)
+        return StopInfo(reason, detail, err, crash)
     return StopInfo("exit", int(code))
 
 

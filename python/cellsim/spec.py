@@ -33,7 +33,15 @@ from .exceptions import UsageError
 if TYPE_CHECKING:
     from .machine import Machine
 
-__all__ = ["ChoiceInfo", "MachineFacts", "MachineLike", "MachineSpec", "VariantInfo", "override_strings"]
+__all__ = [
+    "ChoiceInfo",
+    "MachineFacts",
+    "MachineLike",
+    "MachineSpec",
+    "VariantInfo",
+    "override_strings",
+    "variants_markdown",
+]
 
 
 def override_strings(overrides: Mapping[str, Any] | Iterable[str]) -> tuple[str, ...]:
@@ -231,6 +239,37 @@ class MachineSpec:
     def __setstate__(self, state: dict[str, Any]) -> None:
         object.__setattr__(self, "source", state["source"])
         object.__setattr__(self, "overrides", tuple(state["overrides"]))
+
+
+def variants_markdown(machines: Iterable[str] | None = None) -> str:
+    """The variants of the shipped machines as a Markdown table (docs/model.md's, generated
+    from the machine files: ``python -m cellsim.spec``): one row per choice, with its status, its
+    source or the statements it explains, its parameters and the machines that run it."""
+    from . import _engine
+    from .published import plain
+
+    names = list(machines) if machines is not None else list(_engine.machine_names())
+    specs = [MachineSpec.of(n) for n in names]
+    rows = [
+        "| variant: setting = choice | status | source, or the visible statements it explains | parameters "
+        "| what it does | default on |",
+        "|---|---|---|---|---|---|",
+    ]
+    for v in specs[0].variants:
+        for c in v.choices:
+            on = [s.name for s in specs if any(x.name == v.name and x.value == c.name for x in s.variants)]
+            basis = plain(c.source) if c.status == "sourced" else ", ".join(f"`{e}`" for e in c.explains)
+            params = ", ".join(f"`{p}`" for p in c.params) or "-"
+            cells = (
+                f"{v.name}: `{v.key} = {c.name}`",
+                c.status,
+                basis,
+                params,
+                plain(" ".join(c.what.split())),
+                ", ".join(on) or "-",
+            )
+            rows.append("| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |")
+    return "\n".join(rows) + "\n"
 
 
 MachineLike = str | MachineSpec

@@ -309,10 +309,19 @@ def mfc_list(lst: int, elements: Sequence[ListElement]) -> int:
     ``(size, ea, stall_and_notify)`` or an :class:`EaBuffer` (the whole
     buffer). Returns the list's size in bytes, for ``mfc_getl``/``mfc_putl``."""
     p = _program("mfc_list")
+    if isinstance(elements, (str, bytes)) or not hasattr(elements, "__iter__"):
+        raise UsageError(
+            f"mfc_list: elements must be a sequence of (size, ea[, stall]) or EaBuffers, not {elements!r}"
+        )
+    elements = list(elements)
     words = np.zeros(len(elements), dtype=">u8")
     for i, e in enumerate(elements):
         if isinstance(e, EaBuffer):
             e = (e.size, int(e))
+        if not isinstance(e, (tuple, list)) or not 2 <= len(e) <= 3:
+            raise UsageError(
+                f"mfc_list: element {i} must be (size, ea), (size, ea, stall) or an EaBuffer, not {e!r}"
+            )
         # The size field has 15 bits; the MFC checks the rules of a transfer.
         size = integer(e[0], f"mfc_list: element {i} size", 0, 0x8000)
         eal = integer(e[1], f"mfc_list: element {i} ea", 0, 1 << 64) & 0xFFFFFFFF
@@ -677,7 +686,19 @@ def ls_array(ls: int, dtype: Any = np.uint8, count: int = -1) -> np.ndarray:
     """A writable numpy view of local store from address ``ls``."""
     p = _program("ls_array")
     offset = integer(ls, "ls_array: ls", 0, len(p.ls) + 1)
-    view = np.frombuffer(p.ls, dtype=dtype, count=integer(count, "ls_array: count", -1), offset=offset)
+    count = integer(count, "ls_array: count", -1, len(p.ls) + 1)
+    try:
+        dt = np.dtype(dtype)
+    except (TypeError, ValueError):
+        raise UsageError(f"ls_array: dtype {dtype!r} is not a numpy dtype") from None
+    room = (len(p.ls) - offset) // max(dt.itemsize, 1)
+    if count == -1:
+        count = room
+    if count > room or dt.itemsize == 0:
+        raise UsageError(
+            f"ls_array: {count} items of {dt} from 0x{offset:x} run past the local store ({room} fit)"
+        )
+    view = np.frombuffer(p.ls, dtype=dt, count=count, offset=offset)
     if _dmacheck.ACTIVE and p.machine._dma_checker is not None:
         p.machine._dma_checker.access(p, offset, offset + view.nbytes, "ls_array()")
     return view

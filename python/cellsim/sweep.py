@@ -30,17 +30,26 @@ and the whole result as JSON (``record``). With ``resume=True`` the points
 already in the file are not run again; without it an existing file is
 replaced. A sweep interrupted by Ctrl-C keeps every finished point and raises
 :class:`SweepInterrupted`.
+
+The dataset directory is cellsim's only where it says so: a marker file
+(``_cellsim-sweep.json``, which Parquet readers skip) names it a sweep's dataset, and a sweep only ever
+writes and removes its own files there (the marker, its lock and part files
+named as it names them, ``part-<20 digits>-<8 hex digits>.parquet``). A
+non-empty directory without the marker (other than an older cellsim's part
+files) is refused. Two sweeps cannot write one dataset at once (a lock). A
+worker process that dies (a crash, ``os._exit``, the OOM killer) stops the
+sweep with an error naming the point it was running, after every finished
+point is written.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
 import json
 import multiprocessing
 import os
-import shutil
+import re
 import signal
 import sys
 import threading
@@ -52,7 +61,7 @@ from typing import Any
 
 from .exceptions import CellsimError, UsageError
 
-__all__ = ["SweepInterrupted", "fingerprint", "read_results", "run_sweep"]
+__all__ = ["MARKER", "SweepInterrupted", "WorkerDied", "fingerprint", "read_results", "run_sweep"]
 
 Point = dict[str, Any]
 Result = dict[str, Any]
@@ -76,14 +85,49 @@ def fingerprint(settings: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+MARKER = "_cellsim-sweep.json"
+"""The file that makes a directory a sweep's dataset."""
+_LOCK = ".cellsim-sweep.lock"
+_PART = re.compile(r"part-\d{20}-[0-9a-f]{8}\.parquet\Z")
+_ANY_PART = re.compile(r"part-.*\.parquet\Z")
+_TMP = re.compile(r"\.part-\d{20}-[0-9a-f]{8}\.parquet\.tmp\Z")
+
+
+class WorkerDied(CellsimError):
+    """A sweep's worker process died while it ran ``point`` (``key``)."""
+
+    def __init__(self, message: str, key: str | None = None) -> None:
+        super().__init__(message)
+        self.key = key
+
+
+# In a local worker: where it writes (pid, point index) while it runs a point.
+_slots: Any = None
+_slot = 0
+
+
 def _run_chunk(fn: PointFn, chunk: list[tuple[int, Point]]) -> list[tuple[int, Result]]:
-    return [(i, fn(p)) for i, p in chunk]
+    out = []
+    for i, p in chunk:
+        if _slots is not None:
+            _slots[2 * _slot], _slots[2 * _slot + 1] = os.getpid(), i
+        out.append((i, fn(p)))
+    if _slots is not None:
+        _slots[2 * _slot + 1] = -1
+    return out
 
 
-def _init_worker(parent: int) -> None:
+def _init_worker(parent: int, slots: Any = None, counter: Any = None) -> None:
     # Ctrl-C goes to the whole process group: the parent handles it.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _exit_with_parent(parent)
+    global _slots, _slot
+    if slots is not None and counter is not None:
+        with counter.get_lock():
+            _slot = counter.value % (len(slots) // 2)
+            counter.value += 1
+        _slots = slots
+        slots[2 * _slot], slots[2 * _slot + 1] = os.getpid(), -1
 
 
 def _exit_with_parent(parent: int) -> None:
@@ -116,6 +160,48 @@ class _Store:
         self.flush_s = flush_s
         self.buffer: list[dict[str, Any]] = []
         self.last = time.monotonic()
+        self.lock_fd: int | None = None
+
+    def open(self) -> None:
+        """Claims the directory: refuses one that is not a sweep's dataset, and one
+        another sweep is writing (a lock held until :meth:`close`)."""
+        if self.dir is None:
+            return
+        d = self.dir
+        if d.exists() and not d.is_dir():
+            raise UsageError(
+                f"{d} is a file, not a sweep's results directory: a new sweep would replace it; "
+                "give another --out (or --resume a sweep's results)"
+            )
+        if d.is_dir() and not (d / MARKER).is_file():
+            # an older cellsim's dataset has part files only (read, then checked, by resume)
+            foreign = [p.name for p in d.iterdir() if not (_ANY_PART.match(p.name) or _TMP.match(p.name))]
+            if foreign:
+                raise UsageError(
+                    f"{d} is not empty and is not a sweep's dataset (no {MARKER}; it holds "
+                    f"{foreign[0]}): give another --out, an empty or new directory"
+                )
+        d.mkdir(parents=True, exist_ok=True)
+        import fcntl
+
+        fd = os.open(d / _LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise UsageError(
+                f"another sweep is writing to {d} (it holds {d / _LOCK}): wait for it, or give another --out"
+            ) from None
+        self.lock_fd = fd
+        marker = {"format": 1, "written_by": "cellsim", "settings": self.settings_id}
+        tmp = d / f".{MARKER}.tmp"
+        tmp.write_text(json.dumps(marker) + "\n")
+        os.replace(tmp, d / MARKER)
+
+    def close(self) -> None:
+        if self.lock_fd is not None:
+            os.close(self.lock_fd)  # releases the lock
+            self.lock_fd = None
 
     def load(self, keys: dict[str, int]) -> dict[int, Result]:
         """Finished results already in the dataset, by point index (checked against the settings)."""
@@ -136,21 +222,13 @@ class _Store:
         return done
 
     def reset(self) -> None:
-        """Removes an existing dataset (a fresh sweep replaces it)."""
-        if self.dir is None or not self.dir.exists():
+        """Removes the results already there (a fresh sweep replaces them): only the
+        part files a sweep wrote, never anything else in the directory."""
+        if self.dir is None or not self.dir.is_dir():
             return
-        if self.dir.is_file():
-            raise UsageError(
-                f"{self.dir} is a file, not a sweep's results directory: a new sweep would replace it; "
-                "give another --out (or --resume a sweep's results)"
-            )
-        others = [p for p in self.dir.iterdir() if not p.name.startswith("part-")]
-        if others:
-            raise UsageError(
-                f"{self.dir} exists and holds files that are not sweep results ({others[0].name}); "
-                "give another --out"
-            )
-        shutil.rmtree(self.dir)
+        for p in self.dir.iterdir():
+            if _PART.match(p.name) or _TMP.match(p.name):
+                p.unlink()
 
     def add(self, key: str, index: int, result: Result) -> None:
         if self.dir is None:
@@ -186,6 +264,8 @@ def read_results(out: str | Path, raw: bool = False) -> list[dict[str, Any]]:
     import pyarrow.parquet as pq
 
     d = Path(out)
+    # every part-*.parquet is read (a damaged or foreign one is a clear error, as pandas
+    # would choke on it too); only the ones named as a sweep names them are ever removed
     parts = sorted(d.glob("part-*.parquet")) if d.is_dir() else [d]
     rows: list[dict[str, Any]] = []
     for p in parts:
@@ -276,6 +356,26 @@ def run_sweep(
         raise UsageError("two points of the sweep have the same key")
     index = {k: i for i, k in enumerate(keys)}
     store = _Store(out, fingerprint(settings or {}), flush_s)
+    store.open()
+    try:
+        return _sweep(fn, points, keys, index, store, resume, workers, cluster, progress, chunk, out)
+    finally:
+        store.close()
+
+
+def _sweep(
+    fn: PointFn,
+    points: Sequence[Point],
+    keys: list[str],
+    index: dict[str, int],
+    store: _Store,
+    resume: bool,
+    workers: int | None,
+    cluster: Any,
+    progress: ProgressFn | None,
+    chunk: int | None,
+    out: str | Path | None,
+) -> list[Result]:
     results: dict[int, Result] = {}
     if resume:
         results = store.load(index)
@@ -297,14 +397,14 @@ def run_sweep(
         if not todo:
             pass
         elif cluster is not None:
-            _run_dask(fn, todo, cluster, chunk, finished)
+            _run_dask(fn, todo, cluster, chunk, finished, keys)
         else:
             n = workers or os.cpu_count() or 1
             if n <= 1 or len(todo) == 1:
                 for i, p in todo:
                     finished([(i, fn(p))])
             else:
-                _run_local(fn, todo, n, chunk, finished)
+                _run_local(fn, todo, n, chunk, finished, keys)
     except KeyboardInterrupt:
         store.flush()
         where = f"they are in {out} (run again with --resume to finish)" if out else "no --out file was given"
@@ -320,27 +420,83 @@ def _s(out: str | Path | None) -> str | None:
     return None if out is None else str(out)
 
 
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs (not gone, not a zombie)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (OSError, IndexError):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except OSError:
+            return True
+        return True
+
+
 def _run_local(
     fn: PointFn,
     todo: list[tuple[int, Point]],
     workers: int,
     chunk: int | None,
     finished: Callable[[Iterable[tuple[int, Result]]], None],
+    keys: list[str],
 ) -> None:
-    # multiprocessing's Pool, not concurrent.futures: its public terminate()
-    # stops the workers at once on Ctrl-C or a failing point, without a
-    # traceback from a pool management thread that finds its workers gone.
+    # concurrent.futures, not multiprocessing's Pool: a worker that dies (a crash,
+    # os._exit, the OOM killer) breaks the executor, which every pending future then
+    # says, where a Pool waits for the lost task forever (and its terminate() can hang
+    # on the task queue's lock). Each worker writes its pid and the point it runs into
+    # a shared slot: the error names the point, and a failure or Ctrl-C kills the
+    # workers at once instead of waiting for the chunks in flight.
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures.process import BrokenProcessPool
+
     ctx = multiprocessing.get_context()
-    pool = ctx.Pool(min(workers, len(todo)), initializer=_init_worker, initargs=(os.getpid(),))
+    n = min(workers, len(todo))
+    slots = ctx.Array("q", [-1] * (8 * n), lock=False)
+    counter = ctx.Value("q", 0)
+    ex = ProcessPoolExecutor(
+        n, mp_context=ctx, initializer=_init_worker, initargs=(os.getpid(), slots, counter)
+    )
+    pending = {ex.submit(_run_chunk, fn, c) for c in _chunks(todo, workers, chunk)}
+    ok = False
     try:
-        for batch in pool.imap_unordered(functools.partial(_run_chunk, fn), _chunks(todo, workers, chunk)):
-            finished(batch)
-    except BaseException:
-        pool.terminate()  # do not wait for chunks in flight
-        pool.join()
-        raise
-    pool.close()
-    pool.join()
+        while pending:
+            done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+            for f in done:
+                finished(f.result())
+        ok = True
+    except BrokenProcessPool:
+        raise _dead_worker(slots, keys) from None
+    finally:
+        if not ok:
+            _kill_workers(slots)
+        ex.shutdown(wait=True, cancel_futures=True)
+
+
+def _kill_workers(slots: Any) -> None:
+    for s in range(len(slots) // 2):
+        pid = slots[2 * s]
+        if pid > 0 and _alive(pid):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _dead_worker(slots: Any, keys: list[str]) -> WorkerDied:
+    """The error for a worker that died: the point it was running, if a slot says."""
+    for s in range(len(slots) // 2):
+        pid, i = slots[2 * s], slots[2 * s + 1]
+        if pid > 0 and i >= 0 and not _alive(pid):
+            return WorkerDied(
+                f"a worker process (pid {pid}) died while it ran point {keys[i]} (killed by a signal, "
+                "os._exit or the out-of-memory killer); every finished point is kept",
+                keys[i],
+            )
+    return WorkerDied(
+        "a worker process died (killed by a signal, os._exit or the out-of-memory killer); "
+        "every finished point is kept"
+    )
 
 
 def _run_dask(
@@ -349,18 +505,30 @@ def _run_dask(
     cluster: Any,
     chunk: int | None,
     finished: Callable[[Iterable[tuple[int, Result]]], None],
+    keys: list[str],
 ) -> None:
     client, owned = _client(cluster)
     try:
+        import distributed
         from distributed import as_completed
 
         n = max(sum(client.nthreads().values()), 1)
-        futures = [client.submit(_run_chunk, fn, c, pure=False) for c in _chunks(todo, n, chunk)]
+        chunks = {client.submit(_run_chunk, fn, c, pure=False): c for c in _chunks(todo, n, chunk)}
+        futures = list(chunks)
         try:
             # the client's own loop: a client made from an address is not the
             # default client, which as_completed looks for otherwise
             for f in as_completed(futures, loop=client.loop):
-                finished(f.result())
+                try:
+                    batch = f.result()
+                except distributed.KilledWorker:
+                    names = ", ".join(keys[i] for i, _ in chunks[f])
+                    raise WorkerDied(
+                        f"Dask workers died while they ran points {names} (KilledWorker); "
+                        "every finished point is kept",
+                        keys[chunks[f][0][0]],
+                    ) from None
+                finished(batch)
         except BaseException:
             client.cancel(futures)
             raise

@@ -25,6 +25,7 @@ import numpy as np
 from greenlet import getcurrent
 
 from . import ppe
+from ._checks import integer
 from .exceptions import NotInProgramError, UsageError
 from .machine import Program
 from .spu import (
@@ -61,6 +62,8 @@ def _line(ea: int) -> int:
 def atomic_add(ea: int, delta: int, offset: int = 0) -> int:
     """Adds ``delta`` to the big-endian u32 at ``ea + 4*offset`` atomically;
     returns the old value (getllar / putllc, retried until it holds)."""
+    offset = integer(offset, "atomic_add: offset (a word of the 128-byte line: 0 to 31)", 0, 32)
+    delta = integer(delta, "atomic_add: delta", -(1 << 32) + 1, 1 << 32)
     lsa, words = _line_buffer()
     line = _line(ea)
     while True:

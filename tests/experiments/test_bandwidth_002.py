@@ -104,7 +104,10 @@ def test_spe_spe(s2s: list[dict[str, Any]]) -> None:
         assert r["bandwidth_gbs"] <= 2 * PORT_GBS * SLACK, r
     for size in (256, 1024, 4096, 16384):
         assert bw[(size, 1)] <= bw[(size, 4)] * SLACK <= bw[(size, 0)] * SLACK**2
-    assert bw[(16384, 0)] == pytest.approx(2 * PORT_GBS, rel=0.02)
+    # the gets reach their port's 16.8 GB/s; the puts wait for the passive SPE's
+    # credits (eib.put_flow): four line buffers round a loop a little longer than four
+    # transfers, so the pair comes within 10% of the 33.6 peak
+    assert 0.9 * 2 * PORT_GBS <= bw[(16384, 0)] < 2 * PORT_GBS
     assert bw[(256, 0)] < 0.5 * bw[(16384, 0)]  # the drop of small DMA-elem transfers
 
 
@@ -112,7 +115,7 @@ def test_spe_spe_1k_elements_almost_peak(s2s: list[dict[str, Any]]) -> None:
     # 002 Fig 11: "almost peak for elements of 1024 B and more"; blade21's set-up is
     # qs20's 30 ns (63 cycles), so 1 KB commands keep up with the port pair
     bw = {(r["size"], r["wait_every"]): r["bandwidth_gbs"] for r in s2s}
-    assert bw[(1024, 0)] >= 0.95 * 2 * PORT_GBS
+    assert bw[(1024, 0)] >= 0.9 * 2 * PORT_GBS  # the puts' credits: see test_spe_spe
     # below 1 KB the set-up bounds it: a command every 64 cycles (63 on bus-clock edges)
     assert bw[(256, 0)] == pytest.approx(256 * 2.1 / 64, rel=0.02)
 
@@ -121,7 +124,7 @@ def test_small_list_elements_reach_the_port() -> None:
     # 002 Fig 13: DMA lists give the same bandwidth whatever the element size (the MFC
     # fetches the next list element while the current one unrolls)
     small, large = couples.run(pairs=[1], modes=["list"], sizes=[128, 16384], placements=1, mb_per_spe=1)
-    assert small["mean_gbs"] >= 0.99 * 2 * PORT_GBS
+    assert small["mean_gbs"] >= 0.9 * 2 * PORT_GBS  # the puts' credits: see test_spe_spe
     assert small["mean_gbs"] == pytest.approx(large["mean_gbs"], rel=0.01)
 
 
@@ -155,7 +158,7 @@ def test_couples(cpl: list[dict[str, Any]]) -> None:
     # one couple: no one to conflict with, near the peak whatever the placement
     for mode in ("elem", "list"):
         r = by[(1, mode, 4096)]
-        assert r["min_gbs"] >= 0.95 * r["peak_gbs"], r
+        assert r["min_gbs"] >= 0.9 * r["peak_gbs"], r  # the puts' credits: see test_spe_spe
     # DMA lists keep 512-byte elements near the peak; DMA-elem drops
     assert by[(1, "list", 512)]["mean_gbs"] > 1.5 * by[(1, "elem", 512)]["mean_gbs"]
 

@@ -147,12 +147,13 @@ def test_complement_packs_two_halfway_flows_per_ring(coll: list[dict[str, Any]])
     # Under the physical numbering every complement pair is six hops apart:
     # both directions' rings take two flows each, each flow holding a ring's
     # transfer slot for (8 beats + 5 hops) of every 8 bus cycles, so three
-    # slots carry 3 / 3.25 of the peak.
-    for r in coll:
-        if (r["numbering"], r["pattern"]) == ("physical", "complement"):
-            assert r["aggregate_gbs"] == pytest.approx(EIB_GBS * 3 / 3.25, rel=0.01), r
-        if (r["numbering"], r["pattern"]) == ("physical", "pairwise"):
-            assert r["aggregate_gbs"] == pytest.approx(EIB_GBS, rel=0.01), r
+    # slots carry 3 / 3.25 of the peak. That is the gets' bound; puts also wait
+    # for their receivers' credits (eib.put_flow), so they stay at or below it.
+    by = {(r["numbering"], r["pattern"], r["op"]): r["aggregate_gbs"] for r in coll}
+    assert by[("physical", "complement", "get")] == pytest.approx(EIB_GBS * 3 / 3.25, rel=0.01)
+    assert by[("physical", "pairwise", "get")] == pytest.approx(EIB_GBS, rel=0.01)
+    for pattern in ("complement", "pairwise"):
+        assert by[("physical", pattern, "put")] <= by[("physical", pattern, "get")]
 
 
 def test_collective_over_placements() -> None:

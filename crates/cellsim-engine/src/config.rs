@@ -301,6 +301,63 @@ pub struct MicParams {
     pub snoop_bus_cycles: u64,
     /// Bus cycles to take write data into a buffer before acknowledging it.
     pub accept_bus_cycles: u64,
+    /// The DRAM's organisation (a model variant: `[variants.dram_banks]`).
+    #[serde(default)]
+    pub dram: Dram,
+    /// Banks, when `dram = "banks"` (lines interleaved over them).
+    #[serde(default = "banks_default")]
+    pub banks: u32,
+    /// Bytes of a bank's row (one open per bank), when `dram = "banks"`.
+    #[serde(default = "row_bytes_default")]
+    pub row_bytes: u32,
+    /// Closing a bank's open row and opening another, ns, when `dram = "banks"`.
+    #[serde(default = "row_miss_ns_default")]
+    pub row_miss_ns: f64,
+    /// Whether the data bus pays for turning between reads and writes
+    /// (a model variant: `[variants.rw_turnaround]`).
+    #[serde(default)]
+    pub turnaround: Turnaround,
+    /// The turn's idle time, ns, when `turnaround = "gap"`.
+    #[serde(default = "turnaround_ns_default")]
+    pub turnaround_ns: f64,
+}
+
+fn banks_default() -> u32 {
+    8
+}
+
+fn row_bytes_default() -> u32 {
+    2048
+}
+
+fn row_miss_ns_default() -> f64 {
+    20.0
+}
+
+fn turnaround_ns_default() -> f64 {
+    5.0
+}
+
+/// The DRAM's organisation (`mic.dram`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Dram {
+    /// One data bus; every access costs its burst after the latency.
+    #[default]
+    Flat,
+    /// Banks with one open row each; a row miss costs `mic.row_miss_ns` first.
+    Banks,
+}
+
+/// Whether the DRAM data bus pays to turn between reads and writes (`mic.turnaround`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Turnaround {
+    /// Reads and writes follow each other back to back.
+    #[default]
+    None,
+    /// The bus idles `mic.turnaround_ns` at each change of direction.
+    Gap,
 }
 
 /// A whole machine, as read from its TOML file.
@@ -498,19 +555,33 @@ impl MachineConfig {
                 rule: rule.to_string(),
             })
         };
-        if !(self.core_ghz > 0.1 && self.core_ghz < 100.0) {
-            return bad(
-                "core_ghz",
-                self.core_ghz.to_string(),
-                "must be between 0.1 and 100",
-            );
+        // Every float of the schema is finite and within its range (unit in the key):
+        // NaN, infinities and absurd values are refused here, naming their own key,
+        // before any of them becomes a cycle count.
+        let (mfc, mic) = (&self.mfc, &self.mic);
+        let mut floats = vec![
+            ("core_ghz", self.core_ghz, 0.1, 100.0),
+            ("timebase_mhz", self.timebase_mhz, 0.001, 100_000.0),
+            ("mfc.mmio_access_ns", mfc.mmio_access_ns, 0.0, 1e6),
+            ("ppe.context_run_ns", self.ppe.context_run_ns, 0.0, 1e9),
+            ("mic.dram_gbs", mic.dram_gbs, 0.001, 10_000.0),
+            ("mic.dram_latency_ns", mic.dram_latency_ns, 0.0, 1e6),
+            ("mic.refresh_interval_ns", mic.refresh_interval_ns, 1.0, 1e9),
+            ("mic.refresh_ns", mic.refresh_ns, 0.0, 1e9),
+            ("tlb.miss_ns", self.tlb.miss_ns, 0.0, 1e6),
+        ];
+        if let Some(b) = &self.bif {
+            floats.push(("bif.link_gbs", b.link_gbs, 0.001, 10_000.0));
+            floats.push(("bif.link_latency_ns", b.link_latency_ns, 0.0, 1e6));
         }
-        if self.timebase_mhz <= 0.0 {
-            return bad(
-                "timebase_mhz",
-                self.timebase_mhz.to_string(),
-                "must be positive",
-            );
+        for (key, v, lo, hi) in floats {
+            if !(v.is_finite() && (lo..=hi).contains(&v)) {
+                return bad(
+                    key,
+                    v.to_string(),
+                    &format!("must be a finite number from {lo} to {hi}"),
+                );
+            }
         }
         if self.memory_mb == 0 || self.memory_mb > 64 * 1024 {
             return bad(
@@ -749,6 +820,28 @@ impl MachineConfig {
         if self.mic.reads_per_requester == 0 {
             return bad("mic.reads_per_requester", "0".into(), "must be at least 1");
         }
+        if !(1..=64).contains(&self.mic.banks) || !self.mic.banks.is_power_of_two() {
+            return bad(
+                "mic.banks",
+                self.mic.banks.to_string(),
+                "must be a power of two from 1 to 64",
+            );
+        }
+        if !(128..=65536).contains(&self.mic.row_bytes) || !self.mic.row_bytes.is_power_of_two() {
+            return bad(
+                "mic.row_bytes",
+                self.mic.row_bytes.to_string(),
+                "must be a power of two from 128 to 65536",
+            );
+        }
+        for (key, v) in [
+            ("mic.row_miss_ns", self.mic.row_miss_ns),
+            ("mic.turnaround_ns", self.mic.turnaround_ns),
+        ] {
+            if !(0.0..=1000.0).contains(&v) {
+                return bad(key, v.to_string(), "must be from 0 to 1000 ns");
+            }
+        }
         if self.mic.write_buffer_lines == 0 {
             return bad("mic.write_buffer_lines", "0".into(), "must be at least 1");
         }
@@ -822,13 +915,12 @@ impl MachineConfig {
         if t.entries > 0
             && (t.ways == 0
                 || !t.entries.is_multiple_of(t.ways)
-                || !(t.entries / t.ways).is_power_of_two()
-                || t.miss_ns < 0.0)
+                || !(t.entries / t.ways).is_power_of_two())
         {
             return bad(
                 "tlb.entries",
                 format!("{} in {} ways", t.entries, t.ways),
-                "a power-of-two number of sets of `ways` entries, and a miss cost not negative",
+                "a power-of-two number of sets of `ways` entries",
             );
         }
         Ok(())

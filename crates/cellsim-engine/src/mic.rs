@@ -28,6 +28,17 @@
 //! names refresh among what keeps a bank below its peak): the requests that
 //! meet one wait, so DMAs under load do not all take the same time.
 //!
+//! **Variants** (the XDR's organisation and timings are in no document we
+//! have): with `mic.dram = "banks"` the DRAM has `mic.banks` banks, lines
+//! interleaved over them, each with one open row of `mic.row_bytes`; an
+//! access to another row of a bank first closes and opens it
+//! (`mic.row_miss_ns`), and accesses are served in order, so a row miss
+//! holds the data bus for everything behind it. One sequential stream opens
+//! each bank's next row once per `banks x row_bytes`; many streams
+//! interleaved at the MIC keep closing each other's rows. With
+//! `mic.turnaround = "gap"` the data bus idles `mic.turnaround_ns` whenever
+//! it turns from reads to writes or back.
+//!
 //! Each chip has one such controller in front of its own memory. A request
 //! from the other chip of a blade reaches it through the BIF and the chip's
 //! IOIF0 with its requester's identity (the data must find their way back),
@@ -59,6 +70,54 @@ pub struct BankTiming {
     pub dram_bytes_per_cycle: f64,
     /// Write buffers.
     pub write_buffer_lines: u32,
+    /// DRAM banks with open rows (variant `mic.dram = "banks"`): banks,
+    /// row bytes, row-miss cycles.
+    pub banks: Option<(u32, u32, Cycle)>,
+    /// Read/write turnaround of the data bus, cycles (variant `mic.turnaround`; 0: none).
+    pub turnaround: Cycle,
+}
+
+/// The DRAM's banks, each with one open row (see the module docs).
+#[derive(Debug, Clone)]
+struct Banks {
+    /// Per bank: the open row + 1 (0: none).
+    open: Vec<u64>,
+    /// Per bank: when it may start its next column access.
+    ready: Vec<Cycle>,
+    line_shift: u32,
+    row_lines_shift: u32,
+    miss: Cycle,
+}
+
+impl Banks {
+    /// The bank and row of address `addr`: lines interleaved over the banks.
+    #[inline]
+    fn of(&self, addr: u64) -> (usize, u64) {
+        let line = addr >> self.line_shift;
+        let n = self.open.len() as u64;
+        ((line % n) as usize, (line / n) >> self.row_lines_shift)
+    }
+
+    /// The earliest start of a column access to `addr` at or after `t`,
+    /// opening its row first if another is open.
+    #[inline]
+    fn earliest(&self, t: Cycle, addr: u64) -> Cycle {
+        let (b, row) = self.of(addr);
+        let t = t.max(self.ready[b]);
+        if self.open[b] == row + 1 {
+            t
+        } else {
+            t + self.miss
+        }
+    }
+
+    /// A column access to `addr` runs until `end`: its row stays open.
+    #[inline]
+    fn accessed(&mut self, addr: u64, end: Cycle) {
+        let (b, row) = self.of(addr);
+        self.open[b] = row + 1;
+        self.ready[b] = end;
+    }
 }
 
 /// Memory controller state.
@@ -81,6 +140,10 @@ pub struct Mic {
     /// Cycles at which occupied write buffers drain, oldest first (DRAM
     /// writes are scheduled in order, so this is sorted).
     drains: VecDeque<Cycle>,
+    banks: Option<Banks>,
+    turnaround: Cycle,
+    /// The direction of the data bus's last access (writes: true).
+    last_write: bool,
     /// Counters.
     pub stats: MicStats,
 }
@@ -114,6 +177,17 @@ impl Mic {
             dram_latency: t.dram_latency,
             dram_bytes_per_cycle: t.dram_bytes_per_cycle,
             write_buffer_lines: cfg.mic.write_buffer_lines,
+            banks: (cfg.mic.dram == crate::config::Dram::Banks).then(|| {
+                (
+                    cfg.mic.banks,
+                    cfg.mic.row_bytes,
+                    clock.ns_to_cycles(cfg.mic.row_miss_ns),
+                )
+            }),
+            turnaround: match cfg.mic.turnaround {
+                crate::config::Turnaround::None => 0,
+                crate::config::Turnaround::Gap => clock.ns_to_cycles(cfg.mic.turnaround_ns),
+            },
         })
     }
 
@@ -132,6 +206,15 @@ impl Mic {
             dram_bytes_per_cycle: t.dram_bytes_per_cycle,
             write_buffers_free: t.write_buffer_lines,
             drains: VecDeque::new(),
+            banks: t.banks.map(|(n, row_bytes, miss)| Banks {
+                open: vec![0; n as usize],
+                ready: vec![0; n as usize],
+                line_shift: 7,
+                row_lines_shift: (row_bytes / 128).max(1).trailing_zeros(),
+                miss,
+            }),
+            turnaround: t.turnaround,
+            last_write: false,
             stats: MicStats::default(),
         }
     }
@@ -160,11 +243,28 @@ impl Mic {
         }
     }
 
-    /// The DRAM data bus for `burst` cycles, not before `t`: returns the start.
+    /// The DRAM data bus for `burst` cycles of an access to `addr`, not
+    /// before `t`: returns the start. With the variants on, the access waits
+    /// for its bank (and row) and for the bus to turn.
     #[inline]
-    fn take_dram(&mut self, t: Cycle, burst: Cycle) -> Cycle {
-        let start = self.past_refresh(t.max(self.dram_free), burst);
+    fn take_dram(&mut self, t: Cycle, burst: Cycle, addr: u64, write: bool) -> Cycle {
+        // A bank opens its row while the bus carries other banks' data.
+        let mut t = match &self.banks {
+            Some(b) => b.earliest(t, addr),
+            None => t,
+        }
+        .max(self.dram_free);
+        if self.turnaround > 0 {
+            if write != self.last_write {
+                t = t.max(self.dram_free + self.turnaround);
+            }
+            self.last_write = write;
+        }
+        let start = self.past_refresh(t, burst);
         self.dram_free = start + burst;
+        if let Some(b) = self.banks.as_mut() {
+            b.accessed(addr, start + burst);
+        }
         start
     }
 
@@ -181,12 +281,27 @@ impl Mic {
         s.raw(self.write_buffers_free as u64);
         s.raw(self.drains.len() as u64);
         self.drains.iter().for_each(|&t| s.time(t));
+        if self.turnaround > 0 {
+            s.raw(self.last_write as u64);
+        }
+        if let Some(b) = &self.banks {
+            // A bank's row is an address: progress, but which row is open
+            // decides hit or miss. The rows relative to each other would be
+            // exact; a jump keeps them only if every bank's row is the same
+            // distance ahead, so the open rows are compared as they are and
+            // a stream that moves on to new rows is simply never "steady".
+            b.open.iter().for_each(|&r| s.raw(r));
+            b.ready.iter().for_each(|&t| s.time(t));
+        }
     }
 
     /// Moves every time of the controller `dt` later.
     pub(crate) fn shift(&mut self, dt: Cycle) {
         shift(&mut self.dram_free, dt);
         self.drains.iter_mut().for_each(|t| shift(t, dt));
+        if let Some(b) = self.banks.as_mut() {
+            b.ready.iter_mut().for_each(|t| shift(t, dt));
+        }
     }
 
     /// Whether a refresh of the DRAM overlaps cycles `from..to`.
@@ -228,11 +343,12 @@ impl Mic {
         now: Cycle,
         requester: usize,
         op: OpId,
+        addr: u64,
         bytes: u32,
     ) -> Option<Cycle> {
         if self.reads_active[requester] < self.window {
             self.reads_active[requester] += 1;
-            Some(self.schedule_read(now, bytes))
+            Some(self.schedule_read(now, addr, bytes))
         } else {
             self.reads_waiting[requester].push_back(op);
             None
@@ -241,13 +357,18 @@ impl Mic {
 
     /// Starts the DRAM access of a read that had waited for its window slot
     /// (see [`Mic::read_sent`]); returns when its data is ready.
-    pub fn start_read(&mut self, now: Cycle, bytes: u32) -> Cycle {
-        self.schedule_read(now, bytes)
+    pub fn start_read(&mut self, now: Cycle, addr: u64, bytes: u32) -> Cycle {
+        self.schedule_read(now, addr, bytes)
     }
 
-    fn schedule_read(&mut self, now: Cycle, bytes: u32) -> Cycle {
+    fn schedule_read(&mut self, now: Cycle, addr: u64, bytes: u32) -> Cycle {
         let burst = self.burst(bytes);
-        let start = self.take_dram(now + self.dram_latency.saturating_sub(burst), burst);
+        let start = self.take_dram(
+            now + self.dram_latency.saturating_sub(burst),
+            burst,
+            addr,
+            false,
+        );
         self.stats.reads += 1;
         self.stats.read_bytes += bytes as u64;
         start + burst
@@ -282,11 +403,11 @@ impl Mic {
 
     /// Takes a write buffer for data that will arrive at `arrive`; returns
     /// when the buffer will have drained into DRAM.
-    pub fn write(&mut self, arrive: Cycle, bytes: u32) -> Cycle {
+    pub fn write(&mut self, arrive: Cycle, addr: u64, bytes: u32) -> Cycle {
         debug_assert!(self.write_buffers_free > 0);
         self.write_buffers_free -= 1;
         let burst = self.burst(bytes);
-        let start = self.take_dram(arrive, burst);
+        let start = self.take_dram(arrive, burst, addr, true);
         self.stats.writes += 1;
         self.stats.write_bytes += bytes as u64;
         let drained = start + burst;
@@ -312,19 +433,19 @@ mod tests {
     fn a_requester_gets_a_bounded_window_of_reads() {
         let (mut m, t) = mic(&["mic.reads_per_requester=2"]);
         let lat = t.dram_latency;
-        assert_eq!(m.snoop_read(0, 3, 0, 128), Some(lat));
+        assert_eq!(m.snoop_read(0, 3, 0, 0, 128), Some(lat));
         assert_eq!(
-            m.snoop_read(0, 3, 1, 128),
+            m.snoop_read(0, 3, 1, 128, 128),
             Some(lat + 16),
             "DRAM bus: 128 B per 16 cycles"
         );
-        assert_eq!(m.snoop_read(0, 3, 2, 128), None, "window full");
+        assert_eq!(m.snoop_read(0, 3, 2, 256, 128), None, "window full");
         assert!(
-            m.snoop_read(0, 4, 3, 128).is_some(),
+            m.snoop_read(0, 4, 3, 384, 128).is_some(),
             "another requester has its own window"
         );
         assert_eq!(m.release(3), Some(2), "the waiting read takes the slot");
-        assert_eq!(m.start_read(200, 128), 200 + lat);
+        assert_eq!(m.start_read(200, 0, 128), 200 + lat);
     }
 
     #[test]
@@ -334,7 +455,7 @@ mod tests {
         assert!(m.snoop_write(3, 0));
         assert!(!m.snoop_write(3, 1), "one slot, taken by the first write");
         assert!(
-            m.snoop_read(0, 3, 2, 128).is_none(),
+            m.snoop_read(0, 3, 2, 256, 128).is_none(),
             "reads share the window"
         );
         assert_eq!(m.release(3), Some(1));
@@ -350,7 +471,7 @@ mod tests {
     fn writes_are_posted_into_buffers() {
         let (mut m, _) = mic(&["mic.write_buffer_lines=1"]);
         assert_eq!(m.write_buffer(0), Ok(()));
-        assert_eq!(m.write(10, 128), 26, "drains after its DRAM burst");
+        assert_eq!(m.write(10, 0, 128), 26, "drains after its DRAM burst");
         assert_eq!(m.write_buffer(12), Err(26), "full until then");
         assert_eq!(m.write_buffer(26), Ok(()));
     }
@@ -369,15 +490,62 @@ mod tests {
         let lat = cfg.timing().dram_latency;
         let fresh = || Mic::new(&cfg, 1000);
         // Before the first refresh (at 1000): as without refresh.
-        assert_eq!(fresh().snoop_read(0, 3, 0, 128), Some(lat));
+        assert_eq!(fresh().snoop_read(0, 3, 0, 0, 128), Some(lat));
         // A read whose burst would start inside the refresh waits for its end.
         let inside = 1000 + 50 - (lat - 16);
-        assert_eq!(fresh().start_read(inside, 128), 1000 + busy + 16);
+        assert_eq!(fresh().start_read(inside, 0, 128), 1000 + busy + 16);
         // A burst that would run into the next refresh waits past it too.
         let edge = 1000 + interval - 8 - (lat - 16);
-        assert_eq!(fresh().start_read(edge, 128), 1000 + interval + busy + 16);
+        assert_eq!(
+            fresh().start_read(edge, 0, 128),
+            1000 + interval + busy + 16
+        );
         // Between refreshes nothing changes.
         let mid = 1000 + interval / 2;
-        assert_eq!(fresh().start_read(mid, 128), mid + lat);
+        assert_eq!(fresh().start_read(mid, 0, 128), mid + lat);
+    }
+
+    #[test]
+    fn a_row_miss_waits_for_the_bank_and_a_row_hit_does_not() {
+        let (mut m, t) = mic(&[
+            "mic.dram=banks",
+            "mic.banks=2",
+            "mic.row_bytes=256",
+            "mic.row_miss_ns=10",
+        ]);
+        let (lat, miss) = (t.dram_latency, 32); // 10 ns at 3.2 GHz
+                                                // Lines alternate over the two banks; a bank's row holds two lines.
+        assert_eq!(m.start_read(0, 0, 128), lat + miss, "bank 0 opens row 0");
+        let t1 = 1000;
+        assert_eq!(
+            m.start_read(t1, 256, 128),
+            t1 + lat,
+            "bank 0, row 0 again: a hit"
+        );
+        let t2 = 2000;
+        assert_eq!(
+            m.start_read(t2, 512, 128),
+            t2 + lat + miss,
+            "bank 0, row 1: a miss"
+        );
+        assert_eq!(
+            m.start_read(3000, 128, 128),
+            3000 + lat + miss,
+            "bank 1 opens its first row"
+        );
+    }
+
+    #[test]
+    fn the_data_bus_pays_a_gap_to_turn_between_reads_and_writes() {
+        let (mut m, t) = mic(&["mic.turnaround=gap", "mic.turnaround_ns=10"]);
+        let lat = t.dram_latency;
+        let r = m.start_read(0, 0, 128);
+        assert_eq!(r, lat);
+        // A write arriving as the read's burst ends waits for the turn.
+        assert_eq!(m.write(r, 4096, 128), r + 32 + 16);
+        // Two reads in a row pay nothing more than their bursts.
+        let (mut m, _) = mic(&["mic.turnaround=gap", "mic.turnaround_ns=10"]);
+        let a = m.start_read(0, 0, 128);
+        assert_eq!(m.start_read(0, 128, 128), a + 16);
     }
 }

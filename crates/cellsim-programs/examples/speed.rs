@@ -5,7 +5,17 @@ use std::time::Instant;
 fn main() {
     // `speed PAIRS x ref|ff [stagger|MACHINE]`: the reference path (no
     // fast-forward); programs started 1000 cycles apart, or every SPE of
-    // MACHINE streaming (as `cellsim bench speed` on qs20).
+    // MACHINE streaming (as `cellsim bench speed` on qs20). `SPEED_SET`
+    // (`section.key=value`, comma-separated) overrides machine settings, to
+    // measure a model variant on or off (docs/model.md, "Variants").
+    let set: Vec<String> = std::env::var("SPEED_SET")
+        .map(|v| {
+            v.split(',')
+                .filter(|s| !s.is_empty())
+                .map(String::from)
+                .collect()
+        })
+        .unwrap_or_default();
     let opt = std::env::args().nth(4).unwrap_or_default();
     let stagger = opt == "stagger";
     let machine = if stagger || opt.is_empty() {
@@ -13,7 +23,7 @@ fn main() {
     } else {
         &opt
     };
-    let mut m = Machine::new(MachineConfig::load(machine, &[]).unwrap(), 1);
+    let mut m = Machine::new(MachineConfig::load(machine, &set).unwrap(), 1);
     m.set_exact_reference(std::env::args().nth(3).is_some_and(|a| a == "ref"));
     let n = m.spe_count() as u32 & !1;
     for s in 0..n {
@@ -43,7 +53,7 @@ fn main() {
     if std::env::args().nth(2).is_some() {
         return;
     }
-    let mut m = Machine::new(MachineConfig::load("qs20-1chip", &[]).unwrap(), 1);
+    let mut m = Machine::new(MachineConfig::load("qs20-1chip", &set).unwrap(), 1);
     cellsim_programs::traffic::start_uniform(&mut m, 0.01).unwrap();
     let t0 = Instant::now();
     m.run_for(3_000_000).unwrap();

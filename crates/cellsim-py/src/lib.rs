@@ -6,6 +6,7 @@
 //! exception classes of `cellsim.exceptions`. No timing logic.
 
 mod buffer;
+mod child;
 mod errors;
 mod machine;
 mod ppe;
@@ -34,6 +35,7 @@ const BUILD: &str = if cfg!(debug_assertions) {
 fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<machine::PyEngine>()?;
     m.add_class::<buffer::StorageView>()?;
+    m.add_class::<child::ControlBlock>()?;
     m.add_class::<machine::RunEnd>()?;
     m.add_function(wrap_pyfunction!(machine::machine_names, m)?)?;
     m.add_function(wrap_pyfunction!(machine::machine_toml, m)?)?;

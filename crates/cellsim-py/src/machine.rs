@@ -37,8 +37,9 @@ pub struct PyEngine {
 // and `Cell`, so it is not `Send` by itself. Every `Rc` clone lives inside the
 // machine and none is handed out, so moving the whole machine (or dropping it)
 // on another thread moves all of them together. Every method runs with the
-// GIL held and none releases it (the module declares `gil_used`), so no two
-// threads ever touch the machine at once. Being `Send` lets a Dask worker or
+// GIL held and none releases it while it touches the machine (the module declares
+// `gil_used`; `resume_child` lets go of the GIL only while it waits for a C program's
+// process), so no two threads ever touch the machine at once. Being `Send` lets a Dask worker or
 // the cyclic garbage collector drop an engine on a thread other than the one
 // that made it, which an `unsendable` class would refuse (and leak).
 unsafe impl Send for PyEngine {}
@@ -137,7 +138,8 @@ pub(crate) struct HostWatch {
 }
 
 impl HostWatch {
-    fn check(&self) -> Result<(), String> {
+    /// The host-time limit alone (also checked while a C program's process runs).
+    pub(crate) fn check_deadline(&self) -> Result<(), String> {
         if let Some((at, limit)) = self.deadline.get() {
             if Instant::now() >= at {
                 return Err(format!(
@@ -146,6 +148,11 @@ impl HostWatch {
                 ));
             }
         }
+        Ok(())
+    }
+
+    fn check(&self) -> Result<(), String> {
+        self.check_deadline()?;
         Python::attach(|py| py.check_signals()).map_err(|e| {
             self.interrupt.set(Some(e));
             "interrupted".to_string()

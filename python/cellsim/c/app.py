@@ -2,15 +2,16 @@
 them on a simulated machine (``cellsim exec``).
 
 An app is a directory: ``cellsim-app.json`` (what it holds), ``ppu.so`` (the
-PPU program, if any) and one ``spu-NAME.so`` per SPU program. Each is a shared
-object of host code built against cellsim's headers (:func:`include_dir`) and
-its C runtime; the SPU programs are named as ``spe_image_open("NAME")`` and
-``extern spe_program_handle_t NAME;`` find them.
+PPU program, if any), one ``spu-NAME.so`` per SPU program and ``cellsim-host``,
+the program each of them runs in (its own process: see
+:mod:`cellsim.c.process`). Each image is a shared object of host code built
+against cellsim's headers (:func:`include_dir`) and its C runtime; the SPU
+programs are named as ``spe_image_open("NAME")`` and ``extern
+spe_program_handle_t NAME;`` find them.
 """
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import re
@@ -26,8 +27,11 @@ from .._checks import positive
 from ..exceptions import DeadlockError, RunawayError, UsageError
 from ..machine import Machine, RunResult
 from .image import Image, load_image
+from .process import HOST, PROTOCOL
 
 MANIFEST = "cellsim-app.json"
+FORMAT = 2
+"""The app format: 2 since each program runs in its own process (``cellsim-host``)."""
 _HERE = Path(__file__).resolve().parent
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
@@ -77,7 +81,25 @@ class CApp:
         manifest = path / MANIFEST
         if not manifest.is_file():
             raise UsageError(f"{path} is not an app built by `cellsim cc` (no {MANIFEST} in it)")
-        data = json.loads(manifest.read_text())
+        try:
+            data = json.loads(manifest.read_text())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise UsageError(
+                f"{manifest} is not a readable app manifest ({e}): rebuild the app with `cellsim cc`"
+            ) from None
+        ok = (
+            isinstance(data, dict)
+            and isinstance(data.get("spu"), dict)
+            and all(isinstance(k, str) and isinstance(v, str) for k, v in data["spu"].items())
+            and (data.get("ppu") is None or isinstance(data.get("ppu"), str))
+        )
+        if not ok:
+            raise UsageError(f"{manifest} is not an app manifest written by `cellsim cc`: rebuild the app")
+        if data.get("format") != FORMAT or data.get("protocol") != PROTOCOL:
+            raise UsageError(
+                f"{path} was built by another version of cellsim (app format {data.get('format')!r}, this "
+                f"cellsim reads {FORMAT}): rebuild it with `cellsim cc`"
+            )
         ppu = load_image(path / data["ppu"], "ppu") if data.get("ppu") else None
         spu = {name: load_image(path / f, name) for name, f in data["spu"].items()}
         return cls(path, ppu, spu, bool(data.get("count_intrinsics", False)))
@@ -116,6 +138,8 @@ def _flags(side: str, count_intrinsics: bool, wraps: Sequence[str]) -> list[str]
         f"-D__{side}__",
         "-I",
         str(include_dir()),
+        "-I",
+        str(_HERE),
         # the writable data after RELRO is exactly .data and .bss (see image.py)
         "-Wl,-z,now",
         "-Wl,-z,relro",
@@ -203,8 +227,19 @@ def build(
     out.mkdir(parents=True, exist_ok=True)
     cc = compiler()
     runtime = [str(_HERE / "runtime.c")]
-    manifest: dict[str, object] = {"format": 1, "ppu": None, "spu": {}, "count_intrinsics": count_intrinsics}
+    manifest: dict[str, object] = {
+        "format": FORMAT,
+        "protocol": PROTOCOL,
+        "host": HOST,
+        "ppu": None,
+        "spu": {},
+        "count_intrinsics": count_intrinsics,
+    }
     spus: dict[str, str] = {}
+    # the program every image runs in, a process of its own
+    _compile(
+        [cc, "-O2", "-g", "-I", str(_HERE), str(_HERE / "host.c"), "-o", str(out / HOST), "-ldl"], warnings
+    )
     with tempfile.TemporaryDirectory() as tmpdir:
         tmp = Path(tmpdir)
         for name, sources in spu_programs.items():
@@ -253,11 +288,13 @@ def build(
 
 @dataclass(frozen=True)
 class ExecResult:
-    """How ``cellsim exec`` ended: the PPU ``main``'s exit status and the run."""
+    """How ``cellsim exec`` ended: the PPU ``main``'s exit status and the run.
+    ``crashes`` names each SPU program that died (its SPE, the signal, the C line)."""
 
     exit_code: int
     run: RunResult
     compute_mode: str
+    crashes: tuple[str, ...] = ()
 
 
 def run_app(
@@ -310,7 +347,9 @@ def run_app(
             e.args = (f"{e.args[0]} (the C threads' last calls: {where})", *e.args[1:])
         raise
     finally:
-        ctypes.CDLL(None).fflush(None)  # the C program's stdout before anything cellsim prints
+        if env.ppu is not None:
+            env.ppu.close()  # its output flushed before anything cellsim prints
     if trace is not None:
         m.write_trace(trace)
-    return ExecResult(int(result.value or 0) & 0xFF, result, env.mode.describe())
+    crashes = tuple(c.describe() for c in env.crashes)
+    return ExecResult(int(result.value or 0) & 0xFF, result, env.mode.describe(), crashes)

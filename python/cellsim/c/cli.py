@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import click
 
-from ..exceptions import UsageError
+from ..exceptions import ProgramCrashError, UsageError
+from ..limits import command_limits, limit_options
 from .app import build, include_dir, run_app
 
 
@@ -126,6 +128,7 @@ def _placement(text: str | None) -> list[int] | None:
     help="Stop at a DMA race: overlapping DMAs in flight without a fence or barrier (both C lines named).",
 )
 @click.option("--quiet", is_flag=True, help="No run summary on stderr.")
+@limit_options
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def exec_cmd(
     app: str,
@@ -137,22 +140,33 @@ def exec_cmd(
     record_dir: str | None,
     check_dma: bool,
     quiet: bool,
+    time_limit: float | None,
+    wall_limit: float | None,
     args: tuple[str, ...],
 ) -> int:
     """Run a C app built by `cellsim cc` on a simulated machine: its PPU main(argc, argv)
-    with ARGS (after --), to the end. The exit status is main's."""
+    with ARGS (after --), to the end. The exit status is main's; a C program that dies
+    (a fatal signal) is named in the summary with its SPE, the signal and the C line."""
     argv = list(args[1:] if args[:1] == ("--",) else args)
     spes = _placement(placement)
-    r = run_app(
-        app,
-        machine=machine,
-        seed=seed,
-        argv=argv,
-        trace=trace,
-        host_time_scale=host_time_scale,
-        placement=spes,
-        check_dma=check_dma,
-    )
+    try:
+        with command_limits(time_limit, wall_limit):
+            r = run_app(
+                app,
+                machine=machine,
+                seed=seed,
+                argv=argv,
+                trace=trace,
+                host_time_scale=host_time_scale,
+                placement=spes,
+                check_dma=check_dma,
+            )
+    except ProgramCrashError as e:
+        # the PPU program's process died: the run stopped; exit as a shell reports a signal
+        click.echo(f"cellsim exec: {Path(app).name}: {e}; the run stopped", err=True)
+        if e.signal is None:
+            return (e.exit_status or 0) & 0xFF
+        return 128 + int(getattr(signal.Signals, e.signal, signal.SIGKILL))
     if record_dir:
         from ..record import command_line, write_record
 
@@ -171,4 +185,6 @@ def exec_cmd(
             f"at cycle {run.cycles:,} ({run.ns / 1000:.1f} us simulated); compute time: {r.compute_mode}",
             err=True,
         )
+    for crash in r.crashes:  # even with --quiet: a program died
+        click.echo(f"cellsim exec: {crash}", err=True)
     return r.exit_code

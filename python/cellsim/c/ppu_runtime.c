@@ -10,10 +10,13 @@
 #include <string.h>
 
 #define CELLSIM_RUNTIME /* the functions themselves, not libspe2.h's call-site macros */
+#include "cellsim_proto.h"
 #include "cellsim_rt.h"
 #include "libspe2.h"
 
 int cellsim_in_thread(void);
+void *cellsim_payload(void);
+#define PAYLOAD_WORDS (sizeof(((cellsim_ctl *)0)->payload) / sizeof(unsigned int))
 
 /* A request from the call site libspe2.h's macros recorded (then forgotten). */
 static uint64_t rq_at(int op, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5) {
@@ -73,7 +76,11 @@ int spe_image_close(spe_program_handle_t *program) {
 }
 
 int spe_program_load(spe_context_ptr_t spe, spe_program_handle_t *program) {
-    RQ(CELLSIM_RQ_PROGRAM_LOAD, spe->spe, program->name, 0, 0, 0, 0);
+    /* the name travels by value: the simulator cannot read this process's memory */
+    char *name = cellsim_payload();
+    strncpy(name, program->name, sizeof program->name);
+    name[sizeof program->name] = 0;
+    RQ(CELLSIM_RQ_PROGRAM_LOAD, spe->spe, 0, 0, 0, 0, 0);
     spe->program = program;
     return 0;
 }
@@ -81,19 +88,44 @@ int spe_program_load(spe_context_ptr_t spe, spe_program_handle_t *program) {
 int spe_context_run(spe_context_ptr_t spe, unsigned int *entry, unsigned int runflags, void *argp,
                     void *envp, spe_stop_info_t *stopinfo) {
     (void)runflags;
-    int code = (int)RQ(CELLSIM_RQ_CTX_RUN, spe->spe, argp, envp, 0, 0, 0);
+    uint64_t r = RQ(CELLSIM_RQ_CTX_RUN, spe->spe, argp, envp, 0, 0, 0);
     if (entry)
         *entry = SPE_DEFAULT_ENTRY;
+    if (r >> 63) {
+        /* the SPU program died: as libspe2, -1 with errno and the stop reason */
+        unsigned int reason = (unsigned int)(r >> 40) & 0xFF;
+        if (stopinfo) {
+            memset(stopinfo, 0, sizeof *stopinfo);
+            stopinfo->stop_reason = reason;
+            stopinfo->result.spe_runtime_error = (int)(uint32_t)r;
+        }
+        errno = (int)(r >> 32) & 0xFF;
+        return -1;
+    }
     if (stopinfo) {
         memset(stopinfo, 0, sizeof *stopinfo);
         stopinfo->stop_reason = SPE_EXIT;
-        stopinfo->result.spe_exit_code = code;
+        stopinfo->result.spe_exit_code = (int)(uint32_t)r;
     }
     return 0;
 }
 
 int spe_in_mbox_write(spe_context_ptr_t spe, unsigned int *mbox_data, int count, unsigned int behavior) {
-    return (int)RQ(CELLSIM_RQ_IN_MBOX_WRITE, spe->spe, mbox_data, count, behavior, 0, 0);
+    if (count < 0)
+        count = 0;
+    if ((size_t)count > PAYLOAD_WORDS)
+        count = (int)PAYLOAD_WORDS;
+    memcpy(cellsim_payload(), mbox_data, (size_t)count * sizeof *mbox_data);
+    return (int)RQ(CELLSIM_RQ_IN_MBOX_WRITE, spe->spe, 0, count, behavior, 0, 0);
+}
+
+/* The words the simulator left in the payload, into the program's buffer. */
+static int mbox_words(unsigned int *mbox_data, int count, int got) {
+    if (got > count)
+        got = count;
+    if (got > 0)
+        memcpy(mbox_data, cellsim_payload(), (size_t)got * sizeof *mbox_data);
+    return got;
 }
 
 int spe_in_mbox_status(spe_context_ptr_t spe) { return (int)RQ(CELLSIM_RQ_MBOX_STATUS, spe->spe, 0, 0, 0, 0, 0); }
@@ -103,12 +135,16 @@ int spe_out_intr_mbox_status(spe_context_ptr_t spe) {
 }
 
 int spe_out_mbox_read(spe_context_ptr_t spe, unsigned int *mbox_data, int count) {
-    return (int)RQ(CELLSIM_RQ_OUT_MBOX_READ, spe->spe, mbox_data, count, 0, SPE_MBOX_ANY_NONBLOCKING, 0);
+    int n = count < 0 ? 0 : (size_t)count > PAYLOAD_WORDS ? (int)PAYLOAD_WORDS : count;
+    int got = (int)RQ(CELLSIM_RQ_OUT_MBOX_READ, spe->spe, 0, n, 0, SPE_MBOX_ANY_NONBLOCKING, 0);
+    return mbox_words(mbox_data, n, got);
 }
 
 int spe_out_intr_mbox_read(spe_context_ptr_t spe, unsigned int *mbox_data, int count,
                            unsigned int behavior) {
-    return (int)RQ(CELLSIM_RQ_OUT_MBOX_READ, spe->spe, mbox_data, count, 1, behavior, 0);
+    int n = count < 0 ? 0 : (size_t)count > PAYLOAD_WORDS ? (int)PAYLOAD_WORDS : count;
+    int got = (int)RQ(CELLSIM_RQ_OUT_MBOX_READ, spe->spe, 0, n, 1, behavior, 0);
+    return mbox_words(mbox_data, n, got);
 }
 
 int spe_signal_write(spe_context_ptr_t spe, unsigned int signal_reg, unsigned int data) {
@@ -204,14 +240,10 @@ void __real_free(void *);
 void *__real_calloc(size_t, size_t);
 void *__real_realloc(void *, size_t);
 
-static uintptr_t memory_lo, memory_hi;
-
-void cellsim_set_memory(uintptr_t lo, uintptr_t hi) {
-    memory_lo = lo;
-    memory_hi = hi;
+/* Simulated memory is mapped at CELLSIM_MEMORY_BASE in this process (nothing else is there). */
+static int simulated(const void *p) {
+    return (uintptr_t)p >= CELLSIM_MEMORY_BASE && (uintptr_t)p < CELLSIM_MEMORY_BASE + (1ULL << 44);
 }
-
-static int simulated(const void *p) { return (uintptr_t)p >= memory_lo && (uintptr_t)p < memory_hi; }
 
 /* A block: the size in the 8 bytes before the pointer, the pointer aligned. */
 static void *sim_alloc(size_t size, size_t align) {

@@ -1,18 +1,19 @@
 """C threads on the simulated machine: the driver loop and the requests.
 
-A C thread runs inside the :class:`~cellsim.machine.Program` greenlet of its
-SPE program or PPE thread. The driver resumes it; when it makes a request
-(``mfc_get``, ``spu_readch``, ``spe_context_run``...), the driver answers with
-the same Python call a Python program would make (:mod:`cellsim.spu`,
-:mod:`cellsim.ppe`), so C programs have the Python API's semantics and
-timing by construction. A call that waits switches the greenlet away while the
-C thread stays suspended on its own stack.
+A C thread runs in the process of its program (:mod:`cellsim.c.process`) and is
+driven from the :class:`~cellsim.machine.Program` greenlet of its SPE program or
+PPE thread. The driver resumes it; when it makes a request (``mfc_get``,
+``spu_readch``, ``spe_context_run``...), the driver answers with the same Python
+call a Python program would make (:mod:`cellsim.spu`, :mod:`cellsim.ppe`), so C
+programs have the Python API's semantics and timing by construction. A call
+that waits switches the greenlet away while the C thread stays suspended on its
+own stack in its own process.
 """
 
 from __future__ import annotations
 
-import ctypes
-import time
+import errno
+import signal
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -21,10 +22,35 @@ import numpy as np
 from greenlet import getcurrent
 
 from .. import _engine, ppe, spu
-from ..exceptions import CellsimError, MfcError, NotInProgramError, UsageError
+from ..exceptions import (
+    CellsimError,
+    MfcError,
+    NotInProgramError,
+    ProgramCrashError,
+    RunawayError,
+    UsageError,
+)
 from ..machine import Machine, Program
 from . import requests as rq
-from .image import KIND_PPU_MAIN, KIND_PTHREAD, KIND_SPU_MAIN, Image, ThreadHeader
+from .image import KIND_PPU_MAIN, KIND_PTHREAD, KIND_SPU_MAIN, PAGE, Image, ls_page
+from .process import (
+    LS_BASE,
+    LS_STRIDE,
+    MEMORY_BASE,
+    R_ARGS,
+    R_EVEN,
+    R_LINE,
+    R_ODD,
+    R_OP,
+    R_RESULT,
+    W_CPU_NS,
+    W_MEASURE,
+    CProcess,
+    CrashReport,
+    HostLimit,
+    ProcessEnded,
+    share_local_stores,
+)
 
 if TYPE_CHECKING:
     from .app import CApp
@@ -54,54 +80,67 @@ class ComputeMode:
 
 
 @dataclass
+class Crash:
+    """A C program that died in its process: who, and how (for the run's summary)."""
+
+    who: str
+    program: str
+    report: CrashReport
+
+    def describe(self) -> str:
+        return f"{self.who} (C program {self.program}) {self.report.describe()}"
+
+
+@dataclass
 class CEnv:
     """What every C thread of one machine shares: the address translation
-    between host pointers and effective addresses, and the app's images."""
+    between the C processes' pointers and effective addresses, and the app."""
 
     machine: Machine
     app: CApp | None = None
     mode: ComputeMode = field(default_factory=ComputeMode)
-    memory_lo: int = 0
-    memory_hi: int = 0
+    memory_lo: int = MEMORY_BASE
+    memory_hi: int = MEMORY_BASE
     ppu_data_ea: int = 0
+    ppu: CProcess | None = None
     contexts: dict[int, ppe.SpeContext] = field(default_factory=dict)
     # libspe2 event handlers, by the number the C runtime holds
     handlers: list[ppe.SpeEventHandler] = field(default_factory=list)
     threads: dict[int, ppe.PpeThread] = field(default_factory=dict)
-    # each C thread's last call: (the C string of its file, its line), for reports
-    calls: dict[int, tuple[int, int]] = field(default_factory=dict)
+    # each C thread's last call, file:line, for reports
+    calls: dict[int, str] = field(default_factory=dict)
+    # each C thread's process, for the wall-limit report
+    running: dict[int, tuple[CProcess, str]] = field(default_factory=dict)
+    crashes: list[Crash] = field(default_factory=list)
 
     ls_bases: list[int] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.memory_lo = self.machine.memory_address()
-        self.memory_hi = self.memory_lo + int(self.machine.info["memory_bytes"])
-        # the host address of each local store (the machine's views stay put)
-        self.ls_bases = [int(self.machine.local_store(s).ctypes.data) for s in range(self.machine.spe_count)]
+        self.memory_hi = MEMORY_BASE + int(self.machine.info["memory_bytes"])
+        # where each local store is mapped in every C process
+        self.ls_bases = [LS_BASE + s * LS_STRIDE for s in range(self.machine.spe_count)]
 
     def ls_host(self, spe: int) -> int:
         return self.ls_bases[spe]
 
     def ea(self, x: int, what: str = "ea") -> int:
-        """The effective address of ``x``: a host pointer into simulated
-        memory, into the PPU image's data or into a local store (from
+        """The effective address of ``x``: a pointer into simulated memory,
+        into the PPU image's data or into a local store (from
         ``spe_ls_area_get``) becomes its EA; anything else is taken as an EA."""
         if self.memory_lo <= x < self.memory_hi:
             return x - self.memory_lo
         if x < self.memory_hi - self.memory_lo:
             return x  # an EA already (from a Python program, or a small integer)
-        app = self.app
-        if app is not None and app.ppu is not None and self.ppu_data_ea:
-            seg = app.ppu.segment
-            if seg.start <= x < seg.start + seg.size:
-                return self.ppu_data_ea + (x - seg.start)
-        for spe, base in enumerate(self.ls_bases):
-            if base <= x < base + LS_BYTES:
-                return int(_engine.ls_ea(spe)) + (x - base)
+        ppu = self.ppu
+        if ppu is not None and self.ppu_data_ea and ppu.seg_start <= x < ppu.seg_start + ppu.seg_size:
+            return self.ppu_data_ea + (x - ppu.seg_start)
+        if LS_BASE <= x < LS_BASE + len(self.ls_bases) * LS_STRIDE and (x - LS_BASE) % LS_STRIDE < LS_BYTES:
+            spe = (x - LS_BASE) // LS_STRIDE
+            return int(_engine.ls_ea(spe)) + (x - self.ls_bases[spe])
         return x
 
     def host(self, ea: int) -> int:
-        """The host pointer of main-memory EA ``ea`` (for PPU code)."""
+        """The pointer to main-memory EA ``ea`` in the C processes."""
         return self.memory_lo + ea
 
 
@@ -121,15 +160,16 @@ def _current(call: str) -> Program:
 
 
 class CThread:
-    """One C thread: its coroutine in an image and the greenlet it runs in."""
+    """One C thread: its coroutine in its program's process and the greenlet it runs in."""
 
-    def __init__(self, env: CEnv, image: Image, program: Program, kind: int, fn: int, *args: int) -> None:
+    def __init__(self, env: CEnv, proc: CProcess, program: Program, kind: int, fn: int, *args: int) -> None:
         self.env = env
-        self.image = image
+        self.proc = proc
         self.program = program
         self.kind = kind
         self.fn = fn
         self.args = args
+        self.ls_base = 0
         self.update_mode = spu.MFC_TAG_UPDATE_ALL
         self.channel_cmd = [0] * 6  # MFC_LSA .. MFC_TagID, for MFC_Cmd writes
         # DMA lists whose elements are translated in the local store while the
@@ -137,16 +177,10 @@ class CThread:
         self.list_patches: dict[int, list[Any]] = {}
         self.list_high = 0
 
-    # -- the data around each resume ---------------------------------------------------
-    # The runtime copies the data from its home (the SPE's local store, or simulated
-    # memory for the PPU) into the image before each resume and back after it. DMA
-    # lists are the one exception: the MFC reads them with translated EAs, the
-    # program sees its own.
-
-    def _home(self) -> int:
-        if self.kind == KIND_SPU_MAIN:
-            return self.ls_data
-        return self.env.host(self.env.ppu_data_ea) if self.env.ppu_data_ea else 0
+    # -- DMA lists around each resume -------------------------------------------------
+    # The program's data is its home (the local store, or simulated memory for the PPU)
+    # itself. DMA lists are the one exception: the MFC reads them with translated EAs,
+    # the program sees its own.
 
     def _enter(self) -> None:
         ls = self.program.ls
@@ -159,78 +193,79 @@ class CThread:
             patch[2] = bytes(ls_view[lst : lst + patch[0]])  # the program may have changed it
             self._translate_list(lst, patch[0])
 
-    def _setup_spu(self) -> None:
-        p = self.program
-        assert p.spe is not None
-        seg = self.image.segment
-        self.ls_base = self.image.ls_address(int(p.machine.info["ls_reserved_bytes"]))
-        end = self.ls_base + seg.size
-        if end > p.ls_top:
-            raise MfcError(
-                f"the C program {self.image.name}'s static data ({seg.size} bytes) does not fit in the "
-                f"local store of SPE {p.spe}: it would end at 0x{end:x}, the local store at 0x{p.ls_top:x}",
-                kind="ls_overflow",
-                spe=p.spe,
-                command=f"load {self.image.name}",
-            )
-        self.ls_data = self.env.ls_host(p.spe) + self.ls_base
-        ctypes.memmove(self.ls_data, seg.pristine, seg.size)
-        p.ls_next = max(p.ls_next, end)  # Python helpers (cellsim.sync) allocate past it
-
     # -- the loop ------------------------------------------------------------------------
 
     def run(self) -> int:
         """Runs the C thread to its end (in simulated time); returns its exit value."""
-        if self.kind == KIND_SPU_MAIN:
-            self._setup_spu()
-        t = self.image.new_thread(self.kind, self.fn, *self.args)
-        # the header as 64-bit words, read in one go per request
-        words = np.frombuffer(memoryview((ctypes.c_uint64 * _HEADER_WORDS).from_address(t)), dtype=np.uint64)
-        home = self._home()
-        if home:
-            self.image.set_data(t, home)
+        proc = self.proc
+        tid = self.program.tid
+        self.env.running[tid] = (proc, self.program.who)
         try:
+            w = self._resume(lambda: proc.new_thread(self.kind, self.fn, *self.args))
+            number = proc.thread
             while True:
-                op, w = self._step(t, words)
+                op = w[R_OP]
                 if op <= rq.EXIT:
-                    return int(ThreadHeader.from_address(t).result)
-                words[_REPLY] = self._answer(op, w, t)
+                    return int(np.int64(np.uint64(w[R_RESULT])))
+                reply = self._answer(op, w)
+                w = self._resume(lambda reply=reply: proc.resume(number, reply))  # type: ignore[misc]
+        except HostLimit as e:
+            raise self._runaway(str(e)) from None
         finally:
-            self.image.free_thread(t)
+            self.env.running.pop(tid, None)
 
-    def _step(self, t: int, words: np.ndarray) -> tuple[int, list[int]]:
-        """Resumes the thread to its next request; charges the work it reported."""
+    def _resume(self, go: Callable[[], list[int]]) -> list[int]:
+        """Runs the thread to its next request; charges the work it reported."""
         if self.list_patches:
             self._enter()
         scale = self.env.mode.host_time_scale
-        t0 = time.thread_time_ns() if scale else 0
-        op = int(self.image.lib.cellsim_thread_resume(t))
-        host_ns = time.thread_time_ns() - t0 if scale else 0
+        if scale:
+            self.proc.words[W_MEASURE] = 1
+        try:
+            w = go()
+        except RunawayError as e:
+            if e.activity:
+                raise
+            # a command's --wall-limit alarm went off while the C code ran
+            raise self._runaway(str(e.args[0]) if e.args else "host-time limit reached") from None
         if self.list_patches:
             self._leave()
-        w: list[int] = words.tolist()
-        self.env.calls[self.program.tid] = (w[_FILE], w[_LINE])
-        work = max(w[_EVEN], w[_ODD])
+        if self.proc.last_call:
+            self.env.calls[self.program.tid] = self.proc.last_call
+        work = max(w[R_EVEN], w[R_ODD])
         if scale:
+            host_ns = int(self.proc.words[W_CPU_NS])
             work += round(host_ns * scale * self.program.machine.core_hz / 1e9)
         if work:
             self._charge(work)
-        return op, w
+        return w
 
-    def _answer(self, op: int, w: list[int], t: int) -> int:
+    def _runaway(self, why: str) -> RunawayError:
+        """The host-time limit passed while this thread ran its own C code."""
+        m = self.program.machine
+        me = self.program.who
+        since = self.proc.last_call
+        doing = "running its own C code" + (f" since its last SDK call at {since}" if since else "")
+        activity = [(me, doing)]
+        activity += [(w, d) for w, d in m._engine.activity() if w != me]
+        report = "; ".join(f"{w}: {d}" for w, d in activity)
+        return RunawayError(
+            f"{why}; stopped at cycle {m.cycles}; {report}", cycle=m.cycles, activity=activity
+        )
+
+    def _answer(self, op: int, w: list[int]) -> int:
         """The reply to request ``op``; an error names the C line that made it."""
+        a = w[R_ARGS : R_ARGS + 6]
         try:
             handler = _HANDLERS.get(op)
             if handler is None or handler.spu != (self.kind == KIND_SPU_MAIN):
                 self._misuse(op, handler)
             if self.program.machine._dma_checker is not None:  # --check-dma names the C line
-                hdr = ThreadHeader.from_address(t)
-                self.program.c_site = f"{hdr.file.decode()}:{hdr.line}" if hdr.file else None
-            return int(handler.fn(self, w)) & U64  # type: ignore[union-attr]
+                self.program.c_site = f"{self.proc.file()}:{w[R_LINE]}" if w[R_LINE] else None
+            return int(handler.fn(self, a)) & U64  # type: ignore[union-attr]
         except CellsimError as e:
-            hdr = ThreadHeader.from_address(t)
-            if hdr.file:
-                where = f"{hdr.file.decode()}:{hdr.line}"
+            if w[R_LINE]:
+                where = f"{self.proc.file()}:{w[R_LINE]}"
                 e.args = (f"{e.args[0] if e.args else ''} (in C at {where})", *e.args[1:])
                 e.c_location = where  # type: ignore[attr-defined]
             raise
@@ -252,9 +287,9 @@ class CThread:
     def ls(self, x: int, what: str) -> int:
         """A local-store address: a pointer into the program's statics, or a
         local-store address (below 256 KB) as it is."""
-        seg = self.image.segment
-        if seg.start <= x <= seg.start + seg.size:
-            return self.ls_base + (x - seg.start)
+        proc = self.proc
+        if proc.seg_start <= x <= proc.seg_start + proc.seg_size:
+            return self.ls_base + (x - proc.seg_start)
         if x < LS_BYTES:
             return x
         raise MfcError(
@@ -372,7 +407,7 @@ class CThread:
         return 0
 
     def program_load(self, a: list[int]) -> int:
-        name = ctypes.string_at(a[1]).decode()
+        name = self.proc.payload(256).split(b"\0", 1)[0].decode(errors="replace")
         app = self.env.app
         if app is None or name not in app.spu:
             known = ", ".join(sorted(app.spu)) if app else "none"
@@ -389,23 +424,26 @@ class CThread:
                     f"spe_context_run: {name} 0x{ptr:x} is a host pointer outside simulated memory (the "
                     "PPU's stack?): give the SPE memory from malloc/posix_memalign or a static variable"
                 )
-        return ppe.spe_context_run(ctx, argp=argp, envp=envp).exit_code & 0xFFFFFFFF
+        stop = ppe.spe_context_run(ctx, argp=argp, envp=envp)
+        if stop.stop_reason == "exit":
+            return stop.exit_code & 0xFFFFFFFF
+        # libspe2: -1, errno and the stop info; the C side decodes this
+        reason = _STOP_REASONS[stop.stop_reason]
+        return 1 << 63 | reason << 40 | stop.errno << 32 | (stop.exit_code & 0xFFFFFFFF)
 
     def in_mbox_write(self, a: list[int]) -> int:
-        spe, data, count, behavior = a[0], a[1], a[2], a[3]
-        values = list((ctypes.c_uint32 * count).from_address(data)) if count else []
+        spe, count, behavior = a[0], a[2], a[3]
+        values = np.frombuffer(self.proc.payload(4 * count), dtype=np.uint32).tolist() if count else []
         return ppe.spe_in_mbox_write(self.context(spe), values, behavior)
 
     def out_mbox_read(self, a: list[int]) -> int:
-        spe, data, count, interrupt, behavior = a[0], a[1], a[2], a[3], a[4]
+        spe, count, interrupt, behavior = a[0], a[2], a[3], a[4]
         ctx = self.context(spe)
         if interrupt:
             got = ppe.spe_out_intr_mbox_read(ctx, count, behavior)
         else:
             got = ppe.spe_out_mbox_read(ctx, count)
-        out = (ctypes.c_uint32 * max(count, 1)).from_address(data)
-        for i, v in enumerate(got):
-            out[i] = v
+        self.proc.set_payload(np.array(got, dtype=np.uint32).tobytes())
         return len(got)
 
     def mbox_status(self, a: list[int]) -> int:
@@ -424,11 +462,11 @@ class CThread:
 
     def thread_create(self, a: list[int]) -> int:
         fn, arg = a[0], a[1]
-        env, image = self.env, self.image
+        env, proc = self.env, self.proc
 
         def body() -> int:
             me = _current("pthread_create")
-            return CThread(env, image, me, KIND_PTHREAD, fn, arg).run()
+            return CThread(env, proc, me, KIND_PTHREAD, fn, arg).run()
 
         t = ppe.pthread_create(body)
         env.threads[t.tid] = t
@@ -484,13 +522,13 @@ class CThread:
         return 0
 
     def event_wait(self, a: list[int]) -> int:
-        timeout = ctypes.c_int32(a[2]).value
+        timeout = a[2] - (1 << 32) if a[2] & 0x80000000 else a[2]
         got = ppe.wait_events(self.env.handlers[a[0]], a[1], timeout)
         return sum(bit << (4 * spe) for spe, bit in got)
 
 
-_HEADER_WORDS = 13
-_REPLY, _FILE, _LINE, _EVEN, _ODD = 6, 7, 8, 11, 12  # words of the thread's header (ThreadHeader)
+# spe_context_run's stop reasons (libspe2.h's SPE_*)
+_STOP_REASONS = {"exit": 1, "runtime_error": 3, "runtime_exception": 4, "runtime_fatal": 5}
 
 _READERS: dict[int, Callable[[], int]] = {
     rq.SPU_RD_IN_MBOX: spu.spu_read_in_mbox,
@@ -525,11 +563,7 @@ _TAG_READS: dict[int, Callable[[], int]] = {
 
 def where_blocked(env: CEnv) -> str:
     """Where each C thread made its last call (for a deadlock or a runaway)."""
-    out = []
-    for tid, (file, line) in sorted(env.calls.items()):
-        if file:
-            out.append(f"thread {tid} at {ctypes.string_at(file).decode()}:{line}")
-    return "; ".join(out)
+    return "; ".join(f"thread {tid} at {where}" for tid, where in sorted(env.calls.items()))
 
 
 def _host_word(v: int) -> int:
@@ -599,10 +633,18 @@ _LIST_OPS = {
 class CProgram:
     """A C SPU program built by ``cellsim cc``, for :meth:`Machine.load` and
     ``spe_program_load``: ``int main(unsigned long long speid, unsigned long
-    long argp, unsigned long long envp)`` runs on the SPE.
+    long argp, unsigned long long envp)`` runs on the SPE, in a process of its own.
 
     ``CProgram("app_dir", "NAME")`` takes SPU program ``NAME`` of an app;
-    ``CProgram("prog.so")`` an image built with ``cellsim cc --spu-only``."""
+    ``CProgram("prog.so")`` an image built with ``cellsim cc``.
+
+    If the program dies (a fatal signal: a NULL write, ``abort()``...), the SPE
+    stops: under ``spe_context_run`` the PPE program gets the error as from
+    libspe2 (``StopInfo.stop_reason`` ``"runtime_exception"``, ``"runtime_error"``
+    or ``"runtime_fatal"``, with ``.crash``); a program started by
+    :meth:`Machine.load` stops the run with ``ProgramCrashError``. Either way
+    the error names the SPE, the signal and the C line. ``_exit(n)`` ends the
+    program with exit code ``n``, as ``exit(n)`` does."""
 
     def __init__(self, image: Image | str, name: str | None = None) -> None:
         from .app import load_spu
@@ -612,27 +654,107 @@ class CProgram:
 
     def __call__(self, speid: int, argp: int, envp: int) -> int:
         p = _current(f"the C program {self.image.name}")
+        assert p.spe is not None
         env = env_of(p.machine)
-        code = CThread(env, self.image, p, KIND_SPU_MAIN, self.image.symbol("main"), speid, argp, envp).run()
+        m = p.machine
+        who = f"SPE {p.spe}"
+        size = int(m.info["ls_bytes"])
+        fd = m._engine.share_local_store(p.spe)
+        proc = CProcess(m, self.image.path, self.image.name, [(fd, env.ls_host(p.spe), size)], who)
+        try:
+            thread = CThread(env, proc, p, KIND_SPU_MAIN, proc.main_fn, speid, argp, envp)
+            self._setup(thread, fd, size)
+            code = thread.run()
+        except ProcessEnded as ended:
+            report = ended.report
+            if report.signal is None:  # _exit(n): the program's exit, as exit(n)
+                return (report.exit_status or 0) & 0xFFFFFFFF
+            crash = Crash(who, self.image.name, report)
+            env.crashes.append(crash)
+            if p.tid in m._context_runs:  # spe_context_run reports it to the PPE program
+                m._spe_crashes[p.tid] = crash
+                return 0
+            raise _crash_error(crash) from None
+        finally:
+            proc.close()
         return code & 0xFFFFFFFF
+
+    def _setup(self, t: CThread, fd: int, size: int) -> None:
+        """The program's statics become local-store bytes, past the reserved part."""
+        p, proc = t.program, t.proc
+        page = ls_page(int(p.machine.info["ls_reserved_bytes"]))
+        t.ls_base = page + proc.seg_start % PAGE
+        end = t.ls_base + proc.seg_size
+        mapped_end = -(-end // PAGE) * PAGE
+        if end > p.ls_top or mapped_end > size:
+            proc.close()
+            raise MfcError(
+                f"the C program {self.image.name}'s static data ({proc.seg_size} bytes) does not fit in the "
+                f"local store of SPE {p.spe}: it would end at 0x{end:x}, the local store at 0x{p.ls_top:x}",
+                kind="ls_overflow",
+                spe=p.spe,
+                command=f"load {self.image.name}",
+            )
+        proc.setup(fd, page, t.env.ls_host(int(p.spe or 0)) + page)
+        p.ls_next = max(p.ls_next, end)  # Python helpers (cellsim.sync) allocate past it
 
     def __repr__(self) -> str:
         return f"CProgram({self.image.name!r})"
 
 
+def _crash_error(crash: Crash) -> ProgramCrashError:
+    r = crash.report
+    return ProgramCrashError(
+        crash.describe(),
+        who=crash.who,
+        program=crash.program,
+        signal=r.signal_name or None,
+        location=r.location,
+        last_call=r.last_call,
+        exit_status=r.exit_status,
+    )
+
+
+def stop_of(crash: Crash) -> tuple[str, int, int]:
+    """libspe2's view of a crashed SPE program: stop reason, detail, errno."""
+    sig = crash.report.signal
+    if sig in (signal.SIGSEGV, signal.SIGBUS):
+        return "runtime_exception", SPE_DMA_SEGMENTATION, errno.EFAULT
+    if sig == signal.SIGILL:
+        return "runtime_error", SPE_SPU_INVALID_INSTR, errno.EIO
+    if sig in (signal.SIGABRT, signal.SIGFPE, signal.SIGTRAP):
+        return "runtime_error", SPE_SPU_HALT, errno.EIO
+    return "runtime_fatal", errno.EIO, errno.EIO
+
+
+SPE_SPU_HALT = 0x04
+SPE_SPU_INVALID_INSTR = 0x20
+SPE_DMA_SEGMENTATION = 0x20
+
+
 def run_ppu_main(env: CEnv, image: Image, argv: list[str]) -> int:
-    """The PPU program's ``main(argc, argv)`` on the calling PPE thread."""
+    """The PPU program's ``main(argc, argv)`` on the calling PPE thread, in a process of its own."""
     p = _current("the PPU program")
-    env.ppu_data_ea = int(p.machine.alloc(image.segment.size + 4096, 4096)) + image.segment.start % 4096
-    # the runtime's own statics are in the data too: set them in a fresh copy
-    ctypes.memmove(image.segment.start, image.segment.pristine, image.segment.size)
-    image.lib.cellsim_set_memory(ctypes.c_size_t(env.memory_lo), ctypes.c_size_t(env.memory_hi))
-    ctypes.memmove(env.host(env.ppu_data_ea), image.segment.start, image.segment.size)
-    args = [s.encode() for s in argv]
-    arr = (ctypes.c_char_p * (len(args) + 1))(*args, None)
-    env._argv = arr  # type: ignore[attr-defined]  # alive while main runs
-    addr = ctypes.cast(arr, ctypes.c_void_p).value or 0
-    return CThread(env, image, p, KIND_PPU_MAIN, image.symbol("main"), len(args), addr).run()
+    m = p.machine
+    mem_bytes = -(-int(m.info["memory_bytes"]) // PAGE) * PAGE
+    mem_fd = m._engine.share_memory()
+    maps = [(mem_fd, MEMORY_BASE, mem_bytes), *share_local_stores(m)]
+    proc = env.ppu = CProcess(m, image.path, image.name, maps, "the PPU program")
+    page_ea = int(m.alloc(proc.seg_size + PAGE, PAGE))
+    env.ppu_data_ea = page_ea + proc.seg_start % PAGE
+    proc.setup(mem_fd, page_ea, env.host(page_ea))
+    # argv travels in the payload (the process copies it to its own heap)
+    args = b"".join(s.encode() + b"\0" for s in argv)
+    if len(args) > 4096:
+        proc.close()
+        raise UsageError(f"the PPU program's arguments are {len(args)} bytes: at most 4096")
+    proc.set_payload(args)
+    try:
+        return CThread(env, proc, p, KIND_PPU_MAIN, proc.main_fn, len(argv)).run()
+    except ProcessEnded as ended:
+        crash = Crash("the PPU program", image.name, ended.report)
+        env.crashes.append(crash)
+        raise _crash_error(crash) from None
 
 
-__all__ = ["CEnv", "CProgram", "CThread", "ComputeMode", "env_of", "run_ppu_main"]
+__all__ = ["CEnv", "CProgram", "CThread", "ComputeMode", "Crash", "env_of", "run_ppu_main", "stop_of"]

@@ -66,6 +66,15 @@ typedef struct spe_stop_info {
 #define SPE_RUNTIME_FATAL 5
 #define SPE_CALLBACK_ERROR 6
 
+/* stopinfo->result.spe_runtime_error / spe_runtime_exception (cellsim: a C SPU program
+ * that dies of a signal stops its SPE with one of these; see docs/c-programs.md) */
+#define SPE_SPU_HALT 0x04
+#define SPE_SPU_INVALID_INSTR 0x20
+#define SPE_SPU_INVALID_CHANNEL 0x40
+#define SPE_DMA_ALIGNMENT 0x0008
+#define SPE_DMA_SEGMENTATION 0x0020
+#define SPE_DMA_STORAGE 0x0040
+
 #define SPE_MBOX_ALL_BLOCKING 1
 #define SPE_MBOX_ANY_BLOCKING 2
 #define SPE_MBOX_ANY_NONBLOCKING 3

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ..exceptions import UsageError
+from ..machine import machine_digest
 from ..spec import MachineLike, MachineSpec
 from ..trace import not_captured
 from .patterns import Pattern, builtin, format_mapping, parse_mapping, ring_pattern
@@ -223,7 +224,13 @@ def settings_of(points: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """What a sweep's results depend on besides each point's mapping and run."""
     if not points:
         return {}
-    return {k: v for k, v in points[0].items() if k not in ("mapping", "run", "seed", "placement")}
+    settings = {k: v for k, v in points[0].items() if k not in ("mapping", "run", "seed", "placement")}
+    if isinstance(settings.get("machine"), str):
+        # the machine as resolved (file contents, bases, overrides), not only its name:
+        # an edited machine file must not resume a sweep made with the old one
+        overrides = settings.get("overrides") or ()
+        settings["machine_digest"] = machine_digest(settings["machine"], overrides)
+    return settings
 
 
 def point_key(p: dict[str, Any]) -> str:

@@ -50,7 +50,7 @@ from ._comm import CommState, finalize_checks
 from ._errors import MPIAbort
 from ._program import RankModules, RankProgram, load_program, user_dirs
 from ._runtime import LS_STARTUP, PEER, PROTOCOL_CODES, STARTUP, STARTUP_MAGIC, ComputeRule, Heap, Rank, World
-from ._sandbox import RankExit, bad_termination, rank_process
+from ._sandbox import RankAbort, RankExit, bad_termination, rank_process
 
 __all__ = ["MpirunResult", "RankFailed", "finalize_rank", "init_rank", "mpirun"]
 
@@ -368,6 +368,10 @@ def _run(
             at = f" ({where[-2].strip()})" if len(where) >= 2 else ""
             world.failures.append((r.rank, None, ""))
             raise RankFailed(r.rank, None, "", e.errorcode & 0xFF, what=f"called {e}{at}") from None
+        except RankAbort:
+            world.failures.append((r.rank, None, ""))
+            report = bad_termination(r.rank, 134, "KILLED BY SIGNAL: 6 (Aborted): os.abort()")
+            raise RankFailed(r.rank, None, "", 134, report, what="called os.abort()") from None
         except RankExit as e:
             status = _exit_status(e.code, err)
             world.failures.append((r.rank, None, ""))
@@ -381,7 +385,14 @@ def _run(
         except GreenletExit:
             stopped = True
             raise
-        except (DeadlockError, RunawayError, KeyboardInterrupt):
+        except RunawayError as e:
+            # not the rank's failure: the run's; a limit that went off in this rank's
+            # own code (no call of cellsim's under way) says so
+            if r.in_call == 0 and not hasattr(e, "mpi_running"):
+                e.mpi_running = r.rank  # type: ignore[attr-defined]
+            stopped = True
+            raise
+        except (DeadlockError, KeyboardInterrupt):
             raise  # not the rank's failure: the run's (Ctrl-C stops the whole job)
         except BaseException as e:
             text = _format_traceback(e)
@@ -464,7 +475,11 @@ def _run(
         error = world.deadlock()
         error.__cause__ = e
     except RunawayError as e:
-        waits = "; ".join(f"rank {r} waits in {w}" for r, w in sorted(world.waits.items()))
+        doing = {r: f"rank {r} waits in {w}" for r, w in world.waits.items()}
+        running = getattr(e, "mpi_running", None)
+        if running is not None:  # the limit went off in this rank's own code
+            doing[running] = f"rank {running} was running its own Python code (in no MPI or SPU call)"
+        waits = "; ".join(w for _, w in sorted(doing.items()))
         error = RunawayError(f"{e}{'; ' + waits if waits else ''}")
         error.__cause__ = e
     finally:

@@ -5,7 +5,8 @@ must be redirected to its rank:
 
 - ``os._exit(code)`` in a rank ends that rank, not the whole host (and the
   output of every rank with it): mpirun stops the run and reports the rank
-  and its code, as mpiexec's "BAD TERMINATION" does;
+  and its code, as mpiexec's "BAD TERMINATION" does; ``os.abort()`` likewise,
+  reported as the rank killed by SIGABRT (exit status 134);
 - an exception in a thread a rank started makes the exit status non-zero
   (the thread's traceback is printed as Python prints it);
 - standard input goes to rank 0 only; the other ranks read end-of-file, as
@@ -24,19 +25,24 @@ from typing import Any, TextIO
 
 from greenlet import getcurrent
 
-__all__ = ["RankExit", "ThreadFailures", "bad_termination", "rank_process"]
+__all__ = ["RankAbort", "RankExit", "ThreadFailures", "bad_termination", "rank_process"]
 
 
 class RankExit(SystemExit):
     """``os._exit(code)`` called by a rank: that rank ends with ``code``."""
 
 
-def bad_termination(rank: int, code: int) -> str:
+class RankAbort(SystemExit):
+    """``os.abort()`` called by a rank: that rank is killed by SIGABRT."""
+
+
+def bad_termination(rank: int, code: int, how: str | None = None) -> str:
     """mpiexec's report of a process that ended without MPI_Finalize."""
     bar = "=" * 83
+    how = how or f"CALLED os._exit({code})"
     return (
         f"{bar}\n=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n"
-        f"=   RANK {rank} CALLED os._exit({code})\n=   EXIT CODE: {code}\n"
+        f"=   RANK {rank} {how}\n=   EXIT CODE: {code}\n"
         f"=   CLEANING UP REMAINING PROCESSES\n{bar}\n"
     )
 
@@ -86,13 +92,20 @@ def rank_process() -> Iterator[ThreadFailures]:
     ranks for the duration of a run."""
     threads = ThreadFailures()
     saved: tuple[Any, Any, Any] = (os._exit, threading.excepthook, sys.stdin)
+    real_abort = os.abort
 
     def rank_exit(code: int) -> None:
         if getattr(getcurrent(), "_mpi_rank", None) is None:
             saved[0](code)  # not a rank (a thread, the PPE): the real thing
         raise RankExit(code)
 
+    def rank_abort() -> None:
+        if getattr(getcurrent(), "_mpi_rank", None) is None:
+            real_abort()
+        raise RankAbort(134)
+
     os._exit = rank_exit  # type: ignore[assignment]
+    os.abort = rank_abort  # type: ignore[assignment]
     threading.excepthook = threads.hook
     if sys.stdin is not None:
         sys.stdin = _RankStdin(sys.stdin)  # type: ignore[assignment]
@@ -100,3 +113,4 @@ def rank_process() -> Iterator[ThreadFailures]:
         yield threads
     finally:
         os._exit, threading.excepthook, sys.stdin = saved
+        os.abort = real_abort

@@ -573,7 +573,7 @@ impl Machine {
         let who = op.requester.idx();
         let mic = &mut self.mics[bank];
         let ready = match op.kind {
-            OpKind::Read => mic.snoop_read(self.now, who, id, op.size),
+            OpKind::Read => mic.snoop_read(self.now, who, id, a, op.size),
             OpKind::Write => mic.snoop_write(who, id).then_some(self.now),
         };
         if let Some(ready) = ready {
@@ -675,7 +675,10 @@ impl Machine {
                             }
                     }
                     (OpKind::Write, Space::Memory(_)) => {
-                        mics[chip].write(g.arrive, op.size);
+                        let Space::Memory(a) = op.remote else {
+                            unreachable!("a write to memory has a memory address")
+                        };
+                        mics[chip].write(g.arrive, a, op.size);
                         g.arrive + timing.mic_accept + timing.put_ack + ack_back
                     }
                     (OpKind::Write, Space::Ls { .. }) => {
@@ -1022,7 +1025,12 @@ fn window_slot_taken(
     calendar: &mut crate::calendar::Calendar<Event>,
 ) {
     let ready = match op.kind {
-        OpKind::Read => mic.start_read(now, op.size),
+        OpKind::Read => {
+            let Space::Memory(a) = op.remote else {
+                unreachable!("only memory requests wait for a window slot")
+            };
+            mic.start_read(now, a, op.size)
+        }
         OpKind::Write => now,
     };
     calendar.schedule(ready.max(op.data_may_leave(crossing)), Event::DataReady(id));

@@ -1,0 +1,77 @@
+"""``cellsim mpirun`` against ranks that never call cellsim: ``--wall-limit``
+stops a rank spinning in pure Python and says which rank was running its own
+code; Ctrl-C stops it too; ``os.abort()`` in one rank is that rank's end, named as
+mpiexec names it; ``Machine.run(wall_limit_s=...)`` stops a Python program's loop
+that makes no SPU call."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from cellsim import Machine
+from cellsim.cli import cli
+from cellsim.exceptions import RunawayError
+
+
+def mpirun(*args: str) -> Result:
+    return CliRunner().invoke(cli, ["mpirun", *args], catch_exceptions=False)
+
+
+def script(tmp_path: Path, text: str) -> str:
+    p = tmp_path / "prog.py"
+    p.write_text(text)
+    return str(p)
+
+
+def test_wall_limit_stops_a_rank_spinning_in_pure_python(tmp_path: Path) -> None:
+    p = script(
+        tmp_path,
+        "import numpy as np\nfrom mpi4py import MPI\nc = MPI.COMM_WORLD\n"
+        "if c.rank == 1:\n    while True:\n        pass\nc.Recv(np.zeros(1), source=1, tag=3)\n",
+    )
+    r = mpirun("-n", "2", "--wall-limit", "0.5", p)
+    assert r.exit_code == 1
+    assert "host-time limit reached" in r.stderr
+    assert "rank 1 was running its own Python code" in r.stderr
+
+
+def test_os_abort_in_one_rank_names_the_rank(tmp_path: Path) -> None:
+    p = script(
+        tmp_path,
+        "import os\nfrom mpi4py import MPI\nc = MPI.COMM_WORLD\nif c.rank == 2:\n    os.abort()\n"
+        "c.Barrier()\nprint('after')\n",
+    )
+    r = mpirun("-n", "3", p)
+    assert r.exit_code == 134
+    assert "RANK 2 KILLED BY SIGNAL: 6 (Aborted)" in r.stderr
+    assert "rank 2 called os.abort()" in r.stderr
+    assert "after" not in r.stdout
+
+
+def test_ctrl_c_stops_a_rank_spinning_in_pure_python(tmp_path: Path) -> None:
+    p = script(tmp_path, "from mpi4py import MPI\nwhile True:\n    pass\n")
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        r = mpirun("-n", "2", p)
+    finally:
+        timer.cancel()
+    assert r.exit_code == 130
+    assert "interrupted" in r.stderr
+
+
+def test_machine_wall_limit_stops_a_python_program_that_makes_no_call() -> None:
+    def spin(speid: int, argp: int, envp: int) -> None:
+        while True:
+            pass
+
+    m = Machine("qs20-1chip", seed=0)
+    m.load(0, spin)
+    with pytest.raises(RunawayError, match="host-time limit reached"):
+        m.run(wall_limit_s=0.3)
