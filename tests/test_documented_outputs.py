@@ -17,7 +17,7 @@ from cellsim.cli import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-BLOCK = re.compile(r"(?:(<!-- illustrative[^>]*-->)\n)?```(text|console)\n(.*?)```", re.S)
+BLOCK = re.compile(r"(?:(<!-- illustrative[^>]*-->)\n[ \t]*)?```(text|console)\n(.*?)```", re.S)
 
 
 def _blocks() -> list[tuple[str, int, str | None, str]]:
