@@ -7,33 +7,18 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import numpy as np
 import pytest
 from click.testing import CliRunner
 
 import cellsim
 from cellsim.cli import cli
 from cellsim.experiments import all_experiments, get
-from cellsim.kernels import load_stream
 from cellsim.reference import exact_reference_default
 
 
-def _streams(exact_reference: bool | None) -> tuple[object, ...]:
-    m = cellsim.Machine("qs20-1chip", seed=1, exact_reference=exact_reference)
-    for s in range(8):
-        # Started together: the steady state the fast-forward jumps over.
-        m.local_store(s)[0x20000:0x24000] = np.arange(0x4000, dtype=np.uint32).astype(np.uint8) ^ s
-        load_stream(
-            m, s, get_ea=m.ls_ea(s ^ 1) + 0x20000, put_ea=m.ls_ea(s ^ 1) + 0x30000, size=16384, pairs=6
-        )
-    r = m.run()
-    stores = b"".join(bytes(m.local_store(s)) for s in range(8))
-    return r.cycles, r.stats, stores, m.fast_forward_stats
-
-
-def test_the_reference_path_and_the_fast_forward_agree() -> None:
-    ref = _streams(True)
-    fast = _streams(None)
+def test_the_reference_path_and_the_fast_forward_agree(pairwise) -> None:
+    ref = pairwise(True)
+    fast = pairwise(None)
     assert ref[:3] == fast[:3]
     assert ref[3]["jumps"] == 0
 

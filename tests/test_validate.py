@@ -17,6 +17,8 @@ from cellsim.experiments._catalog import ValidateProfile
 from cellsim.validate import DEFAULT, Setting, grid_settings, ranking, select, validate
 
 STATEMENT = "000-f6a-get-outperforms-put"
+IDEAL = "eib.recv_switch_bus_cycles=0 eib.put_flow=none"
+"""The ports without the receiving turn and the puts without credits: gets and puts alike."""
 
 
 @pytest.fixture
@@ -63,22 +65,23 @@ def test_only_takes_papers_experiments_and_statement_ids() -> None:
 
 
 def test_a_variant_grid_is_scored_end_to_end_and_a_failing_statement_is_reported(small_hotspot) -> None:
-    """With the receiving port's turn off, gets no longer outperform puts: the statement fails
-    under that setting and holds under the default, and the ranking puts the default first."""
-    settings = grid_settings({"axes": {"eib.recv_switch_bus_cycles": [0]}})
+    """With the receiving port's turn and the receivers' credits off, gets no longer outperform
+    puts: the statement fails under that setting and holds under the default, and the ranking
+    puts the default first."""
+    settings = grid_settings({"axes": {"eib.recv_switch_bus_cycles": [0], "eib.put_flow": ["none"]}})
     boards = validate(settings, only=[STATEMENT], workers=1)
     held = {b.setting.label: b.held("statement") for b in boards}
     # one row per hot spot: memory and one local store
-    assert held == {"default": (2, 2), "eib.recv_switch_bus_cycles=0": (0, 2)}
+    assert held == {"default": (2, 2), IDEAL: (0, 2)}
     for row in boards[1].rows:
         assert row.id == STATEMENT and not row.holds and row.simulated >= 1.0
         assert "recv_switch=1" in row.mechanisms and row.role == "statement" and row.half == "fit"
-    assert [r["setting"] for r in ranking(boards)] == ["default", "eib.recv_switch_bus_cycles=0"]
+    assert [r["setting"] for r in ranking(boards)] == ["default", IDEAL]
 
 
 def test_the_command_prints_the_failing_value_and_writes_json_and_a_plot(small_hotspot, tmp_path) -> None:
     grid = tmp_path / "grid.toml"
-    grid.write_text('[axes]\n"eib.recv_switch_bus_cycles" = [0]\n')
+    grid.write_text('[axes]\n"eib.recv_switch_bus_cycles" = [0]\n"eib.put_flow" = ["none"]\n')
     out = tmp_path / "board.json"
     r = CliRunner().invoke(
         cli,
@@ -92,7 +95,7 @@ def test_the_command_prints_the_failing_value_and_writes_json_and_a_plot(small_h
     assert STATEMENT in r.output and "0/2 (worst 1." in r.output
     assert "default: 2 of 2 visible values hold" in r.output
     doc = json.loads(out.read_text())
-    assert [x["setting"] for x in doc["ranking"]] == ["default", "eib.recv_switch_bus_cycles=0"]
+    assert [x["setting"] for x in doc["ranking"]] == ["default", IDEAL]
     assert {x["holds"] for x in doc["rows"]} == {True, False}
     assert (tmp_path / "rank.png").stat().st_size > 0
 

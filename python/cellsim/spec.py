@@ -21,6 +21,7 @@ the name).
 from __future__ import annotations
 
 import hashlib
+import re
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -44,6 +45,9 @@ __all__ = [
 ]
 
 
+_BARE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+
+
 def override_strings(overrides: Mapping[str, Any] | Iterable[str]) -> tuple[str, ...]:
     """Overrides as ``section.key=value`` strings, from a mapping or strings."""
     if isinstance(overrides, Mapping):
@@ -57,7 +61,9 @@ def _toml_value(v: Any) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, str):
-        return f'"{v}"'
+        # a plain word reads as itself (the engine takes a bare word as a string)
+        bare = _BARE.fullmatch(v) and v not in ("true", "false", "inf", "nan")
+        return v if bare else f'"{v}"'
     if isinstance(v, list | tuple):
         return "[" + ", ".join(_toml_value(x) for x in v) + "]"
     return str(v)
