@@ -33,7 +33,7 @@ SECTIONS: dict[str, tuple[str, str]] = {
     **dict.fromkeys(("dma-latency", "dma-batch"), ("model.md", "Calibration against Kistler")),
     **dict.fromkeys(
         ("hotspot", "collective", "latency-hist", "spe-mem", "spe-spe", "couples", "cycle"),
-        ("contention.md", "Where the model contradicts a visible statement"),
+        ("contention.md", "Where the model contradicted a visible statement"),
     ),
     **dict.fromkeys(("ppe-cache", "ppe-mem", "spu-ls"), ("model.md", "Calibration against Jim")),
     "ppe-spe-mem": ("model.md", "The PPE and the SPEs streaming to memory together"),
