@@ -44,6 +44,7 @@ def test_run_prints_points_and_comparison() -> None:
     assert r.exit_code == 0, r.output
     assert "time per DMA" in r.stdout
     assert "000-t1-spe-put-latency" in r.stdout and "90.6 ns" in r.stdout
+    assert "000 Kistler et al. 2006" in r.stdout, "the ids are explained"
     assert "published values reproduced" in r.stdout
 
 

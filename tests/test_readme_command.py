@@ -75,3 +75,9 @@ def test_the_readme_main_command_runs_on_a_clean_clone_in_a_fresh_venv(tmp_path:
     assert report.stat().st_size > 0
     assert (clone / "cellsim-results" / "dma-latency.json").exists()
     assert "published (Kistler et al. 2006) vs simulated" in p.stdout
+    # the installed package is no git checkout: the report names the commit its engine was built from
+    head = subprocess.run(
+        ["git", "rev-parse", "--short=12", "HEAD"], cwd=clone, capture_output=True, text=True
+    )
+    assert f"<dd>{head.stdout.strip()}" in report.read_text(), "the commit recorded at build time"
+    assert "[1/1] dma-latency: " in p.stdout, "a line per finished experiment on a pipe"

@@ -6,6 +6,7 @@ from typing import Any, Self, final
 
 __all__ = [
     "BUILD",
+    "COMMIT",
     "KERNELS",
     "ControlBlock",
     "Engine",
@@ -21,6 +22,7 @@ __all__ = [
     "resolved_machine",
 ]
 BUILD: str
+COMMIT: str
 KERNELS: list[str]
 __version__: str
 

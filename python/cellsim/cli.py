@@ -34,7 +34,14 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 import cellsim
@@ -42,12 +49,13 @@ import cellsim
 from ._outputs import check_output, check_plot, require_report
 from .buffering.cli import plan_buffers
 from .c.cli import cc_cmd, exec_cmd
+from .dmacheck import check_dma_default
 from .exceptions import CellsimError, ConfigError, UsageError
 from .experiments import Experiment, Option, all_experiments
 from .limits import COUNT, SEED, command_limits, limit_params
 from .messaging.cli import map_cmd
 from .mpi.cli import mpirun_cmd
-from .published import TOLERANCE_PCT, cite, plain
+from .published import PAPERS, TOLERANCE_PCT, WITHHELD_NOTE, cite, plain
 from .reference import exact_reference_default
 from .report import format_error, format_published, format_simulated, verdict
 from .spec import MachineSpec, variants_markdown
@@ -76,10 +84,13 @@ def _one_line(msg: object) -> str:
 
 class _Progress:
     """A progress callback that shows a rich bar on stderr, but only on a
-    terminal and once the run has lasted more than a moment."""
+    terminal and once the run has lasted more than a moment: the points done
+    of each task, the time elapsed and the time remaining (from the rate of
+    points so far)."""
 
-    def __init__(self, description: str) -> None:
-        self.console = Console(stderr=True)
+    def __init__(self, description: str, console: Console | None = None, single: bool = False) -> None:
+        self.console = console or Console(stderr=True)
+        self.single = single
         self.description = description
         self.t0 = time.monotonic()
         self.bar: Progress | None = None
@@ -103,12 +114,18 @@ class _Progress:
                 BarColumn(),
                 MofNCompleteColumn(),
                 TimeElapsedColumn(),
+                TextColumn("ETA"),
+                TimeRemainingColumn(),
                 console=self.console,
                 transient=True,
             )
             self.bar.start()
         key = name or self.description
         if key not in self.tasks:
+            if self.single:  # one task at a time: the finished one gives way
+                for task in self.tasks.values():
+                    self.bar.remove_task(task)
+                self.tasks.clear()
             self.tasks[key] = self.bar.add_task(key, total=total)
         self.bar.update(self.tasks[key], completed=done, total=total)
 
@@ -188,6 +205,13 @@ def _comparison_table(title: str, rows: Sequence[dict[str, Any]]) -> Table:
     return t
 
 
+def _id_key(rows: Sequence[dict[str, Any]]) -> str:
+    """The one line that reads the tables' result ids: ``<paper>-<figure>-<what>``, each paper's key."""
+    keys = sorted({str(r["paper"]) for r in rows if r.get("paper") in PAPERS})
+    papers = ", ".join(f"{k} {cite(k)}" for k in keys)
+    return f"note: a published result's id is <paper>-<figure>-<what> ({papers}; f4a: Figure 4a, t1: Table 1)"
+
+
 def _summary(rows: Sequence[dict[str, Any]]) -> str:
     judged = [r for r in rows if r["within"] is not None]
     ok = sum(1 for r in judged if r["within"])
@@ -234,6 +258,9 @@ class CellsimGroup(click.Group):
         **extra: Any,
     ) -> Any:
         code = 0
+        from .record import _INVOKED
+
+        _INVOKED[:] = [list(args) if args is not None else sys.argv[1:]]
         try:
             rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
             if isinstance(rv, int):
@@ -357,6 +384,12 @@ def _common_params() -> list[click.Parameter]:
             help="run the Python benchmark programs instead of the native kernels (slower, same timing)",
         ),
         click.Option(
+            ["--check-dma", "check_dma"],
+            is_flag=True,
+            help="stop a Python or C benchmark program at a DMA race (a local-store range used while a DMA "
+            "moves it, overlapping DMAs without a fence or barrier); native programs are not checked",
+        ),
+        click.Option(
             ["--exact-reference", "exact_reference"],
             is_flag=True,
             help="simulate every bus transfer event by event, without the engine's fast-forward of "
@@ -382,8 +415,22 @@ def _check_machine(machine: str, overrides: Sequence[str] = ()) -> None:
     MachineSpec.of(machine, overrides).toml  # noqa: B018
 
 
+def _record_param(exp: Experiment | None) -> click.Option:
+    """``--out DIR`` (``--record DIR``; only that where the experiment has an ``--out`` of its own)."""
+    flags = ["--record"] if exp is not None and any(o.cli_flag == "--out" for o in exp.options) else ["--out"]
+    flags = [*flags, "--record"] if flags == ["--out"] else flags
+    return click.Option(
+        [*dict.fromkeys(flags), "record_dir"],
+        type=click.Path(file_okay=False),
+        default=None,
+        help="write a record of the run into DIR: run.json (command, seed, machine, version), machine.toml "
+        "(the machine as it ran) and records.json; compare two with `cellsim diff`",
+    )
+
+
 def _make_run_command(exp: Experiment) -> click.Command:
     def callback(
+        record_dir: str | None,
         machine: str | None,
         seed: int,
         overrides: tuple[str, ...],
@@ -392,6 +439,7 @@ def _make_run_command(exp: Experiment) -> click.Command:
         csv_path: str | None,
         trace_path: str | None,
         python_programs: bool,
+        check_dma: bool,
         exact_reference: bool,
         time_limit: float | None,
         wall_limit: float | None,
@@ -406,6 +454,7 @@ def _make_run_command(exp: Experiment) -> click.Command:
         with contextlib.ExitStack() as stack:
             stack.enter_context(command_limits(time_limit, wall_limit))
             stack.enter_context(exact_reference_default(exact_reference))
+            stack.enter_context(check_dma_default(check_dma))
             traced: dict[str, Any] = {}
             if trace_path:
                 traced = stack.enter_context(capture_trace(trace_path))
@@ -421,6 +470,18 @@ def _make_run_command(exp: Experiment) -> click.Command:
         err = _console(stderr=True)
         if trace_path:
             err.print(_traced(trace_path, traced.get("stats")))
+        if record_dir:
+            from .record import command_line, write_record
+
+            write_record(
+                record_dir,
+                command=command_line(),
+                machine=machine,
+                seed=seed,
+                overrides=overrides,
+                records=records,
+            )
+            err.print(f"wrote a record of the run into {record_dir}/ (cellsim diff compares two)")
         if json_path == "-":
             sys.stdout.write(json.dumps(records, indent=1) + "\n")
             sys.stdout.flush()
@@ -444,6 +505,9 @@ def _make_run_command(exp: Experiment) -> click.Command:
             if rows:
                 out.print(_comparison_table(f"{exp.name}: published ({cite(exp.paper)}) vs simulated", rows))
                 out.print(_summary(rows))
+                out.print(_id_key(rows))
+                if any(r["held_out"] for r in rows):
+                    out.print(f"note: {WITHHELD_NOTE}")
                 if not exp.measured(machine):
                     # The published figures are of the paper's machine: another
                     # machine's results are set beside them, not judged by them.
@@ -455,7 +519,12 @@ def _make_run_command(exp: Experiment) -> click.Command:
     return click.Command(
         exp.name,
         callback=callback,
-        params=[*_common_params(), *limit_params(), *(_option_param(o) for o in exp.options)],
+        params=[
+            *_common_params(),
+            _record_param(exp),
+            *limit_params(),
+            *(_option_param(o) for o in exp.options),
+        ],
         help=plain(f"{exp.title} ({cite(exp.paper)}, {exp.figure}).\n\n{exp.description}")
         + f"\n\nPaper: {cite(exp.paper, full=True)}.",
         short_help=f"{exp.title} ({cite(exp.paper)}, {exp.figure})",
@@ -471,6 +540,18 @@ cli.add_command(mpirun_cmd)
 cli.add_command(cc_cmd)
 cli.add_command(exec_cmd)
 cli.add_command(validate_cmd)
+
+
+def _experiment_line(k: int, n: int, r: Any) -> str:
+    """The line ``cellsim reproduce`` prints as experiment ``k`` of ``n`` finishes."""
+    cs = [c for c in r.comparison if c["within"] is not None]
+    agree = sum(1 for c in cs if c["within"])
+    withheld = len(r.comparison) - len(cs)
+    agreement = f"{agree} of {len(cs)} published values agree" if cs else "no published value to judge"
+    if withheld:
+        agreement += f" ({withheld} withheld: simulated only)"
+    done = f"[{k:>{len(str(n))}}/{n}] {r.experiment.name}"
+    return f"{done}: {len(r.records)} points in {r.seconds:.1f} s; {agreement}"
 
 
 @cli.command()
@@ -496,8 +577,21 @@ cli.add_command(validate_cmd)
     type=click.Choice([e.name for e in all_experiments()]),
     help="run only this experiment (repeat for several; default every experiment)",
 )
-def reproduce(out: str, machine: str | None, seed: int, python_programs: bool, only: tuple[str, ...]) -> None:
-    """Run every experiment and write DIR/<name>.json, .parquet, .png and DIR/report.html."""
+@click.option(
+    "--quick",
+    is_flag=True,
+    help="every experiment at reduced counts (fewer DMAs, placements, transmissions, mappings): "
+    "a check of the whole job in a few minutes; its report is marked as quick",
+)
+def reproduce(
+    out: str, machine: str | None, seed: int, python_programs: bool, only: tuple[str, ...], quick: bool
+) -> None:
+    """Run every experiment and write DIR/<name>.json, .parquet, .png and DIR/report.html.
+
+    A line is printed as each experiment finishes (on any output: a terminal,
+    a pipe, a log); on a terminal a bar shows the current experiment's points
+    and the time remaining.
+    """
     from .report import reproduce as _reproduce
 
     if machine is not None:
@@ -505,17 +599,33 @@ def reproduce(out: str, machine: str | None, seed: int, python_programs: bool, o
     require_report("cellsim reproduce")
     if Path(out).exists() and not Path(out).is_dir():
         raise UsageError(f"--out {out!r} is a file; give a directory for the results")
-    chosen = [e for e in all_experiments() if e.name in only] if only else None
+    chosen = [e for e in all_experiments() if e.name in only] if only else all_experiments()
     t0 = time.perf_counter()
-    with _Progress("reproduce") as progress:
+    kind = "quick check (reduced counts)" if quick else "full run"
+    n = len(chosen)
+    print(f"cellsim reproduce: {n} experiment{'s' if n != 1 else ''}, {kind}, into {out}/", flush=True)
+
+    with _Progress("reproduce", single=True) as progress:
+        started = {"k": 0}
+
+        def step(name: str, done: int, total: int) -> None:
+            progress(done, total, f"[{started['k'] + 1}/{n}] {name}")
+
+        def finished(k: int, total: int, r: Any) -> None:
+            started["k"] = k
+            # print() goes above a live bar (rich redirects stdout while it shows)
+            print(_experiment_line(k, total, r), flush=True)
+
         results = _reproduce(
             out,
             machine=machine,
             seed=seed,
             native=not python_programs,
             experiments=chosen,
-            progress=lambda name, done, total: progress(done, total, name),
+            progress=step,
             command=shlex.join(["cellsim", *sys.argv[1:]]),
+            quick=quick,
+            on_result=finished,
         )
     seconds = time.perf_counter() - t0
     con = _console()
@@ -529,6 +639,10 @@ def reproduce(out: str, machine: str | None, seed: int, python_programs: bool, o
             )
         every += r.comparison
     con.print(_summary(every))
+    if every:
+        con.print(_id_key(every))
+    if any(row["held_out"] for row in every):
+        con.print(f"note: {WITHHELD_NOTE}")
     con.print(f"results in {Path(out).resolve()}/:")
     for r in results:
         con.print(
@@ -540,10 +654,29 @@ def reproduce(out: str, machine: str | None, seed: int, python_programs: bool, o
     counted = [r for r in results if any("transfers" in rec for rec in r.records)]
     transfers = sum(int(rec.get("transfers", 0)) for r in counted for rec in r.records)
     line = f"{len(results)} experiments in {seconds:.1f} s"
+    if quick:
+        line += " (quick: reduced counts, not the published settings)"
     if transfers:
         rate = transfers / max(sum(r.seconds for r in counted), 1e-9)
         line += f"; {transfers:,} simulated EIB transfers in those that count them ({rate:,.0f} per second)"
     con.print(line)
+
+
+@cli.command("diff")
+@click.argument("run_a", type=click.Path(exists=True, file_okay=False))
+@click.argument("run_b", type=click.Path(exists=True, file_okay=False))
+def diff_cmd(run_a: str, run_b: str) -> int:
+    """What changed between two run records (written with --out DIR): the
+    command, the seed, the machine's parameters, the stats and the points.
+    The exit status is 0 when nothing did, 1 otherwise (as diff's)."""
+    from .record import diff_runs
+
+    lines = diff_runs(run_a, run_b)
+    for line in lines:
+        click.echo(line)
+    if not lines:
+        click.echo(f"no difference between {run_a} and {run_b}")
+    return 1 if lines else 0
 
 
 @cli.command()

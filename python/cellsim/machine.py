@@ -33,9 +33,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Self
 
 import numpy as np
-from greenlet import GreenletExit, greenlet
+from greenlet import GreenletExit, getcurrent, greenlet
 
 from . import _engine
+from . import dmacheck as _dmacheck
 from ._checks import integer, positive
 from .exceptions import UsageError
 from .limits import default_time_limit_ns, run_deadline, wall_limit
@@ -69,10 +70,20 @@ class _SizedAddress(int):
 
     def array(self, dtype: Any = np.uint8) -> np.ndarray:
         """A writable numpy view of the buffer as ``dtype``."""
+        if _dmacheck.ACTIVE and isinstance(self, LsBuffer):
+            _check_ls_view(int(self), self.size)
         return self._view.view(dtype)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(0x{int(self):x}, size={self.size})"
+
+
+def _check_ls_view(lo: int, size: int) -> None:
+    """``--check-dma``: a view of local store taken while a DMA moves it is a race."""
+    g = getcurrent()
+    checker = getattr(getattr(g, "machine", None), "_dma_checker", None)
+    if checker is not None and getattr(g, "spe", None) is not None:
+        checker.access(g, lo, lo + size, "LsBuffer.array()")
 
 
 class EaBuffer(_SizedAddress):
@@ -149,6 +160,8 @@ class Program(greenlet):
         self.library_mask = False
         # the tag-status update last requested (mfc_write_tag_update_*), for mfc_read_tag_status
         self.tag_update = 0
+        # the C line of the request being answered (set only under --check-dma)
+        self.c_site: str | None = None
         if spe is not None:
             info = machine.info
             self.ls_top = info["ls_bytes"]
@@ -220,6 +233,10 @@ class Machine:
             the engine's fast-forward of steady states (the reference it is
             tested against; results are identical, only slower). ``None``:
             the command's ``--exact-reference`` setting (off by default).
+        check_dma: stop a Python or C program at a DMA race (a local-store
+            range used while a DMA moves it, overlapping DMAs without a fence
+            or barrier) with :class:`cellsim.dmacheck.DmaHazardError`;
+            ``None``: the command's ``--check-dma`` setting (off by default).
     """
 
     def __init__(
@@ -233,6 +250,7 @@ class Machine:
         trace: bool = False,
         trace_limit: int = 1_000_000,
         exact_reference: bool | None = None,
+        check_dma: bool | None = None,
     ) -> None:
         spec = MachineSpec.of(machine, overrides)
         seed = integer(seed, "seed")
@@ -252,6 +270,16 @@ class Machine:
             )
         elif cap is not None:
             self._set_time_limit(cap)
+        from . import dmacheck
+
+        self._dma_checker: dmacheck.DmaChecker | None = None
+        if check_dma or (check_dma is None and dmacheck.default()):
+            ea0 = self.ls_ea(0)
+            stride = self.ls_ea(1) - ea0
+            self._dma_checker = dmacheck.DmaChecker(
+                int(self.info["memory_bytes"]), ea0, stride, int(self.info["ls_bytes"]), self.spe_count
+            )
+            dmacheck.ACTIVE.add(self)
         self._programs: dict[int, Program] = {}
         self._results: dict[int, Any] = {}
         # SPE programs run by spe_context_run, and the C programs among them that

@@ -45,6 +45,7 @@ __all__ = [
     "PUBLISHED",
     "TOLERANCE_PCT",
     "WITHHELD",
+    "WITHHELD_NOTE",
     "DataError",
     "Paper",
     "Published",
@@ -53,6 +54,7 @@ __all__ = [
     "get",
     "matches",
     "plain",
+    "readable_id",
 ]
 
 TOLERANCE_PCT = 10.0
@@ -68,6 +70,13 @@ PHYSICAL_UNITS = ("GB/s", "ns", "ns/B")
 WITHHELD = "reference value withheld"
 """What a reader sees for a result whose number the paper's text does not give
 us (the project keeps it back to validate against): it is simulated only."""
+
+WITHHELD_NOTE = (
+    "'reference value withheld': the paper states this result, but its number is not in the part of "
+    "the paper's text cellsim is reproduced from (it is kept back to validate the model, never fitted "
+    "to); the simulated value is shown alone and counts neither for nor against agreement"
+)
+"""The one explanation of :data:`WITHHELD`, printed once where such rows appear."""
 
 
 @dataclass(frozen=True)
@@ -98,6 +107,19 @@ def plain(text: str) -> str:
     return re.sub(
         r"\b[Ss]eed (00\d)\b", lambda m: cite(m.group(1)) if m.group(1) in PAPERS else m.group(0), text
     )
+
+
+def readable_id(rid: str) -> str:
+    """A result's id as a reader wants it: its paper by name, then the figure
+    and what it is (``000-f4a-mem-put-91ns`` -> ``Kistler 2006 · f4a · mem-put-91ns``;
+    the id itself is the key of ``data/published.toml``)."""
+    key, _, rest = rid.partition("-")
+    if key not in PAPERS or not rest:
+        return rid
+    p = PAPERS[key]
+    author = p.short.split()[0].removesuffix(",")
+    where, _, what = rest.partition("-")
+    return f"{author} {p.year} · {where} · {what}" if what else f"{author} {p.year} · {where}"
 
 
 def cite(paper: str, full: bool = False) -> str:

@@ -18,6 +18,7 @@ import datetime as _dt
 import hashlib
 import io
 import json
+import math
 import os
 import platform
 import shlex
@@ -32,7 +33,7 @@ from typing import Any
 from . import __version__
 from .experiments import Experiment, all_experiments
 from .explanations import explanation
-from .published import PAPERS, TOLERANCE_PCT, WITHHELD, cite, get, plain
+from .published import PAPERS, TOLERANCE_PCT, WITHHELD, WITHHELD_NOTE, cite, get, plain, readable_id
 from .style import PUBLISHED_COLOR, figure_style
 
 __all__ = [
@@ -59,6 +60,35 @@ class ExperimentResult:
     files: dict[str, Path] = field(default_factory=dict)
 
 
+QUICK_OPTIONS: dict[str, dict[str, Any]] = {
+    "dma-latency": {"count": 64},
+    "dma-batch": {"count": 64},
+    "hotspot": {"count": 64},
+    "collective": {"count": 64, "placements": 2},
+    "latency-hist": {"count": 128},
+    "spe-mem": {"mb_per_spe": 1},
+    "spe-spe": {"mb": 1},
+    "couples": {"mb_per_spe": 1, "placements": 2},
+    "cycle": {"mb_per_spe": 1, "placements": 2},
+    "ppe-spe-mem": {"mb_per_spe": 1, "ppe_kb": 64},
+    "cross-chip": {"mb_per_spe": 1},
+    "buffering": {"blocks": 32},
+    "ring": {"transmissions": 1000},
+    "mapping": {"mappings": 12, "runs": 2, "transmissions": 200},
+    "mpi-pingpong": {"reps": 4},
+    "mpi-matvec": {"sizes": (512,), "products": 1},
+    "mpi-collectives": {"reps": 2},
+}
+"""``cellsim reproduce --quick``: the options that shorten each experiment
+(fewer DMAs, megabytes, placements, transmissions, mappings, repetitions;
+the same points, so every published value is still compared). Experiments
+not named run as in the full job (they take a few seconds)."""
+
+
+ResultFn = Callable[[int, int, ExperimentResult], None]
+"""``on_result(k, n, result)``: experiment ``k`` of ``n`` (from 1) has finished."""
+
+
 def reproduce(
     out: str | Path,
     *,
@@ -68,12 +98,17 @@ def reproduce(
     experiments: Sequence[Experiment] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
     command: str | None = None,
+    quick: bool = False,
+    on_result: ResultFn | None = None,
 ) -> list[ExperimentResult]:
     """Runs ``experiments`` (default: all) and writes their files and
     ``report.html`` into ``out``. ``machine`` (default: each experiment's own,
     ``Experiment.machine``) is used for every experiment. ``progress(name,
-    done, total)`` follows the points of each experiment; ``command`` is the
-    command line the report names as its origin (default: this process's)."""
+    done, total)`` follows the points of each experiment, ``on_result(k, n,
+    result)`` is called as each experiment finishes; ``command`` is the
+    command line the report names as its origin (default: this process's).
+    ``quick`` runs each experiment with :data:`QUICK_OPTIONS` (a check of the
+    whole job in minutes; the report says so)."""
     import pandas as pd
 
     t0 = time.perf_counter()
@@ -81,10 +116,12 @@ def reproduce(
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     results = []
-    for exp in experiments if experiments is not None else all_experiments():
+    chosen = list(experiments) if experiments is not None else all_experiments()
+    for k, exp in enumerate(chosen, 1):
         cb = None if progress is None else (lambda d, t, _n=exp.name: progress(_n, d, t))
         t1 = time.perf_counter()
-        records = exp.run(machine=machine or exp.machine, seed=seed, native=native, progress=cb)
+        opts = QUICK_OPTIONS.get(exp.name, {}) if quick else {}
+        records = exp.run(machine=machine or exp.machine, seed=seed, native=native, progress=cb, **opts)
         seconds = time.perf_counter() - t1
         comparison = exp.compare(records)
         res = ExperimentResult(exp, records, comparison, seconds)
@@ -98,8 +135,11 @@ def reproduce(
         res.files["compare"] = out / f"{exp.name}.compare.json"
         res.files["compare"].write_text(json.dumps(comparison, indent=1) + "\n")
         results.append(res)
+        if on_result is not None:
+            on_result(k, len(chosen), res)
     prov = provenance(results, machine=machine, seed=seed, native=native, command=command, started=started)
     prov["wall_s"] = time.perf_counter() - t0
+    prov["quick"] = quick
     write_html(out / "report.html", results, machine=machine, seed=seed, native=native, origin=prov)
     return results
 
@@ -122,8 +162,23 @@ def _with_unit(v: float, unit: str) -> str:
 
 
 def format_error(row: dict[str, Any]) -> str:
-    """The error column: signed % (relative to the value, bound, or nearest range end)."""
-    return "" if row["error_pct"] is None else f"{row['error_pct']:+.1f}%"
+    """The error column: signed % (relative to the value or the nearest range
+    end); for a bound, how far under or over it the simulated value is."""
+    if row["error_pct"] is None:
+        return ""
+    if row["kind"] in ("upper_bound", "lower_bound"):
+        return _bound_error(row["error_pct"], row["error_pct"])
+    return f"{row['error_pct']:+.1f}%"
+
+
+def _bound_error(lo: float, hi: float) -> str:
+    """How far from its bound a value is: ``12.0% under`` or ``3.1% to 4.0% over``
+    (a bound has no error to be within; an upper bound holds under it, a lower one over it)."""
+    if lo < 0 < hi:
+        return f"{-lo:.1f}% under to {hi:.1f}% over"
+    side = "under" if hi <= 0 else "over"
+    a, b = sorted((abs(lo), abs(hi)))
+    return f"{a:.1f}% {side}" if f"{a:.1f}" == f"{b:.1f}" else f"{a:.1f}% to {b:.1f}% {side}"
 
 
 def verdict(row: dict[str, Any]) -> str:
@@ -178,6 +233,14 @@ def _span(lo_hi: tuple[float, float], fmt: Callable[[float], str]) -> str:
     return fmt(lo) if fmt(lo) == fmt(hi) else f"{fmt(lo)} to {fmt(hi)}"
 
 
+def _claim_error(c: dict[str, Any]) -> str:
+    if c["error_pct"] is None:
+        return ""
+    if c["kind"] in ("upper_bound", "lower_bound"):
+        return _bound_error(*c["error_pct"])
+    return _span(c["error_pct"], lambda x: f"{x:+.1f}%")
+
+
 def _claim_row(c: dict[str, Any], name: str, page_dir: Path) -> dict[str, Any]:
     """A claim as the template shows it."""
     v = verdict(c)
@@ -185,12 +248,14 @@ def _claim_row(c: dict[str, Any], name: str, page_dir: Path) -> dict[str, Any]:
     entry = _entry(c["id"])
     return {
         "id": c["id"],
+        "label": readable_id(c["id"]),
         "figure": c["figure"],
         "description": plain(c["description"]),
         "quote": entry.quote_text() if entry is not None and entry.quote else "",
         "published": WITHHELD if c["held_out"] else c["published_text"],
+        "withheld": v == "withheld",
         "simulated": _span(c["simulated"], lambda x: _with_unit(x, c["unit"])),
-        "error": "" if c["error_pct"] is None else _span(c["error_pct"], lambda x: f"{x:+.1f}%"),
+        "error": _claim_error(c),
         "points": c["points"],
         "verdict": v,
         "css": "bad" if bad else "withheld" if v == "withheld" else "",
@@ -269,7 +334,8 @@ def scatter_figure(results: Sequence[ExperimentResult]) -> str:
                 for row in r.comparison
                 if row["paper"] == paper and row["kind"] == kind and row["published"] is not None
             ]
-            pts = [(x, y) for x, y in pts if x > 0 and y > 0]
+            # a log scale takes positive finite values (a ratio of a quick run can be infinite)
+            pts = [(x, y) for x, y in pts if 0 < x < math.inf and 0 < y < math.inf]
             if not pts:
                 continue
             xs, ys = zip(*pts, strict=True)
@@ -344,7 +410,16 @@ def _machine_hash(machine: str) -> str:
 
 
 def _git_commit() -> str | None:
-    """The commit of the checkout cellsim runs from (with ``-dirty`` for local changes), if any."""
+    """The commit cellsim runs from: the checkout's (with ``-dirty`` for local
+    changes) when it runs from one, else the one its engine was built from
+    (an installed package: ``pip install .`` from a clone records it)."""
+    from . import _engine
+
+    return _checkout_commit() or getattr(_engine, "COMMIT", "") or None
+
+
+def _checkout_commit() -> str | None:
+    """The commit of the git checkout cellsim's source is in, if any."""
     src = Path(__file__).resolve().parent
     try:
         p = subprocess.run(
@@ -364,6 +439,21 @@ def _git_commit() -> str | None:
 # -- the page --------------------------------------------------------------------------------
 
 
+def _explanations(sections: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The documentation sections the page's experiments cite, once each, with
+    their text as HTML and the experiments that cite them."""
+    out: dict[str, dict[str, Any]] = {}
+    for s in sections:
+        e = s["explanation"]
+        if e is None or not e.markdown:
+            continue
+        entry = out.setdefault(
+            e.key, {"id": e.href.lstrip("#"), "title": e.title, "html": e.html, "cited": []}
+        )
+        entry["cited"].append(s["name"])
+    return list(out.values())
+
+
 def _command(exp: Experiment, machine: str | None, seed: int, native: bool) -> str:
     """The ``cellsim run`` command that regenerates an experiment's section."""
     args = ["cellsim", "run", exp.name, "--machine", machine or exp.machine, "--seed", str(seed)]
@@ -377,6 +467,7 @@ def _section(
 ) -> dict[str, Any]:
     exp = r.experiment
     cs = claims(r.comparison)
+    rows = [_claim_row(c, exp.name, page_dir) for c in cs]
     png = r.files.get("png")
     return {
         "name": exp.name,
@@ -387,7 +478,9 @@ def _section(
         "citation": cite(exp.paper, full=True),
         "command": _command(exp, machine, seed, native),
         "png": base64.b64encode(Path(png).read_bytes()).decode("ascii") if png and Path(png).exists() else "",
-        "claims": [_claim_row(c, exp.name, page_dir) for c in cs],
+        "claims": [row for row in rows if not row["withheld"]],
+        "withheld": [row for row in rows if row["withheld"]],
+        "explanation": explanation(exp.name),
         "tables": [
             {"title": plain(t.title), "columns": t.columns, "rows": t.rows}
             for t in (exp.tables(r.records) if exp.tables is not None and r.records else [])
@@ -423,6 +516,7 @@ def write_html(
     )
     with figure_style():
         agreement, scatter = agreement_figure(results), scatter_figure(results)
+    sections = [_section(r, page_dir, machine, seed, native) for r in results]
     html = env.get_template("report.html.j2").render(
         tolerance=f"{TOLERANCE_PCT:g}",
         summary={
@@ -435,7 +529,9 @@ def write_html(
         agreement_png=agreement,
         scatter_png=scatter,
         provenance=prov,
-        sections=[_section(r, page_dir, machine, seed, native) for r in results],
+        sections=sections,
+        explanations=_explanations(sections),
+        withheld_note=WITHHELD_NOTE,
         papers=[PAPERS[k].citation() for k in sorted(PAPERS)],
     )
     Path(path).write_text(html, encoding="utf-8")

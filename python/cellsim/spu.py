@@ -60,6 +60,7 @@ from typing import Any
 import numpy as np
 from greenlet import getcurrent
 
+from . import dmacheck as _dmacheck
 from ._checks import integer, mfc_args, word
 from .exceptions import MfcError, NotInProgramError, UsageError
 from .machine import EaBuffer, LsBuffer, Program
@@ -215,7 +216,10 @@ def _program(call: str) -> Program:
 
 def _dma(call: str, opcode: int, ls: Any, ea: Any, size: Any, tag: Any) -> None:
     p = _program(call)
-    p.call(p.engine.mfc, opcode, *mfc_args(call, p.spe, p.engine_now, ls=ls, ea=ea, size=size, tag=tag))
+    args = mfc_args(call, p.spe, p.engine_now, ls=ls, ea=ea, size=size, tag=tag)
+    if _dmacheck.ACTIVE and p.machine._dma_checker is not None:
+        p.machine._dma_checker.issue(p, call, opcode, args[0], args[1], args[2], args[3])
+    p.call(p.engine.mfc, opcode, *args)
 
 
 def mfc_get(ls: int, ea: int, size: int, tag: int, tid: int = 0, rid: int = 0) -> None:
@@ -256,6 +260,9 @@ def mfc_barrier(tag: int) -> None:
 def _list_dma(call: str, opcode: int, ls: Any, ea: Any, lst: Any, size: Any, tag: Any) -> None:
     p = _program(call)
     args = mfc_args(call, p.spe, p.engine_now, ls=ls, ea=ea, size=size, tag=tag, lst=lst)
+    if _dmacheck.ACTIVE and p.machine._dma_checker is not None:
+        # a list's main-memory side is its elements': only its local-store range is checked
+        p.machine._dma_checker.issue(p, call, opcode, int(ls), 0, int(size), int(tag), ea_checked=False)
     p.call(p.engine.mfc, opcode, *args)
 
 
@@ -469,19 +476,19 @@ def mfc_read_tag_mask() -> int:
 def mfc_read_tag_status_all() -> int:
     """Blocks until every tag group in the mask is complete; returns the status."""
     p = _tag_user("mfc_read_tag_status_all")
-    return p.call(p.engine.read_tag_status, MFC_TAG_UPDATE_ALL)
+    return _tags_done(p, p.call(p.engine.read_tag_status, MFC_TAG_UPDATE_ALL))
 
 
 def mfc_read_tag_status_any() -> int:
     """Blocks until some tag group in the mask is complete; returns the status."""
     p = _tag_user("mfc_read_tag_status_any")
-    return p.call(p.engine.read_tag_status, MFC_TAG_UPDATE_ANY)
+    return _tags_done(p, p.call(p.engine.read_tag_status, MFC_TAG_UPDATE_ANY))
 
 
 def mfc_read_tag_status_immediate() -> int:
     """Returns the tag groups of the mask that are complete, without waiting."""
     p = _tag_user("mfc_read_tag_status_immediate")
-    return p.call(p.engine.read_tag_status, MFC_TAG_UPDATE_IMMEDIATE)
+    return _tags_done(p, p.call(p.engine.read_tag_status, MFC_TAG_UPDATE_IMMEDIATE))
 
 
 def mfc_write_tag_update(mode: int) -> None:
@@ -512,7 +519,7 @@ def mfc_read_tag_status() -> int:
     """Reads the tag status the last :func:`mfc_write_tag_update` requested (blocking
     for ``any``/``all`` until it is met)."""
     p = _tag_user("mfc_read_tag_status")
-    return p.call(p.engine.read_tag_status, p.tag_update)
+    return _tags_done(p, p.call(p.engine.read_tag_status, p.tag_update))
 
 
 def spu_write_event_mask(mask: int) -> None:
@@ -563,7 +570,14 @@ def library_wait_tags(mask: int, mode: int = MFC_TAG_UPDATE_ALL) -> int:
     p = _program("library_wait_tags")
     p.library_mask = True
     p.call(p.engine.write_tag_mask, integer(mask, "library_wait_tags: mask", 0, 1 << 32))
-    return p.call(p.engine.read_tag_status, mode)
+    return _tags_done(p, p.call(p.engine.read_tag_status, mode))
+
+
+def _tags_done(p: Program, status: int) -> int:
+    """A tag-status read's answer; ``--check-dma`` forgets the DMAs of the groups it reports done."""
+    if _dmacheck.ACTIVE and p.machine._dma_checker is not None:
+        p.machine._dma_checker.completed(p, int(status))
+    return status
 
 
 def _tag_user(call: str) -> Program:
@@ -684,4 +698,7 @@ def ls_array(ls: int, dtype: Any = np.uint8, count: int = -1) -> np.ndarray:
         raise UsageError(
             f"ls_array: {count} items of {dt} from 0x{offset:x} run past the local store ({room} fit)"
         )
-    return np.frombuffer(p.ls, dtype=dt, count=count, offset=offset)
+    view = np.frombuffer(p.ls, dtype=dt, count=count, offset=offset)
+    if _dmacheck.ACTIVE and p.machine._dma_checker is not None:
+        p.machine._dma_checker.access(p, offset, offset + view.nbytes, "ls_array()")
+    return view

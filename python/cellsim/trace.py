@@ -25,11 +25,12 @@ From Python: ``Machine(..., trace=True, trace_limit=N)`` then
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import os
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,6 +97,21 @@ class _Layout:
         ring = ident % _RINGS_PER_CHIP
         way = "clockwise" if ring < _RINGS_PER_CHIP // 2 else "counter-clockwise"
         return f"ring {ring} ({way}) transfer {lane}", 100_000 + 100 * ring + lane
+
+    def mpi_track(self, rank: int, spe: int) -> tuple[int, int]:
+        """The track of an MPI rank's calls, just above its SPE's tracks."""
+        key = ("mpi", rank, spe, 0)
+        if key not in self.tids:
+            pid, tid = self.tid("spu", spe, 0)  # the chip's process exists
+            tid = len(self.tids) + 1
+            self.tids[key] = (pid, tid)
+            name = f"MPI rank {rank}, {self.spe_name(spe)}"
+            self.meta.append(
+                {"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "args": {"name": name}}
+            )
+            order = {"sort_index": 1000 + 100 * spe - 1}
+            self.meta.append({"ph": "M", "name": "thread_sort_index", "pid": pid, "tid": tid, "args": order})
+        return self.tids[key]
 
     def track(self, kind: str, ident: int, lane: int, start: int, end: int) -> tuple[int, int]:
         """``(pid, tid)`` of a record from ``start`` to ``end``: the first
@@ -197,7 +213,7 @@ class TraceWriter:
         self.m = m
         self.path = Path(path) if isinstance(path, (str, Path)) else Path(getattr(path, "name", "<stream>"))
         self._own = isinstance(path, (str, Path))
-        self._file: IO[str] = open(path, "w", encoding="utf-8") if isinstance(path, (str, Path)) else path  # noqa: SIM115
+        self._file: IO[str] = _open(path) if isinstance(path, (str, Path)) else path
         self.events = _Events(self._file)
         self._layout: _Layout | None = None
         self.counters = _Counters()
@@ -237,6 +253,18 @@ class TraceWriter:
         if self._own:
             self._file.close()
         return TraceStats(self.path, self.records, self.dropped)
+
+    def spans(self, spans: Iterable[tuple[int, str, int, int, dict[str, int]]], spes: Sequence[int]) -> None:
+        """Adds a layer of calls above the hardware: each ``(rank, call, start
+        cycle, end cycle, args)`` a slice on its rank's track ("MPI rank 1
+        (SPE 1)"), beside that SPE's tracks; ``spes[rank]`` is the rank's SPE."""
+        for rank, call, start, end, args in spans:
+            t0, t1 = self.ns(start), self.ns(max(end, start))
+            pid, tid = self.layout.mpi_track(rank, spes[rank])
+            ev: dict[str, Any] = {"name": f"MPI {call}", "cat": "mpi", "pid": pid, "tid": tid, "ts": _us(t0)}
+            ev.update(ph="X", dur=_us(t1 - t0), args=dict(args))
+            self.events.emit(ev)
+            self.records += 1
 
     def _record(
         self, kind: str, ident: int, lane: int, name: str, start: int, end: int, raw: list[tuple[str, int]]
@@ -285,6 +313,14 @@ class TraceWriter:
         common = {"name": "DMA", "cat": "dma", "id": self._flow, "ts": ts}
         self.events.emit({"ph": "s", "pid": src[0], "tid": src[1], **common})
         self.events.emit({"ph": "f", "bp": "e", "pid": dst[0], "tid": dst[1], **common})
+
+
+def _open(path: str | Path) -> IO[str]:
+    """The trace file: gzip-compressed when its name ends in ``.gz`` (Perfetto
+    opens it as it is; a trace's JSON shrinks about 10x)."""
+    if str(path).endswith(".gz"):
+        return gzip.open(path, "wt", encoding="utf-8", compresslevel=6)
+    return open(path, "w", encoding="utf-8")
 
 
 def write_chrome_trace(m: Machine, path: str | Path | IO[str]) -> TraceStats:

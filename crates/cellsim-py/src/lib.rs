@@ -46,6 +46,8 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(machine::ps_ea, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("BUILD", BUILD)?;
+    // the git commit the engine was built from (build.rs; empty outside a checkout)
+    m.add("COMMIT", env!("CELLSIM_COMMIT"))?;
     m.add("KERNELS", cellsim_programs::program::KINDS.to_vec())?;
     Ok(())
 }

@@ -17,6 +17,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -129,6 +130,10 @@ def _flags(side: str, count_intrinsics: bool, wraps: Sequence[str]) -> list[str]
         "-g",
         "-O2",
         "-std=gnu11",
+        # the compiler's warnings are shown (cellsim cc prints them): an undeclared function
+        # (memalign without <malloc.h>) returns an int that truncates a pointer, so it is an error
+        "-Wall",
+        "-Werror=implicit-function-declaration",
         "-Wno-main",
         f"-D__{side}__",
         "-I",
@@ -183,10 +188,15 @@ def _vector_keyword(src: Path, tmp: Path) -> Path:
     return out
 
 
-def _compile(cmd: list[str]) -> None:
+def _compile(cmd: list[str], warnings: list[str] | None) -> None:
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise UsageError(f"the C compiler failed ({' '.join(cmd[:1])}):\n{proc.stderr.strip()}")
+    if proc.stderr.strip():
+        if warnings is None:
+            sys.stderr.write(proc.stderr)
+        else:
+            warnings.append(proc.stderr.rstrip("\n"))
 
 
 def build(
@@ -196,10 +206,13 @@ def build(
     *,
     count_intrinsics: bool = False,
     cflags: Sequence[str] = (),
+    warnings: list[str] | None = None,
 ) -> Path:
     """Builds an app into directory ``out``: the PPU program from
     ``ppu_sources`` (may be empty for SPU-only apps) and SPU program NAME from
-    ``spu_programs[NAME]``. Returns ``out``."""
+    ``spu_programs[NAME]``. Returns ``out``. The compiler's warnings (``-Wall``;
+    an implicit function declaration is an error) go to ``warnings`` if given,
+    else to stderr as the compiler would print them."""
     out = Path(out)
     if out.exists() and not (out / MANIFEST).exists() and any(out.iterdir()):
         raise UsageError(f"-o {out}: exists and is not an app built by `cellsim cc`; pick a new name")
@@ -224,7 +237,9 @@ def build(
     }
     spus: dict[str, str] = {}
     # the program every image runs in, a process of its own
-    _compile([cc, "-O2", "-g", "-I", str(_HERE), str(_HERE / "host.c"), "-o", str(out / HOST), "-ldl"])
+    _compile(
+        [cc, "-O2", "-g", "-I", str(_HERE), str(_HERE / "host.c"), "-o", str(out / HOST), "-ldl"], warnings
+    )
     with tempfile.TemporaryDirectory() as tmpdir:
         tmp = Path(tmpdir)
         for name, sources in spu_programs.items():
@@ -232,7 +247,18 @@ def build(
             target = out / f"spu-{name}.so"
             flags = _flags("SPU", count_intrinsics, _SPU_WRAPS)
             _compile(
-                [cc, *flags, *cflags, *srcs, *runtime, str(_HERE / "spu_runtime.c"), "-o", str(target), "-lm"]
+                [
+                    cc,
+                    *flags,
+                    *cflags,
+                    *srcs,
+                    *runtime,
+                    str(_HERE / "spu_runtime.c"),
+                    "-o",
+                    str(target),
+                    "-lm",
+                ],
+                warnings,
             )
             spus[name] = target.name
         if ppu_sources:
@@ -248,7 +274,9 @@ def build(
             target = out / "ppu.so"
             flags = _flags("PPU", count_intrinsics, _PPU_WRAPS)
             ppu_runtime = [*runtime, str(_HERE / "ppu_runtime.c"), str(handles)]
-            _compile([cc, *flags, *cflags, *srcs, *ppu_runtime, "-o", str(target), "-lpthread", "-lm"])
+            _compile(
+                [cc, *flags, *cflags, *srcs, *ppu_runtime, "-o", str(target), "-lpthread", "-lm"], warnings
+            )
             manifest["ppu"] = target.name
     manifest["spu"] = spus
     (out / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
@@ -277,8 +305,14 @@ def run_app(
     argv: Sequence[str] = (),
     trace: str | Path | None = None,
     host_time_scale: float | None = None,
+    placement: Sequence[int] | None = None,
+    check_dma: bool | None = None,
 ) -> ExecResult:
     """Runs the app's PPU ``main(argc, argv)`` on a new machine to the end.
+    ``check_dma``: stop at a DMA race (see :mod:`cellsim.dmacheck`).
+    ``placement``: the physical SPE of the first logical SPEs (context ``i``
+    runs on ``placement[i]``); the others take the remaining physical SPEs in
+    order (:class:`cellsim.Machine` takes the whole permutation).
 
     ``host_time_scale``: charge each C thread's host CPU time between two
     calls, times this factor, as simulated time (SMPI's host-time scaling;
@@ -290,7 +324,15 @@ def run_app(
         raise UsageError(
             f"{app_path} has no PPU program: load its SPU programs with Machine.load(spe, CProgram(...))"
         )
-    m = Machine(machine, seed=seed, trace=trace is not None)
+    if placement is not None:
+        spes = Machine(machine).spe_count
+        outside = [p for p in placement if not 0 <= p < spes]
+        if outside:
+            raise UsageError(
+                f"placement: no physical SPE {outside[0]} on {machine} (its SPEs are 0-{spes - 1})"
+            )
+        placement = [*placement, *(p for p in range(spes) if p not in placement)]
+    m = Machine(machine, seed=seed, trace=trace is not None, placement=placement, check_dma=check_dma)
     env = env_of(m)
     env.app = app
     scale = None if host_time_scale is None else positive(host_time_scale, "host_time_scale")

@@ -58,7 +58,8 @@ def cc_cmd(
 
     SOURCES are the PPU program's files (main(argc, argv)); each --spu NAME=FILE.c adds an
     SPU program (main(speid, argp, envp)). The host C compiler ($CC, cc or gcc) builds them
-    (with -g -O2); other compiler flags among the sources (-O0, -DNAME, -Idir...) go to it too.
+    (with -g -O2 -Wall, an implicit function declaration an error) and its warnings are shown;
+    other compiler flags among the sources (-O0, -DNAME, -Idir, -w...) go to it too.
 
         cellsim cc ppu.c --spu worker=spu.c -o app && cellsim exec app
     """
@@ -69,9 +70,32 @@ def cc_cmd(
         raise UsageError("cellsim cc: give the app's directory with -o APP")
     extra = [s for s in sources if s.startswith("-")]
     sources = tuple(s for s in sources if not s.startswith("-"))
-    app = build(list(sources), spus, output, count_intrinsics=count_intrinsics, cflags=[*cflags, *extra])
+    warnings: list[str] = []
+    app = build(
+        list(sources),
+        spus,
+        output,
+        count_intrinsics=count_intrinsics,
+        cflags=[*cflags, *extra],
+        warnings=warnings,
+    )
+    for text in warnings:  # the compiler's own words (-Wall), as cc prints them
+        click.echo(text, err=True)
     names = ", ".join(sorted(spus)) or "none"
     click.echo(f"built {app}: PPU program {'yes' if sources else 'none'}, SPU programs: {names}", err=True)
+
+
+def _placement(text: str | None) -> list[int] | None:
+    """``--placement 7,6,5``: a physical SPE per logical SPE, each named once."""
+    if text is None:
+        return None
+    try:
+        spes = [int(v) for v in text.replace(" ", "").split(",") if v]
+    except ValueError:
+        raise UsageError(f"--placement {text!r}: a comma-separated list of physical SPE numbers") from None
+    if not spes or any(p < 0 for p in spes) or len(set(spes)) != len(spes):
+        raise UsageError(f"--placement {text!r}: physical SPE numbers, each at most once")
+    return spes
 
 
 @click.command("exec", context_settings={"ignore_unknown_options": True})
@@ -86,6 +110,23 @@ def cc_cmd(
     help="Charge the C code's host CPU time between calls, times F, as simulated time "
     "(off by default: not deterministic).",
 )
+@click.option(
+    "--placement",
+    metavar="P0,P1,...",
+    help="The physical SPE of each logical SPE: context i runs on SPE Pi (default: the machine's policy).",
+)
+@click.option(
+    "--out",
+    "record_dir",
+    type=click.Path(file_okay=False),
+    help="Write a record of the run into DIR: run.json, machine.toml (as it ran), stats.json and "
+    "stats.txt (each counter with its unit); `cellsim diff` compares two.",
+)
+@click.option(
+    "--check-dma",
+    is_flag=True,
+    help="Stop at a DMA race: overlapping DMAs in flight without a fence or barrier (both C lines named).",
+)
 @click.option("--quiet", is_flag=True, help="No run summary on stderr.")
 @limit_options
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
@@ -95,6 +136,9 @@ def exec_cmd(
     seed: int,
     trace: str | None,
     host_time_scale: float | None,
+    placement: str | None,
+    record_dir: str | None,
+    check_dma: bool,
     quiet: bool,
     time_limit: float | None,
     wall_limit: float | None,
@@ -104,10 +148,18 @@ def exec_cmd(
     with ARGS (after --), to the end. The exit status is main's; a C program that dies
     (a fatal signal) is named in the summary with its SPE, the signal and the C line."""
     argv = list(args[1:] if args[:1] == ("--",) else args)
+    spes = _placement(placement)
     try:
         with command_limits(time_limit, wall_limit):
             r = run_app(
-                app, machine=machine, seed=seed, argv=argv, trace=trace, host_time_scale=host_time_scale
+                app,
+                machine=machine,
+                seed=seed,
+                argv=argv,
+                trace=trace,
+                host_time_scale=host_time_scale,
+                placement=spes,
+                check_dma=check_dma,
             )
     except ProgramCrashError as e:
         # the PPU program's process died: the run stopped; exit as a shell reports a signal
@@ -115,6 +167,17 @@ def exec_cmd(
         if e.signal is None:
             return (e.exit_status or 0) & 0xFF
         return 128 + int(getattr(signal.Signals, e.signal, signal.SIGKILL))
+    if record_dir:
+        from ..record import command_line, write_record
+
+        write_record(
+            record_dir,
+            command=command_line(),
+            machine=machine,
+            seed=seed,
+            stats=r.run.stats,
+            result={"exit_status": r.exit_code, "cycles": r.run.cycles, "ns": r.run.ns, "placement": spes},
+        )
     if not quiet:
         run = r.run
         click.echo(

@@ -260,6 +260,8 @@ class CThread:
             handler = _HANDLERS.get(op)
             if handler is None or handler.spu != (self.kind == KIND_SPU_MAIN):
                 self._misuse(op, handler)
+            if self.program.machine._dma_checker is not None:  # --check-dma names the C line
+                self.program.c_site = f"{self.proc.file()}:{w[R_LINE]}" if w[R_LINE] else None
             return int(handler.fn(self, a)) & U64  # type: ignore[union-attr]
         except CellsimError as e:
             if w[R_LINE]:
@@ -481,6 +483,14 @@ class CThread:
         buf = self.program.machine.alloc(max(size, 1), align)
         return self.env.host(int(buf))
 
+    def time(self, a: list[int]) -> int:
+        """``__mftb()``: the PPU's timebase, simulated (ticks of ``timebase_hz`` since the run began)."""
+        m = self.program.machine
+        hz = int(m.info["timebase_hz"])
+        if a[0] == rq.TIME_TIMEBASE_HZ:
+            return hz
+        return m.cycles * hz // int(m.core_hz)
+
     def ppe_compute(self, a: list[int]) -> int:
         ppe.compute(a[0])
         return 0
@@ -599,6 +609,7 @@ _HANDLERS: dict[int, _Handler] = {
         (rq.THREAD_JOIN, "pthread_join", CThread.thread_join, False),
         (rq.ALLOC, "malloc", CThread.alloc, False),
         (rq.PPE_COMPUTE, "ppu_compute", CThread.ppe_compute, False),
+        (rq.TIME, "__mftb", CThread.time, False),
         (rq.MFCIO, "spe_mfcio_get/put", CThread.mfcio, False),
         (rq.MFCIO_STATUS, "spe_mfcio_tag_status_read", CThread.mfcio_status, False),
         (rq.EVENT_HANDLER, "spe_event_handler_*", CThread.event_handler, False),

@@ -275,13 +275,21 @@ def save_figure(
     if legend is not None:
         figure_legend(fig, legend, ncol)
     fig.suptitle(title)
-    fig.savefig(path, dpi=dpi)
+    # "tight": the image grows to hold a legend wider than the panels instead of clipping it
+    fig.savefig(path, dpi=dpi, bbox_inches="tight", pad_inches=0.1)
 
 
 def figure_legend(fig: Any, axes: Iterable[Any], ncol: int = 3) -> None:
-    """One legend for the whole figure, under the panels, without duplicates."""
+    """One legend for the whole figure, under the panels, without duplicates;
+    long labels are wrapped so that the legend fits under the panels."""
+    import textwrap
+
     seen: dict[str, Any] = {}
     for ax in axes:
         for handle, lab in zip(*ax.get_legend_handles_labels(), strict=True):
             seen.setdefault(lab, handle)
-    fig.legend(list(seen.values()), list(seen), loc="outside lower center", ncol=ncol, fontsize=8)
+    width = max(
+        30, int(fig.get_figwidth() * 100 / 7.5 / max(ncol, 1))
+    )  # characters of 8-point text per column
+    labels = [textwrap.fill(lab, width) for lab in seen]
+    fig.legend(list(seen.values()), labels, loc="outside lower center", ncol=ncol, fontsize=8)

@@ -43,6 +43,7 @@ enum cellsim_request {
     CELLSIM_RQ_LSA = 27,           /* pointer to an SPU static -> its local-store address */
     CELLSIM_RQ_EVENT_HANDLER = 28, /* what (0 create, 1 destroy, 2 register, 3 deregister), handler, ctx, events */
     CELLSIM_RQ_EVENT_WAIT = 29,    /* handler, max events, timeout -> 4 event bits per logical SPE */
+    CELLSIM_RQ_TIME = 30,          /* what (0 timebase ticks since the run began, 1 timebase Hz) -> value */
 };
 
 uint64_t cellsim_request(int op, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4,

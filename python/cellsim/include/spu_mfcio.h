@@ -44,9 +44,13 @@ extern "C" {
 #define SPU_RdInMbox 29
 #define SPU_WrOutIntrMbox 30
 
-#define spu_readch(ch) ((unsigned int)CELLSIM_RQ(CELLSIM_RQ_READ_CH, (ch), 0, 0, 0, 0, 0))
+/* A statement expression, so that a read whose value is dropped (mfc_read_tag_status()
+ * to wait) draws no -Wunused-value warning, as the SDK's intrinsic draws none. */
+#define spu_readch(ch) \
+    (__extension__({ (unsigned int)CELLSIM_RQ(CELLSIM_RQ_READ_CH, (ch), 0, 0, 0, 0, 0); }))
 #define spu_writech(ch, v) ((void)CELLSIM_RQ(CELLSIM_RQ_WRITE_CH, (ch), (unsigned int)(v), 0, 0, 0, 0))
-#define spu_readchcnt(ch) ((unsigned int)CELLSIM_RQ(CELLSIM_RQ_CHCNT, (ch), 0, 0, 0, 0, 0))
+#define spu_readchcnt(ch) \
+    (__extension__({ (unsigned int)CELLSIM_RQ(CELLSIM_RQ_CHCNT, (ch), 0, 0, 0, 0, 0); }))
 
 /* MFC command opcodes. */
 #define MFC_PUT_CMD 0x20

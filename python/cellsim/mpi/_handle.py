@@ -16,6 +16,7 @@ class Handle:
     """The handle semantics every MPI object kind shares."""
 
     __slots__ = ("_h",)
+    _h: Any
     _kind: type = object
     """The kind a handle may be made from (``Comm(cartcomm)`` is a Comm)."""
 
@@ -24,10 +25,19 @@ class Handle:
         if Handle in cls.__bases__:
             cls._kind = cls
 
-    def __init__(self, other: Any = None) -> None:
+    # As in mpi4py, the handle is copied in __new__ (mpi4py's __cinit__), so that a
+    # subclass's own __new__ may call super().__new__(cls, comm) and its own __init__
+    # may take other arguments: Kind(other, *more) is not an error of the handle's.
+    def __new__(cls, other: Any = None, *args: Any, **kwargs: Any) -> Any:
+        new = super().__new__(cls)
+        new._h = other._h if isinstance(other, Handle) and isinstance(other, cls._kind) else None
+        return new
+
+    def __init__(self, other: Any = None, *args: Any, **kwargs: Any) -> None:
         if other is not None and not isinstance(other, self._kind):
             raise TypeError(f"{type(self).__name__}({other!r}): expected a {self._kind.__name__}")
-        self._h: Any = other._h if isinstance(other, Handle) else None
+        if isinstance(other, Handle):
+            self._h = other._h
 
     @classmethod
     def _of(cls: type[H], h: Any) -> H:

@@ -266,6 +266,7 @@ def mpirun(
     compute: str | ComputeRule = "model",
     seed: int = 0,
     trace: str | Path | None = None,
+    trace_limit: int | None = None,
     overrides: dict[str, Any] | Sequence[str] | None = None,
     time_limit_ns: float | None = None,
     wall_limit_s: float | None = None,
@@ -291,7 +292,11 @@ def mpirun(
         protocol: ``direct`` (default) or ``kumar`` (Kumar et al.'s design).
         compute: ``zero``, ``model`` (default) or ``host-scaled:F``; see
             :class:`cellsim.mpi.ComputeRule`.
-        trace: write a Chrome/Perfetto trace of the run there.
+        trace: write a Chrome/Perfetto trace of the run there (gzip-compressed
+            if the name ends in ``.gz``), with each rank's MPI calls as slices
+            on its own track (args: peer, tag, bytes) above its SPE's tracks.
+        trace_limit: records the trace keeps (default 1,000,000; the rest are
+            counted as dropped).
         stdout, stderr: where the ranks' prefixed output goes (default the
             process's).
         raise_errors: raise the run's error (a rank's exception with a note
@@ -301,9 +306,10 @@ def mpirun(
     if protocol not in PROTOCOLS:
         raise UsageError(f"unknown protocol {protocol!r}: choose {' or '.join(PROTOCOLS)}")
     rule = compute if isinstance(compute, ComputeRule) else ComputeRule.parse(compute)
-    m = Machine(
-        machine, seed=seed, overrides=overrides or (), time_limit_ns=time_limit_ns, trace=trace is not None
-    )
+    traced: dict[str, Any] = {"trace": trace is not None}
+    if trace_limit is not None:
+        traced["trace_limit"] = trace_limit
+    m = Machine(machine, seed=seed, overrides=overrides or (), time_limit_ns=time_limit_ns, **traced)
     if not isinstance(n, int) or n < 1:
         raise UsageError(f"-n {n!r}: at least one rank")
     if n > m.spe_count:
@@ -334,6 +340,8 @@ def _run(
 ) -> MpirunResult:
     """The run itself (see :func:`mpirun`)."""
     world = World(m, n, protocol, rule)
+    if trace is not None:
+        world.spans = []
     out = _RankStream(stdout or sys.stdout, prefix)
     err = _RankStream(stderr or sys.stderr, prefix)
     values: list[Any] = [None] * n
@@ -486,7 +494,12 @@ def _run(
         if rk is not None and rk.exit_code is not None:
             codes[r] = rk.exit_code
     if trace is not None:
-        m.write_trace(str(trace))
+        from ..trace import TraceWriter
+
+        writer = TraceWriter(m, str(trace))
+        spes = [int(rk.spe) if rk is not None else r for r, rk in enumerate(world.ranks)]
+        writer.spans(world.spans or (), spes)
+        world.trace_stats = writer.close()
     exit_code = max([c for c in codes if c is not None] or [0])
     if error is not None:
         exit_code = max(exit_code, error.exit_code if isinstance(error, RankFailed) else 1)

@@ -297,6 +297,11 @@ class World:
         self.ls_ea0 = Machine.ls_ea(0)
         self.ls_stride = Machine.ls_ea(1) - self.ls_ea0
         self.stats: dict[str, int] = {}
+        self.trace_stats: Any = None
+        """The trace file's ``TraceStats`` once a traced run has written it."""
+        self.spans: list[tuple[int, str, int, int, dict[str, int]]] | None = None
+        """Each MPI call of each rank as ``(rank, call, start cycle, end cycle, args)``
+        when the run is traced (the trace's MPI layer); ``None`` otherwise."""
 
     # -- progress and deadlock detection (for polling protocols) --------------------
 
@@ -650,10 +655,51 @@ def current_rank(call: str = "this MPI call") -> Rank:
     return r
 
 
+_SPAN_PEERS = ("dest", "source", "root")
+_SPAN_BUFFERS = ("buf", "message", "sendbuf", "recvbuf")
+
+
+def _span_args(
+    params: list[str], args: tuple[Any, ...], kwargs: dict[str, Any], buffers: bool = True
+) -> dict[str, int]:
+    """What a trace shows of an MPI call: its peer (dest, source or root), tag
+    and bytes (of a buffer call's buffer: ``buffers``; an object's pickle is not counted)."""
+    given = dict(zip(params, args, strict=False)) | kwargs
+    out: dict[str, int] = {}
+    for name in _SPAN_PEERS:
+        v = given.get(name)
+        if isinstance(v, int) and not isinstance(v, bool):
+            out["root" if name == "root" else "peer"] = v
+            break
+    tag = given.get("tag", given.get("sendtag"))
+    if isinstance(tag, int) and not isinstance(tag, bool):
+        out["tag"] = tag
+    for name in _SPAN_BUFFERS if buffers else ():
+        n = _nbytes(given.get(name))
+        if n is not None:
+            out["bytes"] = n
+            break
+    return out
+
+
+def _nbytes(buf: Any) -> int | None:
+    """The bytes of an MPI buffer argument: an array, or ``[array, ...]``."""
+    if isinstance(buf, (list, tuple)) and buf:
+        buf = buf[0]
+    n = getattr(buf, "nbytes", None)
+    return int(n) if isinstance(n, int) else None
+
+
 def api(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Decorates a public MPI call: accounts the program's time since its
-    previous call (``host-scaled``) and the call's own overhead."""
+    previous call (``host-scaled``) and the call's own overhead; in a traced
+    run, records the call's span (the outermost call only)."""
     import functools
+    import inspect
+
+    params = list(inspect.signature(fn).parameters)
+    name = fn.__qualname__.rpartition(".")[2]
+    buffers = not name[:1].islower()  # mpi4py: Send moves a buffer, send a pickled object
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -661,7 +707,10 @@ def api(fn: Callable[..., Any]) -> Callable[..., Any]:
         r: Rank | None = getattr(g, "_mpi_rank", None)
         if r is None:
             return fn(*args, **kwargs)
+        spans = r.world.spans
+        outer = spans is not None and r.in_call == 0
         r.enter()
+        t0 = r.machine.cycles + r.pending_cycles - r.costs.call if outer else 0
         try:
             result = fn(*args, **kwargs)
         except GreenletExit:
@@ -670,6 +719,8 @@ def api(fn: Callable[..., Any]) -> Callable[..., Any]:
             r.leave()
             raise
         r.leave()
+        if outer and spans is not None:
+            spans.append((r.rank, name, t0, r.machine.cycles, _span_args(params, args, kwargs, buffers)))
         return result
 
     return wrapper

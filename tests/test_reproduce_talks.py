@@ -1,0 +1,55 @@
+"""`cellsim reproduce` talks on any output (issue 34, item 2): a line per
+finished experiment on a pipe or a log, a bar with the time remaining on a
+terminal, and `--quick`, the whole job at reduced counts with its report
+marked as such."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from cellsim.cli import _Progress
+from cellsim.experiments import all_experiments
+from cellsim.report import QUICK_OPTIONS
+
+
+def test_a_piped_reproduce_prints_a_line_per_finished_experiment(tmp_path: Path) -> None:
+    out = tmp_path / "res"
+    p = subprocess.run(
+        [sys.executable, "-m", "cellsim.cli", "reproduce", "--quick", "--only", "dma-latency", "--only",
+         "latency-hist", "-o", str(out)],
+        capture_output=True, text=True, timeout=300, check=False, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert lines[0] == f"cellsim reproduce: 2 experiments, quick check (reduced counts), into {out}/"
+    done = [ln for ln in lines if ln.startswith("[")]
+    assert [ln.split(":")[0] for ln in done] == ["[1/2] dma-latency", "[2/2] latency-hist"]
+    assert " points in " in done[0] and " s; " in done[0] and "published values agree" in done[0]
+    assert "(quick: reduced counts, not the published settings)" in p.stdout
+    html = (out / "report.html").read_text()
+    assert 'class="quick"' in html and "reduced: cellsim reproduce --quick" in html
+
+
+def test_on_a_terminal_the_bar_shows_the_time_remaining() -> None:
+    buf = io.StringIO()
+    con = Console(file=buf, force_terminal=True, width=120)
+    with _Progress("reproduce", console=con, single=True) as progress:
+        progress.t0 -= 10  # shown once the run has lasted a moment
+        progress(3, 12, "[1/20] dma-latency")
+        progress(5, 12, "[2/20] hotspot")
+        assert progress.bar is not None
+        assert [t.description for t in progress.bar.tasks] == ["[2/20] hotspot"]
+        columns = " ".join(type(c).__name__ for c in progress.bar.columns)
+    assert "TimeRemainingColumn" in columns and "ETA" in buf.getvalue()
+
+
+def test_quick_options_are_each_experiments_own() -> None:
+    names = {e.name: e for e in all_experiments()}
+    assert set(QUICK_OPTIONS) <= set(names)
+    for name, opts in QUICK_OPTIONS.items():
+        assert set(opts) <= {o.name for o in names[name].options}, name
