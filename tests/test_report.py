@@ -248,3 +248,17 @@ def test_a_long_legend_is_not_clipped(tmp_path: Path) -> None:
     assert box.x0 >= 0 and box.x1 <= fig.bbox.width, (
         "the legend fits the figure's width (long labels wrapped)"
     )
+
+
+def test_the_report_names_the_model_variants_that_ran(tmp_path: Path) -> None:
+    """The report's model section: every variant of the machines that ran, its choice, sourced
+    or inferred, and a choice set with --set marked as not the default."""
+    from cellsim.report import reproduce
+
+    exp = get("dma-latency")
+    reproduce(tmp_path, experiments=[exp], overrides=["eib.put_flow=none"])
+    html = (tmp_path / "report.html").read_text()
+    model = html.split('id="model"', 1)[1].split("<h2", 1)[0]
+    assert "eib.put_flow = none</code> (not the default)" in model
+    assert "mic.dram = flat" in model and "inferred" not in model.split("mic.dram = flat")[1][:40]
+    assert "eib.recv_switch_bus_cycles = 1" in model and "000-f6a-get-outperforms-put" in model

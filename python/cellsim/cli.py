@@ -583,8 +583,22 @@ def _experiment_line(k: int, n: int, r: Any) -> str:
     help="every experiment at reduced counts (fewer DMAs, placements, transmissions, mappings): "
     "a check of the whole job in a few minutes; its report is marked as quick",
 )
+@click.option(
+    "--set",
+    "overrides",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="change a machine setting for every experiment (repeat it): a model variant's choice or a "
+    "parameter; the report's model section names the variants that ran",
+)
 def reproduce(
-    out: str, machine: str | None, seed: int, python_programs: bool, only: tuple[str, ...], quick: bool
+    out: str,
+    machine: str | None,
+    seed: int,
+    python_programs: bool,
+    only: tuple[str, ...],
+    quick: bool,
+    overrides: tuple[str, ...],
 ) -> None:
     """Run every experiment and write DIR/<name>.json, .parquet, .png and DIR/report.html.
 
@@ -594,8 +608,8 @@ def reproduce(
     """
     from .report import reproduce as _reproduce
 
-    if machine is not None:
-        _check_machine(machine)
+    for m in {machine} if machine is not None else {e.machine for e in all_experiments()}:
+        _check_machine(m, overrides)
     require_report("cellsim reproduce")
     if Path(out).exists() and not Path(out).is_dir():
         raise UsageError(f"--out {out!r} is a file; give a directory for the results")
@@ -626,6 +640,7 @@ def reproduce(
             command=shlex.join(["cellsim", *sys.argv[1:]]),
             quick=quick,
             on_result=finished,
+            overrides=overrides,
         )
     seconds = time.perf_counter() - t0
     con = _console()

@@ -100,6 +100,7 @@ def reproduce(
     command: str | None = None,
     quick: bool = False,
     on_result: ResultFn | None = None,
+    overrides: Sequence[str] = (),
 ) -> list[ExperimentResult]:
     """Runs ``experiments`` (default: all) and writes their files and
     ``report.html`` into ``out``. ``machine`` (default: each experiment's own,
@@ -108,7 +109,9 @@ def reproduce(
     result)`` is called as each experiment finishes; ``command`` is the
     command line the report names as its origin (default: this process's).
     ``quick`` runs each experiment with :data:`QUICK_OPTIONS` (a check of the
-    whole job in minutes; the report says so)."""
+    whole job in minutes; the report says so). ``overrides`` (``section.key=value``, a
+    model variant's choice or a parameter) apply to every experiment's machine; the
+    report's "model" section names the variants that ran."""
     import pandas as pd
 
     t0 = time.perf_counter()
@@ -121,7 +124,14 @@ def reproduce(
         cb = None if progress is None else (lambda d, t, _n=exp.name: progress(_n, d, t))
         t1 = time.perf_counter()
         opts = QUICK_OPTIONS.get(exp.name, {}) if quick else {}
-        records = exp.run(machine=machine or exp.machine, seed=seed, native=native, progress=cb, **opts)
+        records = exp.run(
+            machine=machine or exp.machine,
+            overrides=overrides,
+            seed=seed,
+            native=native,
+            progress=cb,
+            **opts,
+        )
         seconds = time.perf_counter() - t1
         comparison = exp.compare(records)
         res = ExperimentResult(exp, records, comparison, seconds)
@@ -137,7 +147,15 @@ def reproduce(
         results.append(res)
         if on_result is not None:
             on_result(k, len(chosen), res)
-    prov = provenance(results, machine=machine, seed=seed, native=native, command=command, started=started)
+    prov = provenance(
+        results,
+        machine=machine,
+        seed=seed,
+        native=native,
+        command=command,
+        started=started,
+        overrides=overrides,
+    )
     prov["wall_s"] = time.perf_counter() - t0
     prov["quick"] = quick
     write_html(out / "report.html", results, machine=machine, seed=seed, native=native, origin=prov)
@@ -383,11 +401,15 @@ def provenance(
     native: bool,
     command: str | None = None,
     started: _dt.datetime | None = None,
+    overrides: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Where the results come from: cellsim's version and git commit, the
-    hashes of the machine files used, the command line, the host."""
+    hashes of the machine files used, the model variants that ran, the
+    command line, the host."""
     machines = sorted({machine} if machine else {r.experiment.machine for r in results})
     return {
+        "overrides": list(overrides),
+        "model": model_variants(machines, overrides),
         "version": __version__,
         "commit": _git_commit(),
         "command": command or shlex.join(["cellsim", *sys.argv[1:]]),
@@ -400,6 +422,35 @@ def provenance(
         "started": (started or _dt.datetime.now(_dt.UTC)).strftime("%Y-%m-%d %H:%M:%S UTC"),
         "wall_s": 0.0,
     }
+
+
+def model_variants(machines: Sequence[str], overrides: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """The model variants the machines ran, one entry per variant and choice that ran (the
+    machines that ran it listed): its status (sourced or inferred), its source or the visible
+    statements it explains, and whether it is the machine file's default."""
+    from .spec import MachineSpec
+
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    for m in machines:
+        for v in MachineSpec.of(m, overrides).variants:
+            c = v.chosen
+            row = rows.setdefault(
+                (v.name, v.value),
+                {
+                    "name": v.name,
+                    "key": v.key,
+                    "choice": v.value,
+                    "about": v.about,
+                    "status": c.status,
+                    "basis": plain(c.source) if c.status == "sourced" else ", ".join(c.explains),
+                    "what": plain(" ".join(c.what.split())),
+                    "default": v.is_default,
+                    "machines": [],
+                },
+            )
+            row["machines"].append(m)
+            row["default"] = row["default"] and v.is_default
+    return list(rows.values())
 
 
 def _machine_hash(machine: str) -> str:
