@@ -18,6 +18,8 @@
 //!
 //! [`Link`] is one direction's wire: its data leave in the order they arrive.
 
+use crate::part::Part;
+use crate::steady::{shift, Shape};
 use crate::time::Cycle;
 
 /// One direction of the link.
@@ -92,16 +94,6 @@ impl Link {
         Ok(())
     }
 
-    /// When the link is free again.
-    pub(crate) fn free(&self) -> Cycle {
-        self.free
-    }
-
-    /// Moves the link's time `dt` later (see [`crate::steady`]).
-    pub(crate) fn shift(&mut self, dt: Cycle) {
-        crate::steady::shift(&mut self.free, dt);
-    }
-
     /// The one-way latency.
     #[inline]
     pub fn latency(&self) -> Cycle {
@@ -127,6 +119,38 @@ impl Bif {
     }
 }
 
+/// Contract: a link's future is decided by when its wire is free (`free`);
+/// `bytes` and `busy` are counters (the jump scales them), `log` is a check
+/// (a state with one is not fast-forwarded), the rate and latency settings.
+impl Part for Link {
+    fn next_wake(&self) -> Option<Cycle> {
+        None // carries what the arbiter hands it; nothing of its own
+    }
+
+    fn shape(&self, s: &mut Shape) {
+        s.time(self.free);
+    }
+
+    fn shift(&mut self, _from: Cycle, dt: Cycle) {
+        shift(&mut self.free, dt);
+    }
+}
+
+/// Contract: the BIF is its two links (its snoop delay is a setting).
+impl Part for Bif {
+    fn next_wake(&self) -> Option<Cycle> {
+        None
+    }
+
+    fn shape(&self, s: &mut Shape) {
+        self.links.iter().for_each(|l| l.shape(s));
+    }
+
+    fn shift(&mut self, from: Cycle, dt: Cycle) {
+        self.links.iter_mut().for_each(|l| l.shift(from, dt));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -141,5 +165,23 @@ mod tests {
         assert_eq!(l.carry(1000, 16), 1004 + 100);
         assert_eq!(l.bytes, 272);
         assert_eq!(l.busy, 68);
+    }
+
+    /// The shape rule (see [`crate::part`]): the wire's free time decides,
+    /// the counters do not.
+    #[test]
+    fn shape_rule() {
+        use crate::part::{rule_holds, RuleCase};
+        let now = 1000;
+        let mut a = Link::new(4.0, 100);
+        a.carry(now - 10, 128);
+        let drive = |l: &mut Link| l.carry(now, 128) - now;
+        let mut b = a.clone();
+        b.bytes += 128;
+        b.busy += 32;
+        assert_eq!(rule_holds(&a, &b, now, drive), RuleCase::SameFuture);
+        let mut b = a.clone();
+        b.free += 1;
+        assert_eq!(rule_holds(&a, &b, now, drive), RuleCase::ShapesDiffer);
     }
 }

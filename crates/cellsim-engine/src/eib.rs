@@ -15,11 +15,13 @@
 
 pub mod arbiter;
 pub mod check;
+pub(crate) mod chip_bus;
 pub mod command_bus;
 pub mod inbound;
 pub mod ring;
 
 use crate::config::MachineConfig;
+use crate::part::Part;
 use crate::steady::{shift, Shape};
 use crate::time::Cycle;
 use crate::topology::{Direction, Ramp, Topology, RAMPS};
@@ -60,7 +62,7 @@ pub struct EibStats {
 }
 
 /// The data side of the EIB: rings and element ports.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Eib {
     rings: Vec<Ring>,
     /// `routes[src][dst]`: hops, and a bitmask of the rings going the short way.
@@ -278,8 +280,25 @@ impl Eib {
         }
     }
 
-    /// Writes the rings' and ports' timing state (see [`crate::steady`]).
-    pub(crate) fn shape(&self, s: &mut Shape) {
+    /// Turns on the reservation log used by [`check::OccupancyLog::verify`].
+    pub fn enable_log(&mut self) {
+        self.log = Some(OccupancyLog::default());
+    }
+}
+
+/// Contract: the rings' and ports' future is decided by each ring's
+/// segments (their free times and transfers under way), each port's send and
+/// receive free times, the sender each receiving port took last
+/// (`recv_from`, for the switch gap) and, with credits, the receiving ports'
+/// buffers. Left out: `stats` (counters the jump scales), `log` (a check: a
+/// state with one is not fast-forwarded), the routes and timings fixed at
+/// build.
+impl Part for Eib {
+    fn next_wake(&self) -> Option<Cycle> {
+        None // the data arbiter grants the rings; they keep no wake-up
+    }
+
+    fn shape(&self, s: &mut Shape) {
         // A segment's or a receiving port's free time is compared with the
         // present less a transfer's hops (and plus a switch gap).
         let back = RAMPS as Cycle * self.hop + self.recv_switch;
@@ -292,19 +311,13 @@ impl Eib {
         }
     }
 
-    /// Moves every time of the rings and ports `dt` later.
-    pub(crate) fn shift(&mut self, dt: Cycle) {
+    fn shift(&mut self, _from: Cycle, dt: Cycle) {
         self.rings.iter_mut().for_each(|r| r.shift(dt));
         self.send_free.iter_mut().for_each(|t| shift(t, dt));
         self.recv_free.iter_mut().for_each(|t| shift(t, dt));
         if let Some(b) = self.inbound.as_mut() {
             b.shift(dt);
         }
-    }
-
-    /// Turns on the reservation log used by [`check::OccupancyLog::verify`].
-    pub fn enable_log(&mut self) {
-        self.log = Some(OccupancyLog::default());
     }
 }
 

@@ -64,6 +64,7 @@ pub mod memory_map;
 pub mod mfc;
 pub mod mic;
 pub mod numa;
+pub(crate) mod part;
 pub mod poll;
 pub mod ppu;
 pub mod program;

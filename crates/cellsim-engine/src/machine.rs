@@ -31,8 +31,7 @@ use crate::bif::{Bif, Link};
 use crate::bus::{BusOp, OpId, Slab};
 use crate::calendar::Calendar;
 use crate::config::{MachineConfig, Placement, Timing};
-use crate::eib::arbiter::DataArbiter;
-use crate::eib::command_bus::{Biu, CommandBus};
+pub(crate) use crate::eib::chip_bus::ChipBus;
 use crate::eib::Eib;
 use crate::error::{ConfigError, SimError};
 use crate::ls_loop::{LsLoop, LsParams};
@@ -42,6 +41,7 @@ use crate::mfc::tlb::Tlb;
 use crate::mfc::Mfc;
 use crate::mic::Mic;
 use crate::numa::Numa;
+use crate::part::Part;
 use crate::ppu::Ppu;
 use crate::program::{Ppe, Request, Spu};
 use crate::rng::Rng;
@@ -159,8 +159,6 @@ pub(crate) struct SpeUnit {
     pub(crate) ramp: Ramp,
     pub(crate) logical: Option<u32>,
     pub(crate) thread: Option<ThreadId>,
-    /// The DMAC stopped because the BIU queue was full.
-    pub(crate) dmac_blocked: bool,
     /// Mailboxes.
     pub(crate) mbox: Mailboxes,
     /// Signal-notification registers.
@@ -168,42 +166,6 @@ pub(crate) struct SpeUnit {
     /// While an SPU loop runs over this local store: the cycles DMA takes
     /// from its port (ascending).
     pub(crate) ls_log: Option<VecDeque<Cycle>>,
-}
-
-/// One chip's bus: its EIB (rings and ports), data arbiter and command bus,
-/// with the BIU of each of its elements.
-#[derive(Debug)]
-pub(crate) struct ChipBus {
-    pub(crate) eib: Eib,
-    pub(crate) arbiter: DataArbiter,
-    pub(crate) arb_wake: Option<Cycle>,
-    pub(crate) command_bus: CommandBus,
-    pub(crate) bius: [Biu; RAMPS],
-    pub(crate) cb_wake: Option<Cycle>,
-}
-
-impl ChipBus {
-    fn new(cfg: &MachineConfig, topo: &Topology) -> ChipBus {
-        ChipBus {
-            eib: Eib::new(cfg),
-            arbiter: DataArbiter::new(
-                if cfg.eib.mic_priority {
-                    topo.mic(0)
-                } else {
-                    crate::eib::arbiter::NO_PRIORITY
-                },
-                cfg.eib.arbiter_window as usize,
-            ),
-            arb_wake: None,
-            command_bus: CommandBus::default(),
-            bius: std::array::from_fn(|_| {
-                let lines = (cfg.biu.put_flow == crate::config::BiuPutFlow::Lines)
-                    .then_some(cfg.biu.put_lines);
-                Biu::new(cfg.biu.queue_depth, cfg.biu.max_outstanding, lines)
-            }),
-            cb_wake: None,
-        }
-    }
 }
 
 /// A simulated Cell machine.
@@ -326,7 +288,6 @@ impl Machine {
                 ramp: topo.spe(p),
                 logical: placement.iter().position(|&x| x == p).map(|l| l as u32),
                 thread: None,
-                dmac_blocked: false,
                 mbox: Mailboxes::default(),
                 signals: Signals::default(),
                 ls_log: None,
@@ -1008,9 +969,7 @@ impl Machine {
         // By index, not by iterator: LLVM unrolls the iterator's loop with
         // a division for its trip count, for the one or two chips.
         for c in 0..self.chips.len() {
-            let c = &self.chips[c];
-            t = t.min(c.cb_wake.unwrap_or(Cycle::MAX));
-            t = t.min(c.arb_wake.unwrap_or(Cycle::MAX));
+            t = t.min(self.chips[c].next_wake().unwrap_or(Cycle::MAX));
         }
         t
     }

@@ -46,6 +46,7 @@
 
 use crate::bus::OpId;
 use crate::config::MachineConfig;
+use crate::part::Part;
 use crate::steady::{shift, Shape};
 use crate::time::Cycle;
 use crate::topology::RAMP_INDICES;
@@ -268,42 +269,6 @@ impl Mic {
         start
     }
 
-    /// Writes the controller's timing state (see [`crate::steady`]); the
-    /// refresh is not in it: its phase moves on (see
-    /// [`Mic::refresh_meets`]).
-    pub(crate) fn shape(&self, s: &mut Shape) {
-        self.reads_active.iter().for_each(|&n| s.raw(n as u64));
-        for q in &self.reads_waiting {
-            s.raw(q.len() as u64);
-            q.iter().for_each(|&op| s.op(op));
-        }
-        s.time(self.dram_free);
-        s.raw(self.write_buffers_free as u64);
-        s.raw(self.drains.len() as u64);
-        self.drains.iter().for_each(|&t| s.time(t));
-        if self.turnaround > 0 {
-            s.raw(self.last_write as u64);
-        }
-        if let Some(b) = &self.banks {
-            // A bank's row is an address: progress, but which row is open
-            // decides hit or miss. The rows relative to each other would be
-            // exact; a jump keeps them only if every bank's row is the same
-            // distance ahead, so the open rows are compared as they are and
-            // a stream that moves on to new rows is simply never "steady".
-            b.open.iter().for_each(|&r| s.raw(r));
-            b.ready.iter().for_each(|&t| s.time(t));
-        }
-    }
-
-    /// Moves every time of the controller `dt` later.
-    pub(crate) fn shift(&mut self, dt: Cycle) {
-        shift(&mut self.dram_free, dt);
-        self.drains.iter_mut().for_each(|t| shift(t, dt));
-        if let Some(b) = self.banks.as_mut() {
-            b.ready.iter_mut().for_each(|t| shift(t, dt));
-        }
-    }
-
     /// Whether a refresh of the DRAM overlaps cycles `from..to`.
     pub(crate) fn refresh_meets(&self, from: Cycle, to: Cycle) -> bool {
         if self.refresh_busy == 0 || to <= self.refresh_phase {
@@ -415,6 +380,53 @@ impl Mic {
         let pos = self.drains.partition_point(|&d| d <= drained);
         self.drains.insert(pos, drained);
         drained
+    }
+}
+
+/// Contract: the future of a MIC is decided by each requester's window
+/// (`reads_active`, the requests waiting in `reads_waiting`), the DRAM's data
+/// bus (`dram_free`; `last_write` when the bus pays to turn), the write
+/// buffers (`write_buffers_free`, `drains`) and, with banks, each bank's open
+/// row and ready time. Left out: the refresh (`refresh_phase` and its
+/// period: the phase moves on with time, so the jump asks
+/// [`Mic::refresh_meets`] instead), the settings fixed at build and `stats`
+/// (counters, which the jump scales).
+impl Part for Mic {
+    fn next_wake(&self) -> Option<Cycle> {
+        // The MIC acts only on the calendar's events (snoops, data ready).
+        None
+    }
+
+    fn shape(&self, s: &mut Shape) {
+        self.reads_active.iter().for_each(|&n| s.raw(n as u64));
+        for q in &self.reads_waiting {
+            s.raw(q.len() as u64);
+            q.iter().for_each(|&op| s.op(op));
+        }
+        s.time(self.dram_free);
+        s.raw(self.write_buffers_free as u64);
+        s.raw(self.drains.len() as u64);
+        self.drains.iter().for_each(|&t| s.time(t));
+        if self.turnaround > 0 {
+            s.raw(self.last_write as u64);
+        }
+        if let Some(b) = &self.banks {
+            // A bank's row is an address: progress, but which row is open
+            // decides hit or miss. The rows relative to each other would be
+            // exact; a jump keeps them only if every bank's row is the same
+            // distance ahead, so the open rows are compared as they are and
+            // a stream that moves on to new rows is simply never "steady".
+            b.open.iter().for_each(|&r| s.raw(r));
+            b.ready.iter().for_each(|&t| s.time(t));
+        }
+    }
+
+    fn shift(&mut self, _from: Cycle, dt: Cycle) {
+        shift(&mut self.dram_free, dt);
+        self.drains.iter_mut().for_each(|t| shift(t, dt));
+        if let Some(b) = self.banks.as_mut() {
+            b.ready.iter_mut().for_each(|t| shift(t, dt));
+        }
     }
 }
 
@@ -547,5 +559,62 @@ mod tests {
         let (mut m, _) = mic(&["mic.turnaround=gap", "mic.turnaround_ns=10"]);
         let a = m.start_read(0, 0, 128);
         assert_eq!(m.start_read(0, 128, 128), a + 16);
+    }
+
+    /// The shape rule (see [`crate::part`]) for a MIC in the middle of
+    /// reads and writes, with both DRAM variants on.
+    #[test]
+    fn shape_rule() {
+        use crate::part::{left_out_but_decides, rule_holds, Perturb, RuleCase};
+        let now = 10_000;
+        let (mut a, _) = mic(&[
+            "mic.turnaround=gap",
+            "mic.dram=banks",
+            "mic.reads_per_requester=2",
+        ]);
+        for i in 0..3u64 {
+            a.snoop_read(now - 100 + i * 10, 3, i as OpId, i * 128, 128);
+        }
+        a.write(now - 20, 4096, 128);
+        // What the MIC does next, relative to now.
+        let drive = |m: &mut Mic| {
+            let read = m.snoop_read(now, 3, 9, 512, 128).map(|t| t - now);
+            let other = m.snoop_read(now, 4, 10, 1 << 20, 128).map(|t| t - now);
+            let buffer = m.write_buffer(now).map_err(|t| t - now);
+            let drained = m.write(now + 5, 8192, 128) - now;
+            (read, other, buffer, drained, m.release(3))
+        };
+        let counters = |m: &mut Mic| m.stats.reads += 7;
+        let mut b = a.clone();
+        counters(&mut b);
+        assert_eq!(rule_holds(&a, &b, now, drive), RuleCase::SameFuture);
+        let decide: [Perturb<Mic>; 6] = [
+            ("dram_free", |m| m.dram_free += 3),
+            ("last_write", |m| m.last_write = !m.last_write),
+            ("reads_active", |m| m.reads_active[4] += 1),
+            ("write_buffers_free", |m| m.write_buffers_free -= 1),
+            ("open row", |m| m.banks.as_mut().unwrap().open[4] += 1),
+            ("reads_waiting", |m| m.reads_waiting[3].push_back(77)),
+        ];
+        for (field, perturb) in decide {
+            let mut b = a.clone();
+            perturb(&mut b);
+            assert_eq!(
+                rule_holds(&a, &b, now, drive),
+                RuleCase::ShapesDiffer,
+                "{field}"
+            );
+        }
+        // The refresh's phase is left out (it moves on with time) and
+        // decides when accesses run: the jump asks `refresh_meets` instead.
+        let (a, _) = mic(&["mic.refresh_ns=100", "mic.refresh_interval_ns=1000"]);
+        let mut b = a.clone();
+        b.refresh_phase = now; // a refresh starts now: the read waits for its end
+        let start = |m: &mut Mic| m.start_read(now, 0, 128) - now;
+        left_out_but_decides(&a, &b, now, start);
+        assert_ne!(
+            a.refresh_meets(now, now + 400),
+            b.refresh_meets(now, now + 400)
+        );
     }
 }

@@ -19,6 +19,7 @@
 //! arbiter sleeps until then instead of retrying every cycle.
 
 use crate::bus::{Fifo, OpId};
+use crate::part::Part;
 use crate::steady::{shift, Shape};
 use crate::time::Cycle;
 use crate::topology::{Ramp, RAMPS};
@@ -36,10 +37,10 @@ pub struct DataArbiter {
     waiting: u16,
     /// Per element: no transfer of its window can start before this cycle
     /// (valid until it gets a new request; other grants only delay it more).
-    not_before: [Cycle; RAMPS],
-    rr: usize,
+    pub(super) not_before: [Cycle; RAMPS],
+    pub(super) rr: usize,
     /// Per receiver: the sender granted last.
-    turn: [u8; RAMPS],
+    pub(super) turn: [u8; RAMPS],
     /// Per receiver: bit `s` set when sender `s` (other than the priority
     /// element) has a request for it in its window. Kept up to date as
     /// requests arrive; the windows of senders granted during a round are
@@ -92,29 +93,6 @@ impl DataArbiter {
         self.waiting |= 1 << src.idx();
         self.not_before[src.idx()] = port_free;
         self.pending += 1;
-    }
-
-    /// Writes the arbiter's state (see [`crate::steady`]).
-    pub(crate) fn shape(&self, s: &mut Shape) {
-        for q in &self.queues {
-            s.raw(q.len() as u64);
-            for i in 0..q.len() {
-                let (op, d) = q.get(i);
-                s.op(op);
-                s.raw(d as u64);
-            }
-        }
-        self.not_before.iter().for_each(|&t| s.time(t));
-        self.turn.iter().for_each(|&r| s.raw(r as u64));
-        self.wants.iter().for_each(|&w| s.raw(w as u64));
-        for v in [self.waiting as usize, self.rr, self.n_granted, self.pending] {
-            s.raw(v as u64);
-        }
-    }
-
-    /// Moves every time of the arbiter `dt` later.
-    pub(crate) fn shift(&mut self, dt: Cycle) {
-        self.not_before.iter_mut().for_each(|t| shift(t, dt));
     }
 
     /// Transfers waiting for a ring.
@@ -303,6 +281,40 @@ impl DataArbiter {
             self.not_before[r] = port_free;
             *retry = (*retry).min(port_free);
         }
+    }
+}
+
+/// Contract: the arbiter's future is decided by each sender's queue
+/// (requests and their receivers, in order), the senders' `not_before`
+/// times, the round-robin pointers (`rr`, each receiver's `turn`), the
+/// windows' `wants`, `waiting`, `n_granted` and `pending`. Left out:
+/// `granted` (a round's scratch, read only with `n_granted`), the counters
+/// `rounds` and `attempts` (the jump scales them), the priority element and
+/// window (settings).
+impl Part for DataArbiter {
+    fn next_wake(&self) -> Option<Cycle> {
+        None // its chip's bus keeps the arbiter's wake-up (`ChipBus::arb_wake`)
+    }
+
+    fn shape(&self, s: &mut Shape) {
+        for q in &self.queues {
+            s.raw(q.len() as u64);
+            for i in 0..q.len() {
+                let (op, d) = q.get(i);
+                s.op(op);
+                s.raw(d as u64);
+            }
+        }
+        self.not_before.iter().for_each(|&t| s.time(t));
+        self.turn.iter().for_each(|&r| s.raw(r as u64));
+        self.wants.iter().for_each(|&w| s.raw(w as u64));
+        for v in [self.waiting as usize, self.rr, self.n_granted, self.pending] {
+            s.raw(v as u64);
+        }
+    }
+
+    fn shift(&mut self, _from: Cycle, dt: Cycle) {
+        self.not_before.iter_mut().for_each(|t| shift(t, dt));
     }
 }
 

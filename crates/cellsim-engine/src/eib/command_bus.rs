@@ -18,6 +18,7 @@
 //! inferred from Kistler et al. 2006's gets outperforming puts.
 
 use crate::bus::{Fifo, OpId};
+use crate::part::Part;
 use crate::steady::{shift, Shape};
 use crate::time::Cycle;
 use crate::topology::{Ramp, RAMPS};
@@ -132,29 +133,6 @@ impl Biu {
         l.frees.insert(pos, t);
     }
 
-    /// Writes the BIU's state (see [`crate::steady`]).
-    pub(crate) fn shape(&self, s: &mut Shape) {
-        s.raw(self.queue.len() as u64);
-        (0..self.queue.len()).for_each(|i| {
-            let (id, put) = self.queue.get(i);
-            s.op(id);
-            s.raw(put as u64);
-        });
-        s.raw(self.outstanding as u64);
-        if let Some(l) = &self.lines {
-            s.raw(l.taken as u64);
-            s.raw(l.frees.len() as u64);
-            l.frees.iter().for_each(|&t| s.time(t));
-        }
-    }
-
-    /// Moves every time of the BIU `dt` later.
-    pub(crate) fn shift(&mut self, dt: Cycle) {
-        if let Some(l) = self.lines.as_mut() {
-            l.frees.iter_mut().for_each(|t| shift(t, dt));
-        }
-    }
-
     /// A request is waiting and the in-flight limit (and, for a put that
     /// needs a line, its outbound lines at `now`) allow sending it.
     #[inline]
@@ -172,8 +150,8 @@ impl Biu {
 /// The address concentrator's scheduling state.
 #[derive(Debug, Clone, Default)]
 pub struct CommandBus {
-    rr: usize,
-    next_free: Cycle,
+    pub(super) rr: usize,
+    pub(super) next_free: Cycle,
     /// Commands accepted so far.
     pub accepted: u64,
 }
@@ -199,20 +177,58 @@ impl CommandBus {
         Some(Ramp(r as u8))
     }
 
-    /// Writes the address concentrator's state (see [`crate::steady`]).
-    pub(crate) fn shape(&self, s: &mut Shape) {
+    /// When the command bus can accept its next command.
+    pub fn next_free(&self) -> Cycle {
+        self.next_free
+    }
+}
+
+/// Contract: a BIU's future is decided by its queue (requests, in order,
+/// and which need a put line), `outstanding` and, with put lines, the lines
+/// taken and when the taken ones free. Left out: the depth and limits
+/// (settings).
+impl Part for Biu {
+    fn next_wake(&self) -> Option<Cycle> {
+        None // the command bus looks at it when it runs
+    }
+
+    fn shape(&self, s: &mut Shape) {
+        s.raw(self.queue.len() as u64);
+        (0..self.queue.len()).for_each(|i| {
+            let (id, put) = self.queue.get(i);
+            s.op(id);
+            s.raw(put as u64);
+        });
+        s.raw(self.outstanding as u64);
+        if let Some(l) = &self.lines {
+            s.raw(l.taken as u64);
+            s.raw(l.frees.len() as u64);
+            l.frees.iter().for_each(|&t| s.time(t));
+        }
+    }
+
+    fn shift(&mut self, _from: Cycle, dt: Cycle) {
+        if let Some(l) = self.lines.as_mut() {
+            l.frees.iter_mut().for_each(|t| shift(t, dt));
+        }
+    }
+}
+
+/// Contract: the address concentrator's future is decided by its
+/// round-robin pointer (`rr`) and when it is free (`next_free`); `accepted`
+/// is a counter (the jump scales it).
+impl Part for CommandBus {
+    fn next_wake(&self) -> Option<Cycle> {
+        None // its chip's bus keeps the command bus's wake-up (`ChipBus::cb_wake`)
+    }
+
+    fn shape(&self, s: &mut Shape) {
         s.raw(self.rr as u64);
         s.time(self.next_free);
     }
 
-    /// Moves its time `dt` later.
-    pub(crate) fn shift(&mut self, dt: Cycle) {
+    fn shift(&mut self, _from: Cycle, dt: Cycle) {
         shift(&mut self.next_free, dt);
-    }
-
-    /// When the command bus can accept its next command.
-    pub fn next_free(&self) -> Cycle {
-        self.next_free
     }
 }
 

@@ -135,7 +135,7 @@ impl Machine {
         let ramp = unit.ramp;
         let (chip, port) = (ramp.chip(), ramp.local().idx());
         if !self.chips[chip].bius[port].has_room() {
-            unit.dmac_blocked = true;
+            unit.mfc.dmac_blocked = true;
             return;
         }
         // The SPU queue has priority over the proxy queue (seed 000).
@@ -271,7 +271,7 @@ impl Machine {
         self.wake_command_bus(chip, now);
         if biu_full {
             // The command bus will restart the DMAC when it takes a request.
-            self.spes[p as usize].dmac_blocked = true;
+            self.spes[p as usize].mfc.dmac_blocked = true;
         } else {
             self.wake_dmac(p, now + unroll);
         }
@@ -442,7 +442,7 @@ impl Machine {
         // The BIU has room again: a DMAC that stopped for it goes on in this
         // same bus cycle (inline, no calendar round trip).
         if let Some(p) = self.topo.spe_at(Ramp::on_chip(chip, local)) {
-            if std::mem::take(&mut self.spes[p as usize].dmac_blocked) {
+            if std::mem::take(&mut self.spes[p as usize].mfc.dmac_blocked) {
                 let unit = &mut self.spes[p as usize].mfc;
                 if unit.dmac_wake.is_none() && unit.dmac_free <= now {
                     unit.dmac_wake = Some(now);

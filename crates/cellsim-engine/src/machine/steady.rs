@@ -32,6 +32,7 @@ use super::{Counters, Event, Machine};
 use crate::bus::{BusOp, OpId, OpKind, Owner, Space};
 use crate::eib::EibStats;
 use crate::mic::MicStats;
+use crate::part::Part;
 use crate::steady::{shift, Shape};
 use crate::storage::Storage;
 use crate::time::Cycle;
@@ -699,22 +700,13 @@ impl Machine {
                 _ => unreachable!("events outside shapes are skipped"),
             }
         });
-        for c in &self.chips {
-            c.eib.shape(&mut s);
-            c.arbiter.shape(&mut s);
-            s.maybe_time(c.arb_wake);
-            c.command_bus.shape(&mut s);
-            c.bius.iter().for_each(|b| b.shape(&mut s));
-            s.maybe_time(c.cb_wake);
-        }
+        // Every part writes what decides its future (its contract, `crate::part`).
+        self.chips.iter().for_each(|c| c.shape(&mut s));
         if let Some(b) = &self.bif {
-            b.links.iter().for_each(|l| s.time(l.free()));
+            b.shape(&mut s);
         }
         self.mics.iter().for_each(|m| m.shape(&mut s));
-        for u in &self.spes {
-            u.mfc.shape(&mut s);
-            s.raw(u.dmac_blocked as u64);
-        }
+        self.spes.iter().for_each(|u| u.mfc.shape(&mut s));
         self.threads.iter().for_each(|t| t.shape(&mut s));
         // The requests, in the order met, without their addresses.
         let mut whole = s.ops.len() == self.ops.live();
@@ -1093,7 +1085,7 @@ impl Machine {
                 }
                 q.skip_seqs(k * n);
             }
-            u.mfc.shift(dt);
+            u.mfc.shift(armed.at, dt);
         }
         for (u, &then) in self.spes.iter_mut().zip(&armed.tlbs) {
             if let (Some(t), Some(then)) = (u.mfc.tlb.as_mut(), then) {
@@ -1114,7 +1106,7 @@ impl Machine {
             if let Some(x) = t.script.as_mut() {
                 x.left -= k * c;
             }
-            t.shift_since(from, dt);
+            t.shift(from, dt);
         }
         for &id in &shape.ops {
             let d = k * advance_of(self.ops[id].owner);
@@ -1124,20 +1116,12 @@ impl Machine {
             shift(&mut op.queued_at, dt);
             shift(&mut op.respond_at, dt);
         }
-        for c in &mut self.chips {
-            c.eib.shift(dt);
-            c.arbiter.shift(dt);
-            c.command_bus.shift(dt);
-            c.bius.iter_mut().for_each(|b| b.shift(dt));
-            for w in [&mut c.arb_wake, &mut c.cb_wake].into_iter().flatten() {
-                shift(w, dt);
-            }
-        }
+        self.chips.iter_mut().for_each(|c| c.shift(from, dt));
         self.refresh_bus_wake();
         if let Some(b) = self.bif.as_mut() {
-            b.links.iter_mut().for_each(|l| l.shift(dt));
+            b.shift(from, dt);
         }
-        self.mics.iter_mut().for_each(|m| m.shift(dt));
+        self.mics.iter_mut().for_each(|m| m.shift(from, dt));
         let events: Vec<_> = self
             .calendar
             .drain_in_order()

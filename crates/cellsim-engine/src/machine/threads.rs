@@ -22,6 +22,7 @@ use crate::memory_map::{ps, Target};
 use crate::mfc::command::MfcCommand;
 use crate::mfc::list::{check_element, ListElement};
 use crate::mfc::tags::TagUpdate;
+use crate::part::Part;
 use crate::poll::PollLoop;
 use crate::program::{Channel, Port, ProgramFuture, Request};
 use crate::script::Script;
@@ -251,12 +252,29 @@ impl Thread {
         }
     }
 
-    /// Writes what decides the thread's next step (see [`crate::steady`]):
-    /// its state, what it waits for, its pending command, its declared
-    /// loop's position. A thread that will run its program's code next is
-    /// outside shapes (its wake-up ends a steady state), so its code's own
-    /// state need not be here. Cycles of issue and blocking are history.
-    pub(crate) fn shape(&self, s: &mut Shape) {
+    fn block(&mut self, wait: Wait, request: Request, now: Cycle) {
+        self.wait = Some(wait);
+        self.state = ThreadState::Blocked {
+            request,
+            since: now,
+        };
+    }
+}
+
+/// Contract: what decides a thread's next step is its state, what it waits
+/// for, its pending command, its reply, tag mask, PPE stores in flight and
+/// deferred load, and its declared loop's position. A thread that will run
+/// its program's code next is outside shapes (its wake-up ends a steady
+/// state), so its code's own state need not be here. Left out: the cycles of
+/// issue and blocking (history, moved by `shift` when they fall in the
+/// period), the commands its declared loop has left (the jump bounds its
+/// periods by them), its decrementer and call records.
+impl Part for Thread {
+    fn next_wake(&self) -> Option<Cycle> {
+        None // a thread runs when the calendar wakes it
+    }
+
+    fn shape(&self, s: &mut Shape) {
         match self.state {
             ThreadState::Active => s.raw(0),
             ThreadState::Blocked { .. } => s.raw(1),
@@ -282,8 +300,8 @@ impl Thread {
         }
     }
 
-    /// Moves the cycles of what happened since `from` `dt` later (a jump).
-    pub(crate) fn shift_since(&mut self, from: Cycle, dt: Cycle) {
+    /// Moves the cycles of what happened since `from` `dt` later.
+    fn shift(&mut self, from: Cycle, dt: Cycle) {
         if let ThreadState::Blocked { since, .. } = &mut self.state {
             if *since >= from {
                 *since += dt;
@@ -295,14 +313,6 @@ impl Thread {
             }
         }
         self.calls.shift_since(from, dt);
-    }
-
-    fn block(&mut self, wait: Wait, request: Request, now: Cycle) {
-        self.wait = Some(wait);
-        self.state = ThreadState::Blocked {
-            request,
-            since: now,
-        };
     }
 }
 
@@ -1005,5 +1015,45 @@ pub(super) fn count_issue(mfc: &mut crate::mfc::Mfc, cmd: &MfcCommand, proxy: bo
         mfc.proxy_tags.add(cmd.tag);
     } else {
         mfc.tags.add(cmd.tag);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::part::shape_words;
+
+    fn blocked(since: Cycle, mask: u32) -> Thread {
+        let mut t = Thread::external(None);
+        t.tag_mask = mask;
+        t.state = ThreadState::Blocked {
+            request: Request::ReadTagMask,
+            since,
+        };
+        t
+    }
+
+    /// The shape rule (see [`crate::part`]) for a thread (threads hold a
+    /// program and are not copied: the states are built twice). What it
+    /// waits for decides its next step; when it started waiting is history
+    /// (left out, moved by `shift` only when it falls in the jumped period).
+    #[test]
+    fn shape_rule() {
+        let now = 900;
+        let a = blocked(100, 1);
+        assert_eq!(shape_words(&a, now), shape_words(&blocked(500, 1), now));
+        assert_ne!(shape_words(&a, now), shape_words(&blocked(100, 3), now));
+        let mut b = blocked(100, 1);
+        b.declared_polls += 4; // a counter of the report
+        assert_eq!(shape_words(&a, now), shape_words(&b, now));
+        // History before the period stays; within it, it moves with the jump.
+        let (mut old, mut new) = (blocked(100, 1), blocked(700, 1));
+        old.shift(600, 50);
+        new.shift(600, 50);
+        let since = |t: &Thread| match t.state {
+            ThreadState::Blocked { since, .. } => since,
+            _ => unreachable!(),
+        };
+        assert_eq!((since(&old), since(&new)), (100, 750));
     }
 }
