@@ -145,6 +145,12 @@ impl Eib {
         }
     }
 
+    /// Whether puts need a credit of their receiver (`eib.put_flow = "credits"`).
+    #[inline]
+    pub(crate) fn credits(&self) -> bool {
+        self.inbound.is_some()
+    }
+
     /// Whether a put's transfer to `dst` may start at `now` as far as the
     /// receiver's buffers go (always, unless puts need a credit); if not,
     /// the earliest cycle a buffer frees.
@@ -192,7 +198,9 @@ impl Eib {
     /// On success every resource is reserved and the grant returned; otherwise
     /// the earliest cycle at which this transfer could start, if nothing else
     /// is granted meanwhile, is returned (a lower bound for a retry).
-    #[inline]
+    // Always inlined: the data arbiter's grant closure has two copies (with
+    // and without the put flow variants), and this is most of its work.
+    #[inline(always)]
     pub fn try_grant(
         &mut self,
         now: Cycle,

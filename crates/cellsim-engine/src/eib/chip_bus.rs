@@ -21,6 +21,9 @@ pub(crate) struct ChipBus {
     pub(crate) command_bus: CommandBus,
     pub(crate) bius: [Biu; RAMPS],
     pub(crate) cb_wake: Option<Cycle>,
+    /// Puts need an outbound line of their BIU (`biu.put_flow = "lines"`):
+    /// the same for every BIU, read once per arbiter round.
+    pub(crate) put_lines: bool,
 }
 
 impl ChipBus {
@@ -43,6 +46,7 @@ impl ChipBus {
                 Biu::new(cfg.biu.queue_depth, cfg.biu.max_outstanding, lines)
             }),
             cb_wake: None,
+            put_lines: cfg.biu.put_flow == crate::config::BiuPutFlow::Lines,
         }
     }
 }
@@ -183,13 +187,13 @@ mod tests {
         a.bius[2].push(0, true);
         a.bius[2].push(1, true);
         a.bius[7].push(2, false);
-        a.command_bus.select(now - 2, &a.bius, 2);
+        a.command_bus.select::<true>(now - 2, &a.bius, 2);
         let drive = |c: &mut ChipBus| {
             (0..6)
                 .map(|i| {
                     let t = now + 2 * i;
-                    let r = c.command_bus.select(t, &c.bius, 2)?;
-                    c.bius[r.idx()].pop(t);
+                    let r = c.command_bus.select::<true>(t, &c.bius, 2)?;
+                    c.bius[r.idx()].pop::<true>(t);
                     Some((r, i))
                 })
                 .collect::<Vec<_>>()

@@ -24,13 +24,19 @@ use crate::time::Cycle;
 use crate::topology::{Ramp, RAMPS};
 use std::collections::VecDeque;
 
+/// The flag of a queued request that is a put needing an outbound line: the
+/// top bit of its number (the request slab never holds 2^31 requests).
+const PUT_LINE: OpId = 1 << 31;
+
 /// An element's bus interface unit: requests waiting for the command bus and
 /// a count of those in flight.
 #[derive(Debug, Clone)]
 pub struct Biu {
     /// Requests waiting for the command bus, oldest first, each with whether
     /// it needs an outbound put line.
-    queue: Fifo<(OpId, bool)>,
+    /// (The flag is the request's top bit, [`PUT_LINE`]: a queue of plain
+    /// request numbers, as before the variant.)
+    queue: Fifo<OpId>,
     /// Requests accepted by the command bus and not yet complete.
     pub outstanding: u32,
     depth: u32,
@@ -98,14 +104,20 @@ impl Biu {
     /// needs an outbound line (see [`Biu::puts_need_lines`]).
     #[inline]
     pub fn push(&mut self, id: OpId, put: bool) {
-        self.queue.push_back((id, put));
+        debug_assert!(id < PUT_LINE);
+        self.queue.push_back(if put { id | PUT_LINE } else { id });
     }
 
-    /// The command bus takes the oldest request at `now`; a put takes its line.
+    /// The command bus takes the oldest request at `now`; a put takes its
+    /// line (`LINES`: whether puts need lines here, [`Biu::puts_need_lines`],
+    /// known to the caller once for every BIU of the chip).
     #[inline]
-    pub fn pop(&mut self, now: Cycle) -> Option<OpId> {
-        let (id, put) = self.queue.pop_front()?;
-        if put {
+    pub fn pop<const LINES: bool>(&mut self, now: Cycle) -> Option<OpId> {
+        let id = self.queue.pop_front()?;
+        if !LINES {
+            return Some(id); // no request carries the flag
+        }
+        if id & PUT_LINE != 0 {
             let l = self
                 .lines
                 .as_mut()
@@ -113,7 +125,7 @@ impl Biu {
             l.collect(now);
             l.taken += 1;
         }
-        Some(id)
+        Some(id & !PUT_LINE)
     }
 
     /// Requests waiting for the command bus.
@@ -134,14 +146,19 @@ impl Biu {
     }
 
     /// A request is waiting and the in-flight limit (and, for a put that
-    /// needs a line, its outbound lines at `now`) allow sending it.
+    /// needs a line, its outbound lines at `now`) allow sending it. `LINES`:
+    /// whether puts need lines here (see [`Biu::pop`]); without, this is
+    /// the two comparisons it was before the variant.
     #[inline]
-    pub fn can_send(&self, now: Cycle) -> bool {
+    pub fn can_send<const LINES: bool>(&self, now: Cycle) -> bool {
         if self.queue.is_empty() || self.outstanding >= self.max_outstanding {
             return false;
         }
+        if !LINES {
+            return true;
+        }
         match &self.lines {
-            Some(l) if self.queue.get(0).1 => l.free_at(now),
+            Some(l) if self.queue.get(0) & PUT_LINE != 0 => l.free_at(now),
             _ => true,
         }
     }
@@ -161,7 +178,12 @@ impl CommandBus {
     /// command bus is free and someone can send. Round-robin from the element
     /// after the last one served.
     #[inline]
-    pub fn select(&mut self, now: Cycle, bius: &[Biu; RAMPS], bus_cycle: Cycle) -> Option<Ramp> {
+    pub fn select<const LINES: bool>(
+        &mut self,
+        now: Cycle,
+        bius: &[Biu; RAMPS],
+        bus_cycle: Cycle,
+    ) -> Option<Ramp> {
         if now < self.next_free {
             return None;
         }
@@ -169,8 +191,8 @@ impl CommandBus {
         // ranges, not a modulo per step).
         let start = self.rr + 1;
         let r = (start..RAMPS)
-            .find(|&r| bius[r].can_send(now))
-            .or_else(|| (0..start.min(RAMPS)).find(|&r| bius[r].can_send(now)))?;
+            .find(|&r| bius[r].can_send::<LINES>(now))
+            .or_else(|| (0..start.min(RAMPS)).find(|&r| bius[r].can_send::<LINES>(now)))?;
         self.rr = r;
         self.next_free = now + bus_cycle;
         self.accepted += 1;
@@ -195,7 +217,9 @@ impl Part for Biu {
     fn shape(&self, s: &mut Shape) {
         s.raw(self.queue.len() as u64);
         (0..self.queue.len()).for_each(|i| {
-            let (id, put) = self.queue.get(i);
+            let id = self.queue.get(i);
+            let put = id & PUT_LINE != 0;
+            let id = id & !PUT_LINE;
             s.op(id);
             s.raw(put as u64);
         });
@@ -243,11 +267,11 @@ mod tests {
         bius[2].push(1, false);
         bius[7].push(2, false);
         let mut cb = CommandBus::default();
-        assert_eq!(cb.select(0, &bius, 2), Some(Ramp(2)));
-        bius[2].pop(0);
-        assert_eq!(cb.select(0, &bius, 2), None, "one per bus cycle");
+        assert_eq!(cb.select::<false>(0, &bius, 2), Some(Ramp(2)));
+        bius[2].pop::<false>(0);
+        assert_eq!(cb.select::<false>(0, &bius, 2), None, "one per bus cycle");
         assert_eq!(
-            cb.select(2, &bius, 2),
+            cb.select::<false>(2, &bius, 2),
             Some(Ramp(7)),
             "round robin moves on"
         );
@@ -257,9 +281,9 @@ mod tests {
     fn the_in_flight_limit_holds_requests_back() {
         let mut b = Biu::new(4, 1, None);
         b.push(0, false);
-        assert!(b.can_send(0));
+        assert!(b.can_send::<false>(0));
         b.outstanding = 1;
-        assert!(!b.can_send(0));
+        assert!(!b.can_send::<false>(0));
     }
 
     #[test]
@@ -268,18 +292,18 @@ mod tests {
         b.push(0, true);
         b.push(1, true);
         b.push(2, false);
-        assert!(b.can_send(0));
-        assert_eq!(b.pop(0), Some(0));
+        assert!(b.can_send::<true>(0));
+        assert_eq!(b.pop::<true>(0), Some(0));
         assert!(
-            !b.can_send(10),
+            !b.can_send::<true>(10),
             "the one line is taken until the data leaves"
         );
         b.free_line_at(40);
-        assert!(!b.can_send(39));
-        assert!(b.can_send(40));
-        assert_eq!(b.pop(40), Some(1));
+        assert!(!b.can_send::<true>(39));
+        assert!(b.can_send::<true>(40));
+        assert_eq!(b.pop::<true>(40), Some(1));
         b.free_line_at(80);
-        assert!(b.can_send(50), "a get behind it needs no line");
-        assert_eq!(b.pop(50), Some(2));
+        assert!(b.can_send::<true>(50), "a get behind it needs no line");
+        assert_eq!(b.pop::<true>(50), Some(2));
     }
 }

@@ -391,11 +391,29 @@ impl Machine {
     /// This is the coherence point: the request's source bytes are read,
     /// main-memory writes and reservations take effect. Its data phase is
     /// scheduled at once.
+    #[inline(always)]
     pub(super) fn run_command_bus(&mut self, chip: usize) {
+        // The variant of outbound put lines chooses the code once: with it
+        // off (the default), the BIUs' checks are what they were before it.
+        if self.chips[chip].put_lines {
+            self.command_bus_with_lines(chip)
+        } else {
+            self.command_bus_cycle::<false>(chip)
+        }
+    }
+
+    #[inline(never)]
+    fn command_bus_with_lines(&mut self, chip: usize) {
+        self.command_bus_cycle::<true>(chip)
+    }
+
+    /// [`Machine::run_command_bus`], with puts needing outbound lines or not.
+    #[inline(always)]
+    fn command_bus_cycle<const LINES: bool>(&mut self, chip: usize) {
         let now = self.now;
         let c = &mut self.chips[chip];
-        let Some(local) = c.command_bus.select(now, &c.bius, Self::BUS) else {
-            if c.bius.iter().any(|b| b.can_send(now)) {
+        let Some(local) = c.command_bus.select::<LINES>(now, &c.bius, Self::BUS) else {
+            if c.bius.iter().any(|b| b.can_send::<LINES>(now)) {
                 self.wake_command_bus(chip, now + Self::BUS);
             }
             return;
@@ -403,7 +421,7 @@ impl Machine {
         // The count the fast-forward's looks read (select counted it on the chip).
         self.commands_accepted += 1;
         let biu = &mut c.bius[local.idx()];
-        let id = biu.pop(now).expect("selected BIU has a request");
+        let id = biu.pop::<LINES>(now).expect("selected BIU has a request");
         biu.outstanding += 1;
         if let Some(log) = c.eib.log.as_mut() {
             log.commands.push((now, self.ops[id].size));
@@ -452,7 +470,11 @@ impl Machine {
                 }
             }
         }
-        if self.chips[chip].bius.iter().any(|b| b.can_send(now)) {
+        if self.chips[chip]
+            .bius
+            .iter()
+            .any(|b| b.can_send::<LINES>(now))
+        {
             self.wake_command_bus(chip, now + Self::BUS);
         }
     }
@@ -475,6 +497,9 @@ impl Machine {
 
     /// What happens to memory, registers and reservations when the command
     /// bus orders request `id`.
+    // Inlined into both copies of the command bus's cycle (as it was into
+    // the one before the variant of put lines made two).
+    #[inline(always)]
     fn coherence_point(&mut self, id: OpId) {
         let op = self.ops[id];
         if self.ff.recording {
@@ -598,10 +623,27 @@ impl Machine {
     /// complete when the data is written into the local store, a put when the
     /// memory controller has taken it (architecture notes) or the remote local
     /// store or register has written it, and the acknowledgement is back.
+    #[inline]
+    pub(super) fn run_arbiter(&mut self, chip: usize) {
+        // The put flow-control variants choose the round's code once: with
+        // them off a round pays no check for them (docs/performance.md).
+        // Two copies of the round, not one per combination: each copy's
+        // grant closure has the ring's `try_grant` inlined.
+        let c = &self.chips[chip];
+        if c.eib.credits() || c.put_lines {
+            self.arbiter_round::<true>(chip)
+        } else {
+            self.arbiter_round::<false>(chip)
+        }
+    }
+
+    /// [`Machine::run_arbiter`]; `FLOW`: whether puts may need a receiver's
+    /// credit (variant `eib.put_flow`) or an outbound line (variant
+    /// `biu.put_flow`), then checked at each grant.
     // Out of line: inlined into the step loop's loop over chips, the
     // addresses its grant closure captures are hoisted and spilled there.
     #[inline(never)]
-    pub(super) fn run_arbiter(&mut self, chip: usize) {
+    fn arbiter_round<const FLOW: bool>(&mut self, chip: usize) {
         let now = self.now;
         let Machine {
             chips,
@@ -620,8 +662,13 @@ impl Machine {
         // each value it reads: fewer stores to build it at every round.
         let timing = &*timing;
         let ChipBus {
-            arbiter, eib, bius, ..
+            arbiter,
+            eib,
+            bius,
+            put_lines,
+            ..
         } = &mut chips[chip];
+        let (credits, lines) = (FLOW && eib.credits(), FLOW && *put_lines);
         let rings = eib.ring_count() as u8;
         // The earliest an outbound put line frees (variant biu.put_flow = "lines").
         let mut line_free = Cycle::MAX;
@@ -638,8 +685,10 @@ impl Machine {
             if to_memory && last_leg {
                 mics[chip].write_buffer(now)?;
             }
-            let to_ls =
-                op.kind == OpKind::Write && last_leg && matches!(op.remote, Space::Ls { .. });
+            let to_ls = credits
+                && op.kind == OpKind::Write
+                && last_leg
+                && matches!(op.remote, Space::Ls { .. });
             if to_ls {
                 eib.put_room(now, dst.local())?;
             }
@@ -648,14 +697,11 @@ impl Machine {
                 eib.hold_put_buffer(dst.local(), g.arrive);
             }
             let from_requester = op.leg != Leg::FromBif && matches!(op.owner, Owner::Mfc { .. });
-            if op.kind == OpKind::Write && from_requester {
-                let biu = &mut bius[src.local().idx()];
-                if biu.puts_need_lines() {
-                    // The put's line frees when its data has left the port.
-                    let t = g.start + g.beats_time;
-                    biu.free_line_at(t);
-                    *line_free_at = (*line_free_at).min(t);
-                }
+            if lines && op.kind == OpKind::Write && from_requester {
+                // The put's line frees when its data has left the port.
+                let t = g.start + g.beats_time;
+                bius[src.local().idx()].free_line_at(t);
+                *line_free_at = (*line_free_at).min(t);
             }
             if last_leg {
                 // A write crossing the chips is acknowledged back over the BIF.
@@ -739,7 +785,7 @@ impl Machine {
                 self.wake_arbiter(chip, t.max(now + 1));
             }
         }
-        if line_free != Cycle::MAX {
+        if FLOW && line_free != Cycle::MAX {
             self.wake_command_bus(chip, line_free);
         }
     }
