@@ -141,6 +141,19 @@ impl BusOp {
         }
     }
 
+    /// The sender and receiver of the leg the data is on now: the transfer
+    /// itself on one chip; between the chips, to the sender's IOIF0 (leg 0),
+    /// then from the receiver's IOIF0 (leg 1), the BIF between.
+    #[inline]
+    pub fn leg_ends(&self, topo: &crate::topology::Topology) -> (Ramp, Ramp) {
+        let (src, dst) = (self.data_src(), self.data_dst());
+        match self.leg {
+            Leg::Within => (src, dst),
+            Leg::ToBif => (src, topo.ioif0(src.chip())),
+            Leg::FromBif => (topo.ioif0(dst.chip()), dst),
+        }
+    }
+
     /// The ramp that sends the data.
     #[inline]
     pub fn data_src(&self) -> Ramp {

@@ -19,6 +19,7 @@ pub(crate) mod chip_bus;
 pub mod command_bus;
 pub mod inbound;
 pub mod ring;
+pub(crate) mod round;
 
 use crate::config::MachineConfig;
 use crate::part::Part;

@@ -32,6 +32,7 @@ use crate::bus::{BusOp, OpId, Slab};
 use crate::calendar::Calendar;
 use crate::config::{MachineConfig, Placement, Timing};
 pub(crate) use crate::eib::chip_bus::ChipBus;
+pub(crate) use dma::command_of;
 use crate::eib::Eib;
 use crate::error::{ConfigError, SimError};
 use crate::ls_loop::{LsLoop, LsParams};

@@ -383,6 +383,31 @@ impl Mic {
     }
 }
 
+/// Request `id` of a requester waited for a slot of its window at the MIC
+/// and has it now: a read starts its DRAM access, a write's data may go.
+pub(crate) fn window_slot_taken(
+    mic: &mut Mic,
+    op: &crate::bus::BusOp,
+    id: OpId,
+    now: Cycle,
+    crossing: Cycle,
+    calendar: &mut crate::calendar::Calendar<crate::machine::Event>,
+) {
+    let ready = match op.kind {
+        crate::bus::OpKind::Read => {
+            let crate::bus::Space::Memory(a) = op.remote else {
+                unreachable!("only memory requests wait for a window slot")
+            };
+            mic.start_read(now, a, op.size)
+        }
+        crate::bus::OpKind::Write => now,
+    };
+    calendar.schedule(
+        ready.max(op.data_may_leave(crossing)),
+        crate::machine::Event::DataReady(id),
+    );
+}
+
 /// Contract: the future of a MIC is decided by each requester's window
 /// (`reads_active`, the requests waiting in `reads_waiting`), the DRAM's data
 /// bus (`dram_free`; `last_write` when the bus pays to turn), the write

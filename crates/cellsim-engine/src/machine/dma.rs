@@ -30,9 +30,10 @@
 
 use super::steady::DataMove;
 use super::threads::{ThreadId, ThreadState};
-use super::{ChipBus, DmaLatency, Event, Machine, SpeUnit};
+use super::{DmaLatency, Event, Machine, SpeUnit};
 use crate::atomic::Holder;
 use crate::bus::{BusOp, Leg, OpId, OpKind, Owner, Space};
+use crate::eib::round::Round;
 use crate::error::{MfcError, MfcErrorKind, SimError};
 use crate::mailbox::Outbound;
 use crate::memory_map::ps;
@@ -610,7 +611,7 @@ impl Machine {
     /// Data is at the sender (of this leg) and the command phase is over:
     /// ask the sender's chip for a ring.
     pub(super) fn data_ready(&mut self, id: OpId) {
-        let (src, dst) = leg_ends(&self.topo, &self.ops[id]);
+        let (src, dst) = self.ops[id].leg_ends(&self.topo);
         let chip = src.chip();
         let c = &mut self.chips[chip];
         let port_free = c.eib.send_free(src.local());
@@ -658,135 +659,26 @@ impl Machine {
             timing,
             ..
         } = self;
-        // The closure captures one reference to the timing, not a copy of
-        // each value it reads: fewer stores to build it at every round.
-        let timing = &*timing;
-        let ChipBus {
-            arbiter,
-            eib,
-            bius,
-            put_lines,
-            ..
-        } = &mut chips[chip];
-        let (credits, lines) = (FLOW && eib.credits(), FLOW && *put_lines);
-        let rings = eib.ring_count() as u8;
-        // The earliest an outbound put line frees (variant biu.put_flow = "lines").
-        let mut line_free = Cycle::MAX;
-        let line_free_at = &mut line_free;
-        let retry = arbiter.arbitrate(now, move |id| {
-            let op = &ops[id];
-            let (src, dst) = leg_ends(topo, op);
-            let node = match op.remote {
-                Space::Memory(a) => Some(numa.node_of(a)),
-                _ => None,
-            };
-            let last_leg = op.leg != Leg::ToBif;
-            let to_memory = op.kind == OpKind::Write && node.is_some();
-            if to_memory && last_leg {
-                mics[chip].write_buffer(now)?;
-            }
-            let to_ls = credits
-                && op.kind == OpKind::Write
-                && last_leg
-                && matches!(op.remote, Space::Ls { .. });
-            if to_ls {
-                eib.put_room(now, dst.local())?;
-            }
-            let g = eib.try_grant(now, src.local(), dst.local(), op.size)?;
-            if to_ls {
-                eib.hold_put_buffer(dst.local(), g.arrive);
-            }
-            let from_requester = op.leg != Leg::FromBif && matches!(op.owner, Owner::Mfc { .. });
-            if lines && op.kind == OpKind::Write && from_requester {
-                // The put's line frees when its data has left the port.
-                let t = g.start + g.beats_time;
-                bius[src.local().idx()].free_line_at(t);
-                *line_free_at = (*line_free_at).min(t);
-            }
-            if last_leg {
-                // A write crossing the chips is acknowledged back over the BIF.
-                let ack_back = if op.requester.chip() == chip {
-                    0
-                } else {
-                    timing.bif_latency
-                };
-                let done = match (op.kind, op.remote) {
-                    (_, Space::None) => g.arrive,
-                    (OpKind::Read, _) => {
-                        g.arrive
-                            + if matches!(op.owner, Owner::Ppe { .. } | Owner::PpeCache { .. }) {
-                                0
-                            } else {
-                                timing.ls_access
-                            }
-                    }
-                    (OpKind::Write, Space::Memory(_)) => {
-                        let Space::Memory(a) = op.remote else {
-                            unreachable!("a write to memory has a memory address")
-                        };
-                        mics[chip].write(g.arrive, a, op.size);
-                        g.arrive + timing.mic_accept + timing.put_ack + ack_back
-                    }
-                    (OpKind::Write, Space::Ls { .. }) => {
-                        g.arrive + timing.ls_access + timing.put_ack + ack_back
-                    }
-                    (OpKind::Write, Space::Ps { .. }) => {
-                        g.arrive + timing.mmio_access + timing.put_ack + ack_back
-                    }
-                };
-                calendar.schedule(done, Event::Complete(id));
-            } else {
-                // The first leg of a transfer between the chips: at IOIF0 the
-                // data cross the BIF, and ask the other chip for a ring.
-                let bif = bif.as_mut().expect("two chips have a BIF");
-                let there = bif.link(chip).carry(g.arrive, op.size);
-                calendar.schedule(there, Event::DataReady(id));
-            }
-            if let (OpKind::Read, Some(n)) = (op.kind, node) {
-                // The data left the memory controller: its window slot frees.
-                if n == chip && src.local() == topo.mic(0) {
-                    if let Some(next) = mics[n].release(op.requester.idx()) {
-                        window_slot_taken(
-                            &mut mics[n],
-                            &ops[next],
-                            next,
-                            now,
-                            timing.bif_latency,
-                            calendar,
-                        );
-                    }
-                }
-            }
-            if let Some(tr) = trace.as_mut() {
-                // The lane is free again when the last beat leaves the last segment.
-                let end = (g.arrive - timing.hop).max(g.start + g.beats_time);
-                let ring = chip as u8 * rings + g.ring;
-                tr.push_with(Track::Ring(ring, g.lane), g.start, end, || {
-                    let name = format!("{}->{} {} B", topo.name(src), topo.name(dst), op.size);
-                    let clockwise = g.ring < rings / 2;
-                    let mut args = vec![
-                        ("bytes", op.size as u64),
-                        ("ring", ring as u64),
-                        ("clockwise", clockwise as u64),
-                        ("hops", g.hops as u64),
-                        ("arrive", g.arrive),
-                    ];
-                    args.extend(command_of(spes, op.owner).into_iter().flatten());
-                    (name, args)
-                });
-            }
-            if !last_leg {
-                ops[id].leg = Leg::FromBif;
-            }
-            Ok(g.start + g.beats_time)
+        let end = chips[chip].arbiter_round::<FLOW>(Round {
+            now,
+            chip,
+            calendar,
+            ops,
+            mics,
+            bif,
+            trace,
+            topo,
+            numa,
+            timing,
+            spes,
         });
-        if let Some(t) = retry {
+        if let Some(t) = end.retry {
             if t != Cycle::MAX {
                 self.wake_arbiter(chip, t.max(now + 1));
             }
         }
-        if FLOW && line_free != Cycle::MAX {
-            self.wake_command_bus(chip, line_free);
+        if FLOW && end.line_free != Cycle::MAX {
+            self.wake_command_bus(chip, end.line_free);
         }
     }
 
@@ -804,7 +696,7 @@ impl Machine {
             if mic.windows_writes() && !op.failed {
                 if let Some(next) = mic.release(who) {
                     let crossing = self.timing.bif_latency;
-                    window_slot_taken(
+                    crate::mic::window_slot_taken(
                         mic,
                         &self.ops[next],
                         next,
@@ -1047,41 +939,6 @@ impl Machine {
     }
 }
 
-/// The sender and receiver of the leg of `op` the data is on now: the
-/// transfer itself on one chip; between the chips, to the sender's IOIF0
-/// (leg 0), then from the receiver's IOIF0 (leg 1), the BIF between.
-#[inline]
-fn leg_ends(topo: &crate::topology::Topology, op: &BusOp) -> (Ramp, Ramp) {
-    let (src, dst) = (op.data_src(), op.data_dst());
-    match op.leg {
-        Leg::Within => (src, dst),
-        Leg::ToBif => (src, topo.ioif0(src.chip())),
-        Leg::FromBif => (topo.ioif0(dst.chip()), dst),
-    }
-}
-
-/// Request `id` of a requester waited for a slot of its window at the MIC
-/// and has it now: a read starts its DRAM access, a write's data may go.
-fn window_slot_taken(
-    mic: &mut crate::mic::Mic,
-    op: &BusOp,
-    id: OpId,
-    now: Cycle,
-    crossing: Cycle,
-    calendar: &mut crate::calendar::Calendar<Event>,
-) {
-    let ready = match op.kind {
-        OpKind::Read => {
-            let Space::Memory(a) = op.remote else {
-                unreachable!("only memory requests wait for a window slot")
-            };
-            mic.start_read(now, a, op.size)
-        }
-        OpKind::Write => now,
-    };
-    calendar.schedule(ready.max(op.data_may_leave(crossing)), Event::DataReady(id));
-}
-
 /// Reads `n` bytes into a staging line; a full line is a fixed-size copy the
 /// compiler inlines.
 #[inline(always)]
@@ -1120,7 +977,7 @@ fn offset_space(s: Space, off: u32) -> Space {
 
 /// The trace track of the MFC command that made a bus transfer (its logical
 /// SPE and queue-slot lane, proxy slots after the SPU's), if an MFC made it.
-fn command_of(spes: &[SpeUnit], owner: Owner) -> Option<[(&'static str, u64); 2]> {
+pub(crate) fn command_of(spes: &[SpeUnit], owner: Owner) -> Option<[(&'static str, u64); 2]> {
     match owner {
         Owner::Mfc { spe, slot, proxy } => {
             let logical = spes[spe as usize].logical.unwrap_or(spe as u32);
