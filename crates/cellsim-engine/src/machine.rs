@@ -5,9 +5,12 @@
 //! bus, then the data arbiter, then the programs whose requests completed, in
 //! the order they completed — so a run depends only on its seed.
 //!
-//! Submodules hold the handlers: [`threads`] (program requests), [`dma`]
-//! (an MFC command's way from the queue through the command bus, arbiter and
-//! rings back to the tag groups), `ppe` (the PPE's requests), `cores` (the
+//! The parts hold their own handlers where they need little of the rest:
+//! the DMAC's (enqueue, unroll, retire) are in `mfc::dmac`, the data
+//! arbiter's round in `eib::round`; each part's fast-forward state
+//! is behind its contract (`part`). Submodules hold the others:
+//! [`threads`] (program requests), [`dma`] (an MFC command's way on the bus:
+//! the command bus and coherence point, data, completion), `ppe` (the PPE's requests), `cores` (the
 //! PPU's caches and SPU local-store loops, simulated ahead of the calendar up
 //! to its next event) and [`injection`] (the injection port of synthetic EIB
 //! load: the engine times it, a [`TrafficSource`] outside says when and where).
@@ -32,7 +35,6 @@ use crate::bus::{BusOp, OpId, Slab};
 use crate::calendar::Calendar;
 use crate::config::{MachineConfig, Placement, Timing};
 pub(crate) use crate::eib::chip_bus::ChipBus;
-pub(crate) use dma::command_of;
 use crate::eib::Eib;
 use crate::error::{ConfigError, SimError};
 use crate::ls_loop::{LsLoop, LsParams};
@@ -51,6 +53,7 @@ use crate::storage::Storage;
 use crate::time::{bus_edge, later, overflow_message, Cycle, BUS_RATIO};
 use crate::topology::{Ramp, Topology, RAMPS, SPES_PER_CHIP};
 use crate::trace::{Trace, TraceRecord, Track};
+pub(crate) use dma::command_of;
 use std::collections::VecDeque;
 use std::future::Future;
 use std::sync::Arc;
@@ -172,8 +175,8 @@ pub(crate) struct SpeUnit {
 /// A simulated Cell machine.
 pub struct Machine {
     cfg: MachineConfig,
-    timing: Timing,
-    topo: Topology,
+    pub(crate) timing: Timing,
+    pub(crate) topo: Topology,
     map: MemoryMap,
     pub(crate) now: Cycle,
     pub(crate) calendar: Calendar<Event>,

@@ -6,11 +6,12 @@
 //! - [`tags`]: the 32 tag groups.
 //! - [`tlb`]: address translation.
 //!
-//! [`Mfc`] is a part of the chip (see [`crate::part`]): the queues, the tag
+//! [`Mfc`] is a part of the chip (see `crate::part`): the queues, the tag
 //! groups, and the DMAC's unrolling cursor (when it may create its next bus
 //! request and which direction it served last).
 
 pub mod command;
+pub(crate) mod dmac;
 pub mod list;
 pub mod queue;
 pub mod tags;

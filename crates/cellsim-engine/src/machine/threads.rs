@@ -534,7 +534,7 @@ impl Machine {
 
     /// The SPU thread of `p` may be waiting on its tag groups or queue: wake it
     /// if its condition now holds (the hot path of every DMA completion).
-    pub(super) fn check_spu_waiter(&mut self, p: u8) {
+    pub(crate) fn check_spu_waiter(&mut self, p: u8) {
         if let Some(tid) = self.spes[p as usize].thread {
             if self.threads[tid].wait.is_some() {
                 self.try_wake(tid);
@@ -544,7 +544,7 @@ impl Machine {
 
     /// Re-checks every blocked thread, in thread order.
     #[inline(never)] // rare in the step loop (see `Machine::ppe_request_done`)
-    pub(super) fn wake_blocked(&mut self) {
+    pub(crate) fn wake_blocked(&mut self) {
         for tid in 0..self.threads.len() {
             if self.threads[tid].wait.is_some() {
                 self.try_wake(tid);
@@ -916,7 +916,7 @@ impl Machine {
     /// Checks one DMA-list element whose data is at local-store address
     /// `cursor` (at issue, and again when the MFC fetches it, since the
     /// program may have rewritten it meanwhile) and returns where it leads.
-    pub(super) fn list_element_target(
+    pub(crate) fn list_element_target(
         &self,
         cursor: u32,
         ea: u64,
