@@ -1,0 +1,123 @@
+"""The protocol tables written more than once agree (issue 35, item 3).
+
+The SPU channel numbers live in the engine (``program.rs``), the SDK header C programs include
+(``spu_mfcio.h``), ``cellsim.spu`` and the C requests' names (``cellsim.c.requests``); the MFC
+opcodes in the engine (``mfc/command.rs``), the header and ``cellsim.spu``; the atomic status
+and SPU event bits in the engine, the header and ``cellsim.spu``; the C runtime's request codes
+in ``cellsim_rt.h`` and ``cellsim.c.requests``. Until they come from one source, every copy is
+read here and compared with the others.
+"""
+
+import re
+from pathlib import Path
+
+import cellsim.spu as spu
+from cellsim.c import requests
+
+ROOT = Path(__file__).resolve().parent.parent
+ENGINE = ROOT / "crates" / "cellsim-engine" / "src"
+INCLUDE = ROOT / "python" / "cellsim" / "include"
+
+# The engine's channels by the SDK's names (the CBEA's channel mnemonics).
+RUST_CHANNEL = {
+    "ReadEventStatus": "SPU_RdEventStat",
+    "WriteEventMask": "SPU_WrEventMask",
+    "WriteEventAck": "SPU_WrEventAck",
+    "Signal1": "SPU_RdSigNotify1",
+    "Signal2": "SPU_RdSigNotify2",
+    "ReadEventMask": "SPU_RdEventMask",
+    "WriteTagUpdate": "MFC_WrTagUpdate",
+    "ListStallStatus": "MFC_RdListStallStat",
+    "ListStallAck": "MFC_WrListStallAck",
+    "AtomicStatus": "MFC_RdAtomicStat",
+    "OutMbox": "SPU_WrOutMbox",
+    "InMbox": "SPU_RdInMbox",
+    "OutIntrMbox": "SPU_WrOutIntrMbox",
+}
+
+
+def python_name(mnemonic: str) -> str:
+    """``SPU_RdSigNotify1`` -> ``SPU_RD_SIG_NOTIFY_1``, ``MFC_TagID`` -> ``MFC_TAG_ID``."""
+    head, rest = mnemonic.split("_", 1)
+    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[a-zA-Z])(?=[0-9])", "_", rest)
+    return f"{head}_{words.upper()}"
+
+
+def header_defines(name: str) -> dict[str, int]:
+    text = (INCLUDE / name).read_text()
+    return {m[1]: int(m[2], 0) for m in re.finditer(r"^#define (\w+) (0x[0-9A-Fa-f]+|\d+)\s*$", text, re.M)}
+
+
+def header_channels() -> dict[str, int]:
+    """The header's channel mnemonics: SPU_/MFC_ and one word (``MFC_WrTagMask``, ``MFC_LSA``), below 32."""
+    return {
+        k: v
+        for k, v in header_defines("spu_mfcio.h").items()
+        if re.fullmatch(r"(SPU|MFC)_[A-Z][A-Za-z0-9]*", k) and v < 32
+    }
+
+
+def rust_channels() -> dict[str, int]:
+    text = (ENGINE / "program.rs").read_text()
+    table = text[text.index("pub const NUMBERS") :]
+    table = table[: table.index("];")]
+    return {RUST_CHANNEL[m[2]]: int(m[1]) for m in re.finditer(r"\((\d+), Channel::(\w+)\)", table)}
+
+
+def test_the_engines_channels_are_the_headers():
+    header, rust = header_channels(), rust_channels()
+    assert len(rust) == len(RUST_CHANNEL), "a channel of the engine is missing from this test's map"
+    assert {k: header.get(k) for k in rust} == rust
+
+
+def test_python_channel_numbers_are_the_headers():
+    """Every channel Python names has the header's number; every channel the engine models
+    has a Python name (the others, such as SPU_WrSRR0, only a name in error messages)."""
+    modelled = rust_channels()
+    for mnemonic, number in header_channels().items():
+        name = python_name(mnemonic)
+        value = getattr(spu, name, getattr(requests, name, None))
+        if value is None:
+            assert mnemonic not in modelled, f"the engine models {mnemonic}: cellsim has no {name}"
+            continue
+        assert value == number, f"{mnemonic} = {number}: cellsim has {name} = {value}"
+
+
+def test_channel_names_of_the_c_requests_are_the_headers_channels():
+    header = header_channels()
+    assert {v: k for k, v in requests.CHANNEL_NAMES.items()} == header
+
+
+def test_mfc_opcodes_agree():
+    text = (ENGINE / "mfc" / "command.rs").read_text()
+    rust = {
+        f"MFC_{m[2][4:].upper()}_CMD": int(m[1], 16)
+        for m in re.finditer(r"\(Opcode::\w+, (0x[0-9A-Fa-f]+), \"(mfc_\w+)\"\)", text)
+    }
+    assert len(rust) >= 20
+    header = header_defines("spu_mfcio.h")
+    for name, code in rust.items():
+        assert header.get(name) == code, name
+        if hasattr(spu, name):  # (cellsim.spu leaves out the quadword putqlluc)
+            assert getattr(spu, name) == code, name
+    assert {k: v for k, v in vars(spu).items() if re.fullmatch(r"MFC_\w+_CMD", k)}.items() <= rust.items()
+
+
+def test_status_and_event_bits_agree():
+    text = (ENGINE / "program.rs").read_text()
+    rust = {
+        m[1]: int(m[2], 0) for m in re.finditer(r"pub const (MFC_\w+): u32 = (0x[0-9A-Fa-f]+|\d+);", text)
+    }
+    assert {"MFC_PUTLLC_STATUS", "MFC_TAG_STATUS_UPDATE_EVENT"} <= rust.keys()
+    header = header_defines("spu_mfcio.h")
+    for name, bit in rust.items():
+        assert header.get(name, bit) == bit, name
+        assert getattr(spu, name, bit) == bit, name
+    assert all(name in header or hasattr(spu, name) for name in rust)
+
+
+def test_c_request_codes_agree():
+    text = (INCLUDE / "cellsim_rt.h").read_text()
+    c = {m[1]: int(m[2]) for m in re.finditer(r"CELLSIM_RQ_(\w+) = (\d+)", text)}
+    assert len(c) >= 25
+    assert {name: getattr(requests, name, None) for name in c} == c
