@@ -143,6 +143,8 @@ pub struct Mic {
     drains: VecDeque<Cycle>,
     banks: Option<Banks>,
     turnaround: Cycle,
+    /// Banks or a turnaround are on (variants `mic.dram`, `mic.turnaround`).
+    dram_variants: bool,
     /// The direction of the data bus's last access (writes: true).
     last_write: bool,
     /// Counters.
@@ -215,6 +217,7 @@ impl Mic {
                 miss,
             }),
             turnaround: t.turnaround,
+            dram_variants: t.banks.is_some() || t.turnaround > 0,
             last_write: false,
             stats: MicStats::default(),
         }
@@ -249,6 +252,18 @@ impl Mic {
     /// for its bank (and row) and for the bus to turn.
     #[inline]
     fn take_dram(&mut self, t: Cycle, burst: Cycle, addr: u64, write: bool) -> Cycle {
+        if !self.dram_variants {
+            // The default DRAM (flat, no turnaround): one check, not one per variant.
+            let start = self.past_refresh(t.max(self.dram_free), burst);
+            self.dram_free = start + burst;
+            return start;
+        }
+        self.take_dram_with_variants(t, burst, addr, write)
+    }
+
+    /// [`Mic::take_dram`] with banks or a turnaround.
+    #[inline(never)]
+    fn take_dram_with_variants(&mut self, t: Cycle, burst: Cycle, addr: u64, write: bool) -> Cycle {
         // A bank opens its row while the bus carries other banks' data.
         let mut t = match &self.banks {
             Some(b) => b.earliest(t, addr),

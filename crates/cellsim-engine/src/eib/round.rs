@@ -7,6 +7,7 @@
 //! context ([`Round`]) lends it.
 
 use super::chip_bus::ChipBus;
+use super::command_bus::Biu;
 use crate::bif::Bif;
 use crate::bus::{BusOp, Leg, OpKind, Owner, Slab, Space};
 use crate::calendar::Calendar;
@@ -15,7 +16,7 @@ use crate::machine::{Event, SpeUnit};
 use crate::mic::Mic;
 use crate::numa::Numa;
 use crate::time::Cycle;
-use crate::topology::Topology;
+use crate::topology::{Topology, RAMPS};
 use crate::trace::{Trace, Track};
 
 /// What a round of the data arbiter reads and changes outside its chip's
@@ -43,6 +44,15 @@ pub(crate) struct RoundEnd {
     /// The earliest an outbound put line frees (`Cycle::MAX`: none; variant
     /// `biu.put_flow = "lines"`): the command bus looks again then.
     pub line_free: Cycle,
+}
+
+/// A round's put flow control: whether puts need a receiver's credit or an
+/// outbound line, the BIUs holding the lines, and the earliest a line frees.
+struct Flow<'a> {
+    credits: bool,
+    lines: bool,
+    bius: &'a mut [Biu; RAMPS],
+    line_free: Cycle,
 }
 
 impl ChipBus {
@@ -73,11 +83,16 @@ impl ChipBus {
             put_lines,
             ..
         } = self;
-        let (credits, lines) = (FLOW && eib.credits(), FLOW && *put_lines);
+        // The put flow-control state the grants read, one capture of the
+        // closure (without the variants, a round builds no more than before).
+        let mut flow = Flow {
+            credits: FLOW && eib.credits(),
+            lines: FLOW && *put_lines,
+            bius,
+            line_free: Cycle::MAX,
+        };
+        let flow_at = &mut flow;
         let rings = eib.ring_count() as u8;
-        // The earliest an outbound put line frees (variant biu.put_flow = "lines").
-        let mut line_free = Cycle::MAX;
-        let line_free_at = &mut line_free;
         let retry = arbiter.arbitrate(now, move |id| {
             let op = &ops[id];
             let (src, dst) = op.leg_ends(topo);
@@ -90,7 +105,8 @@ impl ChipBus {
             if to_memory && last_leg {
                 mics[chip].write_buffer(now)?;
             }
-            let to_ls = credits
+            let to_ls = FLOW
+                && flow_at.credits
                 && op.kind == OpKind::Write
                 && last_leg
                 && matches!(op.remote, Space::Ls { .. });
@@ -102,11 +118,11 @@ impl ChipBus {
                 eib.hold_put_buffer(dst.local(), g.arrive);
             }
             let from_requester = op.leg != Leg::FromBif && matches!(op.owner, Owner::Mfc { .. });
-            if lines && op.kind == OpKind::Write && from_requester {
+            if FLOW && flow_at.lines && op.kind == OpKind::Write && from_requester {
                 // The put's line frees when its data has left the port.
                 let t = g.start + g.beats_time;
-                bius[src.local().idx()].free_line_at(t);
-                *line_free_at = (*line_free_at).min(t);
+                flow_at.bius[src.local().idx()].free_line_at(t);
+                flow_at.line_free = flow_at.line_free.min(t);
             }
             if last_leg {
                 // A write crossing the chips is acknowledged back over the BIF.
@@ -189,6 +205,9 @@ impl ChipBus {
             }
             Ok(g.start + g.beats_time)
         });
-        RoundEnd { retry, line_free }
+        RoundEnd {
+            retry,
+            line_free: flow.line_free,
+        }
     }
 }
