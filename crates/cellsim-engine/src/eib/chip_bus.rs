@@ -24,6 +24,9 @@ pub(crate) struct ChipBus {
     /// Puts need an outbound line of their BIU (`biu.put_flow = "lines"`):
     /// the same for every BIU, read once per arbiter round.
     pub(crate) put_lines: bool,
+    /// Puts need a credit or a line (either put flow-control variant): the
+    /// data arbiter's round is the copy that checks them.
+    pub(crate) put_flow: bool,
 }
 
 impl ChipBus {
@@ -47,6 +50,8 @@ impl ChipBus {
             }),
             cb_wake: None,
             put_lines: cfg.biu.put_flow == crate::config::BiuPutFlow::Lines,
+            put_flow: cfg.biu.put_flow == crate::config::BiuPutFlow::Lines
+                || cfg.eib.put_flow == crate::config::PutFlow::Credits,
         }
     }
 }

@@ -279,8 +279,7 @@ impl Machine {
         // them off a round pays no check for them (docs/performance.md).
         // Two copies of the round, not one per combination: each copy's
         // grant closure has the ring's `try_grant` inlined.
-        let c = &self.chips[chip];
-        if c.eib.credits() || c.put_lines {
+        if self.chips[chip].put_flow {
             self.arbiter_round::<true>(chip)
         } else {
             self.arbiter_round::<false>(chip)
