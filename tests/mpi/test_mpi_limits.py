@@ -73,7 +73,8 @@ def _interrupt_once(marker: Path) -> threading.Thread:
 
 def test_ctrl_c_stops_a_rank_spinning_in_pure_python(tmp_path: Path) -> None:
     marker = tmp_path / "spinning"
-    p = script(tmp_path, f"from mpi4py import MPI\nopen({str(marker)!r}, 'w').close()\nwhile True:\n    pass\n")
+    spin = f"from mpi4py import MPI\nopen({str(marker)!r}, 'w').close()\nwhile True:\n    pass\n"
+    p = script(tmp_path, spin)
     t = _interrupt_once(marker)
     r = mpirun("-n", "2", p)
     t.join()

@@ -654,7 +654,10 @@ mod tests {
         assert_eq!(m.write(1, 128, 128), None);
         assert_eq!(m.write(1, 256, 128), None);
         assert_eq!(m.write(1, 384, 128), None);
-        assert!(m.write(1, 512, 128).is_some(), "the last buffer drains the batch");
+        assert!(
+            m.write(1, 512, 128).is_some(),
+            "the last buffer drains the batch"
+        );
         assert!(m.write_buffer(1).is_err(), "all four taken, drains known");
     }
 }

@@ -518,9 +518,9 @@ def _format_traceback(e: BaseException) -> str:
     as mpi4py's compiled frames are), then the exception."""
     pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     frames = traceback.extract_tb(e.__traceback__)
+    # none of the program's own frames (an error found in MPI_Finalize, which the
+    # launcher calls): the exception alone, no frame of cellsim's
     mine = [f for f in frames if not os.path.abspath(f.filename).startswith(pkg + os.sep)]
-    if not mine and frames:
-        mine = [frames[-1]]
     head = "Traceback (most recent call last):\n" if mine else ""
     return head + "".join(traceback.format_list(mine)) + "".join(traceback.format_exception_only(type(e), e))
 
