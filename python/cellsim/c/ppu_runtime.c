@@ -78,7 +78,7 @@ int spe_image_close(spe_program_handle_t *program) {
 int spe_program_load(spe_context_ptr_t spe, spe_program_handle_t *program) {
     /* the name travels by value: the simulator cannot read this process's memory */
     char *name = cellsim_payload();
-    strncpy(name, program->name, sizeof program->name);
+    memcpy(name, program->name, sizeof program->name); /* a fixed-size field, NUL-padded */
     name[sizeof program->name] = 0;
     RQ(CELLSIM_RQ_PROGRAM_LOAD, spe->spe, 0, 0, 0, 0, 0);
     spe->program = program;
