@@ -31,7 +31,7 @@ import math
 from dataclasses import dataclass, field
 
 from ..exceptions import UsageError
-from .model import Constants, Costs, Prediction, predict, regime
+from .model import Constants, Costs, Prediction, predict, regime, terms
 
 __all__ = [
     "DEFAULT_K_MAX",
@@ -223,10 +223,8 @@ def _bound(costs: Costs, constants: Constants, k: int, bf: int, margin: float) -
     """Whether ``k`` buffers of ``bf`` are DMA- or computation-bound with the set-up time times ``margin``."""
     if k < 2:
         return False
-    S = constants.S_ns * margin
-    D = constants.D1_ns_per_byte * costs.bytes_per_iter
-    C = costs.c_inner_ns + costs.c_outer_ns / bf
-    return regime(k, bf, S, D, C) in ("dma-bound", "computation-bound")
+    S, D, C, F = terms(costs, k, bf, constants)
+    return regime(k, bf, S * margin, D, C, F) in ("dma-bound", "computation-bound", "command-bound")
 
 
 def plan(

@@ -19,6 +19,7 @@ around the model's answer and recommends from what the chip did
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -28,11 +29,12 @@ import click
 
 from ..exceptions import UsageError
 from ..machine import Machine
-from . import SEED004_INPUTS, SEED004_OUTPUTS, constants_for
+from . import SEED004_INPUTS, SEED004_OUTPUTS
 from .choice import DEFAULT_K_MAX, DEFAULT_MARGIN, DEFAULT_TOLERANCE, Plan, plan
 from .loop import ELEMENT_SIZES, Loop, free_local_store
 from .model import PAPER, Costs
 from .refine import Refinement, refine
+from .terms import planner_constants
 
 __all__ = ["plan_buffers", "planner", "simulated_plan"]
 
@@ -91,7 +93,10 @@ def planner(
             raise UsageError(f"bytes per iteration must be a whole number, not {bytes_per_iter!r}")
         granularity = 16 // math.gcd(16, int(bytes_per_iter))
         shape = (SEED004_INPUTS, SEED004_OUTPUTS)
-    constants = constants_for(machine, S, D1, *shape)
+    constants = planner_constants(machine, *shape, S=S, D1=D1)
+    if sum(shape[0]) + sum(shape[1]) != bytes_per_iter:
+        # streams unknown: no commands or lines to count
+        constants = dataclasses.replace(constants, chip=dataclasses.replace(constants.chip, streams=()))
     return plan(
         costs,
         budget,

@@ -67,6 +67,7 @@ __all__ = [
     "free_local_store",
     "generate",
     "k_buffered_loop",
+    "ls_uses_per_iteration",
     "max_fitting_block",
     "run_loop",
 ]
@@ -187,6 +188,12 @@ def _dtype(size: int) -> str:
 # -- the generated SPE program ----------------------------------------------------------
 
 
+def ls_uses_per_iteration(inputs: Sequence[int], outputs: Sequence[int]) -> int:
+    """Local-store port uses of one inner iteration: a quadword load per input element, and a
+    load and a store per output element narrower than a quadword (a read-modify-write)."""
+    return len(inputs) + sum(2 if e < 16 else 1 for e in outputs)
+
+
 def k_buffered_loop(
     speid: int,
     argp: int,
@@ -254,7 +261,7 @@ def k_buffered_loop(
         if cycles > 0:
             # for (i = 0; i < m; i++) tB[t][i] = f(tA[t][i], ...): a quadword load per input
             # element, a load and a store per (narrower) output element, on the local store's port
-            compute(cycles, ls_accesses=m * (len(ins) + sum(2 if size < 16 else 1 for _, size in outs)))
+            compute(cycles, ls_accesses=m * ls_uses_per_iteration([e for _, e in ins], [e for _, e in outs]))
         acc = np.zeros(m, dtype=np.uint64)
         for s, (_, size) in enumerate(ins):
             acc += tA[s][t].array(_dtype(size))[:m].astype(np.uint64)
