@@ -141,6 +141,14 @@ class ChipTerms:
         lines = sum(bf * e / line + 1 - math.gcd(int(bf) * e, line) / line for e in self.streams)
         return max(bf * bytes_per_iter, lines * line)
 
+    def block_unit(self, granularity: int) -> int:
+        """The block factors whose blocks are whole lines in every stream are the multiples of
+        this (a multiple of ``granularity``; ``granularity`` itself when lines are not counted)."""
+        unit = granularity
+        for e in self.streams if self.line_bytes else ():
+            unit = math.lcm(unit, self.line_bytes // math.gcd(self.line_bytes, e))
+        return unit
+
     def port_stall_ns(self, c_inner_ns: float, bytes_per_iter: float) -> float:
         """Delay of one inner iteration by the block's DMA on the local store's port, when the two
         overlap: each DMA port cycle delays it with the probability that it wanted the port then

@@ -115,6 +115,7 @@ def shortlist(
         if a.at_max is None or a.smallest is None or a.at_max.throughput_mbs < floor:
             continue
         out.add((a.k, a.bf_max))
+        out.add((a.k, a.at_max.bf))
         for f in ladder:
             bf = min(a.bf_max, a.smallest.bf * f)
             out.add((a.k, bf - bf % g))
