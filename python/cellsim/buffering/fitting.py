@@ -147,12 +147,15 @@ def fit(
     """Fits ``S`` and ``D1`` on ``machine`` for a loop with these streams
     (element sizes; default seed 004's two 8-byte reads and one 8-byte write).
 
-    Block factors that are not multiples of the streams' granularity are
-    rounded up to one; those that do not fit in the local store are skipped.
+    Block factors are rounded up to blocks of whole lines in every stream
+    (:attr:`~cellsim.buffering.loop.Loop.line_unit`: the paper's 8-byte elements
+    give whole lines at every block factor it used), so that ``S`` and ``D1`` are
+    the costs of whole lines; what a block that ends within a line adds is the
+    chip's (:mod:`.terms`). Those that do not fit in the local store are skipped.
     ``overrides`` change the machine's parameters, to see which one sets ``S`` or ``D1``.
     """
     probe = Loop(n=4096, c_inner=1.0, c_outer=0.0, inputs=tuple(inputs), outputs=tuple(outputs))
-    g = probe.granularity
+    g = probe.line_unit
     bfs = sorted({-(-int(bf) // g) * g for bf in block_factors})
     m = Machine(machine, seed=seed)
     top = max_fitting_block(probe, 1, free_local_store(m))

@@ -57,6 +57,7 @@ from .profile import engine_block_cycles, switch_cycles
 __all__ = [
     "ELEMENT_SIZES",
     "KERNEL",
+    "LINE_BYTES",
     "MAX_DMA",
     "MAX_STREAMS",
     "MAX_TAGS",
@@ -80,6 +81,8 @@ MAX_DMA = 16384
 """Largest DMA: a block of a stream larger than this takes several."""
 MAX_TAGS = 32
 """Tag groups of the MFC: one per buffer, so at most 32 buffers per stream."""
+LINE_BYTES = 128
+"""A DMA moves memory a 128-byte line, or a part of one, per bus request."""
 KERNEL = "k_buffered_loop"
 """Name of the native twin of :func:`k_buffered_loop`."""
 
@@ -154,6 +157,14 @@ class Loop:
         """Block factors must be multiples of this, so that every DMA moves a
         multiple of 16 bytes."""
         return max(16 // math.gcd(16, e) for e in (*self.inputs, *self.outputs))
+
+    @property
+    def line_unit(self) -> int:
+        """Block factors whose blocks are whole lines in every stream are the multiples of this
+        (when the streams start on a line, as :meth:`Machine.alloc` places them)."""
+        return math.lcm(
+            self.granularity, *(LINE_BYTES // math.gcd(LINE_BYTES, e) for e in (*self.inputs, *self.outputs))
+        )
 
     def ns(self, core_hz: float) -> tuple[float, float]:
         """``(C_inner, C_outer)`` in ns on a machine clocked at ``core_hz``."""

@@ -34,14 +34,11 @@ from functools import lru_cache
 
 from ..spec import MachineLike, MachineSpec
 from .fitting import fitted_constants
-from .loop import MAX_DMA, ls_uses_per_iteration
+from .loop import LINE_BYTES, MAX_DMA, ls_uses_per_iteration
 from .model import ChipTerms, Constants
 from .profile import switch_cycles
 
-__all__ = ["LINE_BYTES", "chip_terms", "planner_constants"]
-
-LINE_BYTES = 128
-"""A DMA moves the local store's data a 128-byte line (one bus request) at a time."""
+__all__ = ["chip_terms", "planner_constants"]
 
 
 @lru_cache(maxsize=64)
