@@ -42,7 +42,9 @@ __all__ = ["chip_terms", "planner_constants"]
 
 
 @lru_cache(maxsize=64)
-def _terms(spec: MachineSpec, inputs: tuple[int, ...], outputs: tuple[int, ...]) -> ChipTerms:
+def _terms(
+    spec: MachineSpec, fingerprint: str, inputs: tuple[int, ...], outputs: tuple[int, ...]
+) -> ChipTerms:
     cycle_ns = 1e9 / spec.facts.core_hz
     streams = (*inputs, *outputs)
     return ChipTerms(
@@ -61,7 +63,8 @@ def _terms(spec: MachineSpec, inputs: tuple[int, ...], outputs: tuple[int, ...])
 def chip_terms(machine: MachineLike, inputs: Sequence[int], outputs: Sequence[int]) -> ChipTerms:
     """The chip's terms of :class:`~cellsim.buffering.model.ChipTerms` on ``machine`` for a loop
     with these streams (element sizes), read from the machine's resolved file."""
-    return _terms(MachineSpec.of(machine), tuple(inputs), tuple(outputs))
+    spec = MachineSpec.of(machine)
+    return _terms(spec, spec.fingerprint, tuple(inputs), tuple(outputs))
 
 
 def planner_constants(
