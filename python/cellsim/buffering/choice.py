@@ -27,6 +27,7 @@ the fit, so ``margin=2`` is the natural robust setting there.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
@@ -199,6 +200,7 @@ class Plan:
             "S_ns": self.constants.S_ns,
             "D1_ns_per_byte": self.constants.D1_ns_per_byte,
             "constants": self.constants.source,
+            "chip": dataclasses.asdict(self.constants.chip),
             "alternatives": [
                 {"k": a.k, "bf_max": a.bf_max, "at_max": pred(a.at_max), "smallest": pred(a.smallest)}
                 for a in self.alternatives

@@ -185,6 +185,13 @@ def _describe(p: Plan, machine: str) -> None:
         f"constants: S = {k.S_ns:.1f} ns, D1 = {k.D1_ns_per_byte:.4f} ns/B ({k.source}; the paper's: "
         f"S = {PAPER.S_ns:g} ns, D1 = {PAPER.D1_ns_per_byte:g} ns/B); D = {D:.3f} ns per iteration"
     )
+    if k.chip.streams:
+        con.print(
+            f"chip ({machine}'s file): the DMAC starts a command every {k.chip.command_ns:.1f} ns; a bus "
+            f"request moves a {k.chip.line_bytes}-byte line, a part of one costing the whole; buffer "
+            f"switching {k.chip.switch_ns:.2f} ns a block; DMA takes the local store's port "
+            f"{k.chip.port_ns_per_byte * k.chip.line_bytes:.3f} ns a line"
+        )
     ch = p.chosen
     con.print(
         f"[bold]recommended: k = {ch.k} buffer{'s' if ch.k > 1 else ''}, block factor {ch.bf}[/bold] "
@@ -200,7 +207,7 @@ def _describe(p: Plan, machine: str) -> None:
     t = Table(title=f"alternatives (block factors are multiples of {p.granularity})")
     for col in (
         "k",
-        "largest bf",
+        "best bf",
         "MB/s there",
         "regime there",
         f"smallest bf within {100 * p.tolerance:g}%",
@@ -214,7 +221,7 @@ def _describe(p: Plan, machine: str) -> None:
             continue
         t.add_row(
             str(a.k),
-            str(a.bf_max),
+            str(a.at_max.bf),
             f"{a.at_max.throughput_mbs:,.0f}",
             a.at_max.regime,
             str(a.smallest.bf),

@@ -7,9 +7,9 @@ chip's are round: near a knee the simulation is a few percent off (see
 with that: :func:`refine` takes the model's plan, simulates a short list of
 (k, bf) around what the model found — for every scheme the model finds within
 ``keep_within`` of its best, the smallest block factor that reaches it, two
-and four times that, the largest that fits and the scheme's best — and picks from what the chip actually did, with the
-paper's preferences (fewest buffers, then the smallest block factor, within
-``tolerance`` of the best simulated).
+and four times that, the largest that fits and the scheme's best — and picks
+from what the chip actually did, with the paper's preferences (fewest buffers,
+then the smallest block factor, within ``tolerance`` of the best simulated).
 
 It is a model-guided search, not a replacement for the model: it simulates a
 dozen points where an exhaustive search over a grid simulates about eighty,
