@@ -326,7 +326,8 @@ def spe_event_handler_destroy(handler: SpeEventHandler) -> None:
 
 
 def spe_event_wait(handler: SpeEventHandler, max_events: int = 1, timeout: int = -1) -> list[SpeEventUnit]:
-    """Waits for registered events (``timeout`` -1) or looks once (0); returns at most
+    """Waits for registered events (``timeout`` -1), looks once (0) or waits at most
+    ``timeout`` ms of simulated time (looking every ``EVENT_POLL_NS``); returns at most
     ``max_events`` units, each with the one event that occurred, in SPE order. A stop is
     reported once per ``spe_context_run``; mailbox events hold while their condition
     does. Costs one MMIO access when an event is already there; an event that comes
@@ -343,8 +344,7 @@ def wait_events(handler: SpeEventHandler, max_events: int, timeout: int) -> list
     p = _ppe("spe_event_wait")
     h = _handler("spe_event_wait", handler)
     max_events = integer(max_events, "spe_event_wait: max_events", 1, 1 << 31)
-    if timeout not in (-1, 0):
-        raise UsageError(f"spe_event_wait: timeout {timeout} ms: only -1 (wait) and 0 (poll) are modelled")
+    timeout = integer(timeout, "spe_event_wait: timeout (ms; -1 waits for ever)", -1, 1 << 31)
     masks = 0
     for spe, unit in h.units.items():
         events = unit.events
@@ -356,6 +356,8 @@ def wait_events(handler: SpeEventHandler, max_events: int, timeout: int) -> list
             return []
         raise UsageError("spe_event_wait: nothing registered could ever occur (register events first)")
     got = p.call(p.engine.ppe_event_wait, masks, timeout == -1)
+    if not got and timeout > 0:
+        got = _wait_until(p, masks, timeout)
     out: list[tuple[int, int]] = []
     for spe in sorted(h.units):
         for bit in (SPE_EVENT_OUT_INTR_MBOX, SPE_EVENT_IN_MBOX, SPE_EVENT_SPE_STOPPED):
@@ -364,6 +366,25 @@ def wait_events(handler: SpeEventHandler, max_events: int, timeout: int) -> list
                     h.stops_seen[spe] = h.units[spe].spe.runs
                 out.append((spe, bit))
     return out
+
+
+EVENT_POLL_NS = 1000
+"""A wait with a timeout looks for its events this often (simulated ns)."""
+
+
+def _wait_until(p: Program, masks: int, timeout_ms: int) -> int:
+    """``spe_event_wait`` with a timeout: the events, or 0 once ``timeout_ms``
+    of simulated time has passed. It looks every ``EVENT_POLL_NS`` (the
+    engine's wait has no deadline), so an event is seen up to that late."""
+    m = p.machine
+    deadline = p.engine_now() + m.ns_to_cycles(timeout_ms * 1e6)
+    step = max(1, m.ns_to_cycles(EVENT_POLL_NS))
+    while (left := deadline - p.engine_now()) > 0:
+        p.call(p.engine.compute, min(step, left))
+        got = int(p.call(p.engine.ppe_event_wait, masks, False))
+        if got:
+            return got
+    return 0
 
 
 def spe_context_destroy(ctx: SpeContext) -> None:

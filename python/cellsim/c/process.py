@@ -253,11 +253,15 @@ class CProcess:
         w[W_CARGS : W_CARGS + 3] = (fd, offset, home)
         self._wait()
 
-    def new_thread(self, kind: int, fn: int, a0: int = 0, a1: int = 0, a2: int = 0) -> list[int]:
-        """Starts a C thread; returns its first request (see :meth:`resume`)."""
+    def new_thread(
+        self, kind: int, fn: int, a0: int = 0, a1: int = 0, a2: int = 0, stack: tuple[int, int] = (0, 0)
+    ) -> list[int]:
+        """Starts a C thread on ``stack`` (its address in the process and its
+        bytes; (0, 0): the process maps one); returns its first request (see :meth:`resume`)."""
         w = self.words
         w[W_CMD] = CMD_NEW_THREAD
-        w[W_CARGS : W_CARGS + 5] = (kind, fn, a0, a1, a2)
+        w[W_CARGS : W_CARGS + 6] = (kind, fn, a0, a1, a2, stack[0])
+        w[W_REPLY] = stack[1]
         return self._request()
 
     def resume(self, thread: int, reply: int) -> list[int]:

@@ -114,6 +114,8 @@ typedef struct cellsim_event_handler *spe_event_handler_ptr_t;
 #define SPE_SIG_NOTIFY_2_AREA 4
 
 spe_context_ptr_t spe_context_create(unsigned int flags, spe_gang_context_ptr_t gang);
+spe_context_ptr_t spe_context_create_affinity(unsigned int flags, spe_context_ptr_t affinity_neighbor,
+                                              spe_gang_context_ptr_t gang);
 int spe_context_destroy(spe_context_ptr_t spe);
 spe_gang_context_ptr_t spe_gang_context_create(unsigned int flags);
 int spe_gang_context_destroy(spe_gang_context_ptr_t gang);
@@ -122,6 +124,7 @@ int spe_image_close(spe_program_handle_t *program);
 int spe_program_load(spe_context_ptr_t spe, spe_program_handle_t *program);
 int spe_context_run(spe_context_ptr_t spe, unsigned int *entry, unsigned int runflags, void *argp,
                     void *envp, spe_stop_info_t *stopinfo);
+int spe_stop_info_read(spe_context_ptr_t spe, spe_stop_info_t *stopinfo);
 int spe_in_mbox_write(spe_context_ptr_t spe, unsigned int *mbox_data, int count, unsigned int behavior);
 int spe_in_mbox_status(spe_context_ptr_t spe);
 int spe_out_mbox_read(spe_context_ptr_t spe, unsigned int *mbox_data, int count);
@@ -140,6 +143,23 @@ int spe_mfcio_put(spe_context_ptr_t spe, unsigned int lsa, void *ea, unsigned in
 int spe_mfcio_tag_status_read(spe_context_ptr_t spe, unsigned int mask, unsigned int behavior,
                               unsigned int *tag_status);
 int spe_cpu_info_get(int info_requested, int cpu_node);
+
+/* libspe2 calls cellsim does not implement: declared as the SDK declares them, defined
+ * nowhere, so a program that calls one fails to link and `cellsim cc` names it
+ * (docs/c-programs.md lists each call's status). */
+int spe_mfcio_getb(spe_context_ptr_t spe, unsigned int lsa, void *ea, unsigned int size, unsigned int tag,
+                   unsigned int tid, unsigned int rid);
+int spe_mfcio_getf(spe_context_ptr_t spe, unsigned int lsa, void *ea, unsigned int size, unsigned int tag,
+                   unsigned int tid, unsigned int rid);
+int spe_mfcio_putb(spe_context_ptr_t spe, unsigned int lsa, void *ea, unsigned int size, unsigned int tag,
+                   unsigned int tid, unsigned int rid);
+int spe_mfcio_putf(spe_context_ptr_t spe, unsigned int lsa, void *ea, unsigned int size, unsigned int tag,
+                   unsigned int tid, unsigned int rid);
+int spe_mssync_start(spe_context_ptr_t spe);
+int spe_mssync_status(spe_context_ptr_t spe);
+int spe_callback_handler_register(void *handler, unsigned int callnum, unsigned int mode);
+int spe_callback_handler_deregister(unsigned int callnum);
+void *spe_callback_handler_query(unsigned int callnum);
 spe_event_handler_ptr_t spe_event_handler_create(void);
 int spe_event_handler_destroy(spe_event_handler_ptr_t evhandler);
 int spe_event_handler_register(spe_event_handler_ptr_t evhandler, spe_event_unit_t *event);
@@ -171,6 +191,8 @@ int spe_event_wait(spe_event_handler_ptr_t evhandler, spe_event_unit_t *events, 
 #define spe_event_handler_register(...) __CS_AT((spe_event_handler_register)(__VA_ARGS__))
 #define spe_event_handler_deregister(...) __CS_AT((spe_event_handler_deregister)(__VA_ARGS__))
 #define spe_event_wait(...) __CS_AT((spe_event_wait)(__VA_ARGS__))
+#define spe_image_open(...) __CS_AT((spe_image_open)(__VA_ARGS__))
+#define spe_stop_info_read(...) __CS_AT((spe_stop_info_read)(__VA_ARGS__))
 #endif
 
 #ifdef __cplusplus

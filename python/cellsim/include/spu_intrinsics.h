@@ -35,6 +35,11 @@ typedef signed long long vec_llong2 __attribute__((vector_size(16)));
 typedef float vec_float4 __attribute__((vector_size(16)));
 typedef double vec_double2 __attribute__((vector_size(16)));
 typedef vec_uint4 qword;
+/* the SPU language's `vector bool T`: masks, the unsigned vectors of the same width */
+typedef vec_uchar16 vec_bchar16;
+typedef vec_ushort8 vec_bshort8;
+typedef vec_uint4 vec_bint4;
+typedef vec_ullong2 vec_bllong2;
 
 #ifdef CELLSIM_COUNT_INTRINSICS
 #define __CS_EVEN(n) (cellsim_even_cycles += (n))

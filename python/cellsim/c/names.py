@@ -1,0 +1,151 @@
+"""SPU program images by the names real programs use.
+
+A PPU program finds its SPU program two ways, as the SDK has it: by file,
+``spe_image_open("name.elf")`` (also ``"spu-task"``, ``"x.spu.elf"``, with any
+directory), or by the symbol ``embedspu`` (or the SDK's make.footer with
+``IMPORTS = x_spu.a``) gave the embedded image, ``extern spe_program_handle_t
+x_spu;``. cellsim builds each SPU program from sources under a name; this
+module says which written names reach which program, and checks, at build
+time, that every name a PPU source writes reaches exactly one program.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from ..exceptions import UsageError
+
+# the suffixes a file name of an SPU image carries (x.spu.elf, x.elf, x_spu.a, x.spu)
+_SUFFIXES = (".elf", ".spu", ".a", ".o", ".so")
+_OPEN = re.compile(r'\bspe_image_open\s*\(\s*"([^"\n]*)"')
+_EXTERN = re.compile(r"\bextern\s+(?:const\s+)?spe_program_handle_t\s+([A-Za-z_]\w*)\s*[;,\[]")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def _stem(name: str) -> str:
+    """``name`` without a directory and without the image-file suffixes."""
+    base = name.rsplit("/", 1)[-1]
+    changed = True
+    while changed:
+        changed = False
+        for suffix in _SUFFIXES:
+            if base.endswith(suffix) and len(base) > len(suffix):
+                base = base[: -len(suffix)]
+                changed = True
+    return base
+
+
+def _identifier(name: str) -> str:
+    """The C identifier a file name becomes (dashes and dots are underscores)."""
+    ident = re.sub(r"[^A-Za-z0-9_]", "_", name)
+    return "_" + ident if ident[:1].isdigit() else ident
+
+
+def aliases(program: str) -> set[str]:
+    """Every name that reaches SPU program ``program``: the name itself, its
+    stem (``x.spu.elf`` -> ``x``), each as a C identifier, and with the
+    ``_spu``/``spu_`` the SDK's conventions add or drop."""
+    stem = _stem(program)
+    names = {program, program.rsplit("/", 1)[-1], stem}
+    names |= {_identifier(n) for n in list(names)}
+    for n in list(names):
+        for affix in ("_spu", "-spu", ".spu"):
+            if n.endswith(affix) and len(n) > len(affix):
+                names.add(n[: -len(affix)])
+        if n.startswith("spu_") or n.startswith("spu-"):
+            names.add(n[4:])
+    names |= {_identifier(n) for n in list(names)}
+    return {n for n in names if n}
+
+
+def resolve(written: str, programs: Iterable[str]) -> list[str]:
+    """The programs a written name (a file given to ``spe_image_open``, or a
+    handle's symbol) reaches: an exact match first, else through the aliases."""
+    programs = list(programs)
+    base = written.rsplit("/", 1)[-1]
+    exact = [p for p in programs if p == base]
+    if exact:
+        return exact
+    wanted = aliases(written)
+    return [p for p in programs if aliases(p) & wanted]
+
+
+def symbols(programs: Iterable[str]) -> dict[str, str]:
+    """The handle symbols to define, each with its program: every alias that
+    is a C identifier and reaches one program only (an ambiguous one is left
+    undefined, so the linker names it)."""
+    owners: dict[str, set[str]] = {}
+    for p in programs:
+        for a in aliases(p):
+            if _IDENT.match(a):
+                owners.setdefault(a, set()).add(p)
+    return {a: next(iter(ps)) for a, ps in owners.items() if len(ps) == 1}
+
+
+def written_names(sources: Iterable[str | Path]) -> list[tuple[str, str, str]]:
+    """The SPU image names a PPU program's sources write, as (how, name,
+    where): ``spe_image_open("...")`` literals and ``extern
+    spe_program_handle_t NAME;`` declarations (in the sources and the headers
+    beside them that they include)."""
+    found: list[tuple[str, str, str]] = []
+    for src in _with_local_headers(sources):
+        try:
+            text = src.read_text(errors="replace")
+        except OSError:
+            continue
+        for how, pattern in (("spe_image_open", _OPEN), ("extern spe_program_handle_t", _EXTERN)):
+            for m in pattern.finditer(text):
+                line = text.count("\n", 0, m.start()) + 1
+                found.append((how, m.group(1), f"{src}:{line}"))
+    return found
+
+
+_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
+
+
+def _with_local_headers(sources: Iterable[str | Path]) -> list[Path]:
+    """The sources and the quoted headers they include from their own directory."""
+    seen: dict[Path, None] = {}
+    todo = [Path(s).resolve() for s in sources]
+    while todo:
+        src = todo.pop()
+        if src in seen or not src.is_file():
+            continue
+        seen[src] = None
+        try:
+            text = src.read_text(errors="replace")
+        except OSError:
+            continue
+        todo += [(src.parent / h).resolve() for h in _INCLUDE.findall(text)]
+    return list(seen)
+
+
+def check(sources: Iterable[str | Path], programs: Mapping[str, object]) -> None:
+    """Every SPU image name the PPU sources write reaches exactly one program;
+    else a build-time error naming the name, where it is written and the candidates."""
+    names = sorted(programs)
+    for how, name, where in written_names(sources):
+        hits = resolve(name, names)
+        if len(hits) == 1:
+            continue
+        shown = ", ".join(names) or "none (give them with --spu NAME=file.c)"
+        if not hits:
+            raise UsageError(
+                f"{where}: {how} {name!r} matches no SPU program of this build (its SPU programs: {shown}); "
+                f"name one after it, e.g. --spu {name.rsplit('/', 1)[-1]}=FILE.c"
+            )
+        raise UsageError(
+            f"{where}: {how} {name!r} matches several SPU programs ({', '.join(hits)}); "
+            "give them names that tell them apart"
+        )
+
+
+def check_program_name(name: str) -> None:
+    """An SPU program's name as a build takes it: a file name (no directory)."""
+    if not name or "/" in name or name in (".", "..") or any(ord(c) < 32 for c in name):
+        raise UsageError(
+            f"--spu {name!r}: an SPU program's name is a file name as spe_image_open takes it "
+            "(x.elf, spu-task, x_spu), without a directory"
+        )
