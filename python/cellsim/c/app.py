@@ -179,12 +179,12 @@ def _compile(cmd: list[str], warnings: list[str] | None, what: str) -> None:
             warnings.append(proc.stderr.rstrip("\n"))
 
 
-def _handles(programs: Sequence[str]) -> str:
+def _handles(programs: Sequence[str], written: Sequence[str]) -> str:
     """The C file that defines each SPU program's handle under every symbol that
     names it (``x_spu``, ``x``...): weak, so a program's own symbol of the same
     name wins."""
     lines = ['#include "libspe2.h"\n']
-    for symbol, program in sorted(names.symbols(programs).items()):
+    for symbol, program in sorted(names.symbols(programs, written).items()):
         lines.append(
             f"__attribute__((weak)) spe_program_handle_t {symbol} = "
             f"{{sizeof(spe_program_handle_t), 0, 0, {json.dumps(program)}}};\n"
@@ -229,7 +229,25 @@ def build(
         if not Path(src).is_file():
             raise UsageError(f"no source file {src}")
     names.check(ppu_sources, spu_programs)
+    created = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
+    try:
+        _build_into(out, ppu_sources, spu_programs, count_intrinsics, cflags, warnings)
+    except BaseException:
+        if created:  # a failed build leaves no half-built app behind to refuse the next -o
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+    return out
+
+
+def _build_into(
+    out: Path,
+    ppu_sources: Sequence[str | Path],
+    spu_programs: Mapping[str, Sequence[str | Path]],
+    count_intrinsics: bool,
+    cflags: Sequence[str],
+    warnings: list[str] | None,
+) -> None:
     cc = compiler()
     runtime = [str(_HERE / "runtime.c")]
     manifest: dict[str, object] = {
@@ -273,7 +291,7 @@ def build(
             spus[name] = target.name
         if ppu_sources:
             handles = tmp / "handles.c"
-            handles.write_text(_handles(list(spu_programs)))
+            handles.write_text(_handles(list(spu_programs), names.written_symbols(ppu_sources)))
             srcs, src_flags = _sources(ppu_sources, tmp)
             target = out / "ppu.so"
             flags = _flags("PPU", count_intrinsics, _PPU_WRAPS)
@@ -298,7 +316,6 @@ def build(
             manifest["ppu"] = target.name
     manifest["spu"] = spus
     (out / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
-    return out
 
 
 # -- running ----------------------------------------------------------------------------

@@ -24,17 +24,20 @@ _EXTERN = re.compile(r"\bextern\s+(?:const\s+)?spe_program_handle_t\s+([A-Za-z_]
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
-def _stem(name: str) -> str:
-    """``name`` without a directory and without the image-file suffixes."""
+def _stems(name: str) -> list[str]:
+    """``name`` without a directory, then without each image-file suffix in
+    turn (``x.spu.elf``, ``x.spu``, ``x``)."""
     base = name.rsplit("/", 1)[-1]
+    out = [base]
     changed = True
     while changed:
         changed = False
         for suffix in _SUFFIXES:
             if base.endswith(suffix) and len(base) > len(suffix):
                 base = base[: -len(suffix)]
+                out.append(base)
                 changed = True
-    return base
+    return out
 
 
 def _identifier(name: str) -> str:
@@ -47,8 +50,7 @@ def aliases(program: str) -> set[str]:
     """Every name that reaches SPU program ``program``: the name itself, its
     stem (``x.spu.elf`` -> ``x``), each as a C identifier, and with the
     ``_spu``/``spu_`` the SDK's conventions add or drop."""
-    stem = _stem(program)
-    names = {program, program.rsplit("/", 1)[-1], stem}
+    names = {program, *_stems(program)}
     names |= {_identifier(n) for n in list(names)}
     for n in list(names):
         for affix in ("_spu", "-spu", ".spu"):
@@ -72,16 +74,27 @@ def resolve(written: str, programs: Iterable[str]) -> list[str]:
     return [p for p in programs if aliases(p) & wanted]
 
 
-def symbols(programs: Iterable[str]) -> dict[str, str]:
+def symbols(programs: Iterable[str], written: Iterable[str] = ()) -> dict[str, str]:
     """The handle symbols to define, each with its program: every alias that
     is a C identifier and reaches one program only (an ambiguous one is left
-    undefined, so the linker names it)."""
+    undefined, so the linker names it), and each ``written`` symbol that
+    reaches one program."""
+    programs = list(programs)
     owners: dict[str, set[str]] = {}
     for p in programs:
         for a in aliases(p):
             if _IDENT.match(a):
                 owners.setdefault(a, set()).add(p)
+    for w in written:
+        hits = resolve(w, programs)
+        if _IDENT.match(w) and len(hits) == 1:
+            owners[w] = set(hits)
     return {a: next(iter(ps)) for a, ps in owners.items() if len(ps) == 1}
+
+
+def written_symbols(sources: Iterable[str | Path]) -> list[str]:
+    """The handle symbols the sources declare ``extern``."""
+    return [name for how, name, _ in written_names(sources) if how.startswith("extern")]
 
 
 def written_names(sources: Iterable[str | Path]) -> list[tuple[str, str, str]]:
