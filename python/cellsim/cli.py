@@ -48,7 +48,7 @@ import cellsim
 
 from ._outputs import check_output, check_plot, require_report
 from .buffering.cli import plan_buffers
-from .c.cli import cc_cmd, exec_cmd
+from .c.cli import cc_cmd, exec_cmd, make_cmd
 from .dmacheck import check_dma_default
 from .exceptions import CellsimError, CompileError, ConfigError, UsageError
 from .experiments import Experiment, Option, all_experiments
@@ -544,6 +544,7 @@ cli.add_command(map_cmd)
 cli.add_command(mpirun_cmd)
 cli.add_command(cc_cmd)
 cli.add_command(exec_cmd)
+cli.add_command(make_cmd)
 cli.add_command(validate_cmd)
 
 

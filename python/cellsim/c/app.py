@@ -60,6 +60,9 @@ _PPU_WRAPS = [
 ]
 
 
+_PPU_FLAGS = "/ppu"  # the PPU program's own flags' key (no SPU program has a "/" in its name)
+
+
 def include_dir() -> Path:
     """The directory of cellsim's SDK headers (``spu_mfcio.h``, ``libspe2.h``...)."""
     return _HERE.parent / "include"
@@ -212,12 +215,17 @@ def build(
     count_intrinsics: bool = False,
     cflags: Sequence[str] = (),
     warnings: list[str] | None = None,
+    spu_cflags: Mapping[str, Sequence[str]] | None = None,
+    ppu_cflags: Sequence[str] = (),
+    ppu_libs: Sequence[str] = (),
 ) -> Path:
     """Builds an app into directory ``out``: the PPU program from
     ``ppu_sources`` (may be empty for SPU-only apps) and SPU program NAME from
     ``spu_programs[NAME]``. Returns ``out``. The compiler's warnings (``-Wall``;
     an implicit function declaration is an error) go to ``warnings`` if given,
-    else to stderr as the compiler would print them."""
+    else to stderr as the compiler would print them. ``cflags`` go to every
+    compilation, ``spu_cflags[NAME]`` to SPU program NAME's and ``ppu_cflags``
+    to the PPU program's after them; ``ppu_libs`` (``-lfoo``) to the PPU program's link."""
     out = Path(out)
     if out.exists() and not (out / MANIFEST).exists() and any(out.iterdir()):
         raise UsageError(f"-o {out}: exists and is not an app built by `cellsim cc`; pick a new name")
@@ -232,7 +240,8 @@ def build(
     created = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
     try:
-        _build_into(out, ppu_sources, spu_programs, count_intrinsics, cflags, warnings)
+        per = {**(spu_cflags or {}), _PPU_FLAGS: ppu_cflags}
+        _build_into(out, ppu_sources, spu_programs, count_intrinsics, cflags, warnings, per, ppu_libs)
     except BaseException:
         if created:  # a failed build leaves no half-built app behind to refuse the next -o
             shutil.rmtree(out, ignore_errors=True)
@@ -247,6 +256,8 @@ def _build_into(
     count_intrinsics: bool,
     cflags: Sequence[str],
     warnings: list[str] | None,
+    program_cflags: Mapping[str, Sequence[str]],
+    ppu_libs: Sequence[str],
 ) -> None:
     cc = compiler()
     runtime = [str(_HERE / "runtime.c")]
@@ -276,6 +287,7 @@ def _build_into(
                     cc,
                     *flags,
                     *cflags,
+                    *program_cflags.get(name, ()),
                     *src_flags,
                     *srcs,
                     *runtime,
@@ -301,11 +313,13 @@ def _build_into(
                     cc,
                     *flags,
                     *cflags,
+                    *program_cflags.get(_PPU_FLAGS, ()),
                     *src_flags,
                     *srcs,
                     *ppu_runtime,
                     "-o",
                     str(target),
+                    *ppu_libs,
                     "-lpthread",
                     "-lm",
                     "-ldl",
