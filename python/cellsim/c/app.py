@@ -286,8 +286,7 @@ def _build_into(
                 [
                     cc,
                     *flags,
-                    *cflags,
-                    *program_cflags.get(name, ()),
+                    *language.include_flags([*cflags, *program_cflags.get(name, ())], tmp),
                     *src_flags,
                     *srcs,
                     *runtime,
@@ -312,8 +311,7 @@ def _build_into(
                 [
                     cc,
                     *flags,
-                    *cflags,
-                    *program_cflags.get(_PPU_FLAGS, ()),
+                    *language.include_flags([*cflags, *program_cflags.get(_PPU_FLAGS, ())], tmp),
                     *src_flags,
                     *srcs,
                     *ppu_runtime,

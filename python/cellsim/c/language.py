@@ -70,6 +70,43 @@ def _copy(src: Path, into: Path) -> Path | None:
     return out
 
 
+def _spelled_dir(here: Path, tmp: Path) -> Path:
+    """The directory of spelled copies of ``here``'s headers (made once per build)."""
+    into = tmp / hashlib.sha1(str(here).encode()).hexdigest()[:12]
+    if not into.exists():
+        into.mkdir(parents=True)
+        for h in here.iterdir():
+            if h.suffix in _HEADER_SUFFIXES and h.is_file():
+                _copy(h, into)
+    return into
+
+
+def include_flags(flags: list[str], tmp: Path) -> list[str]:
+    """``flags`` with each include directory (``-Idir``, ``-I dir``) whose headers
+    use the keyword preceded by the directory of their spelled copies."""
+    out: list[str] = []
+    i = 0
+    while i < len(flags):
+        f = flags[i]
+        d = (
+            f[2:]
+            if f.startswith("-I") and len(f) > 2
+            else flags[i + 1]
+            if f == "-I" and i + 1 < len(flags)
+            else None
+        )
+        if d is not None and Path(d).is_dir():
+            into = _spelled_dir(Path(d).resolve(), tmp)
+            if any(into.iterdir()):
+                out += ["-I", str(into)]
+        out.append(f)
+        if f == "-I" and i + 1 < len(flags):
+            out.append(flags[i + 1])
+            i += 1
+        i += 1
+    return out
+
+
 def prepare(src: Path, tmp: Path) -> tuple[Path, list[str]]:
     """The file to compile for source ``src`` and the flags it needs: the
     source itself if neither it nor a header beside it uses the keyword, else
@@ -77,13 +114,8 @@ def prepare(src: Path, tmp: Path) -> tuple[Path, list[str]]:
     directory on the quote-include path."""
     src = src.resolve()
     here = src.parent
-    into = tmp / hashlib.sha1(str(here).encode()).hexdigest()[:12]
-    into.mkdir(parents=True, exist_ok=True)
-    headers = [h for h in here.iterdir() if h.suffix in _HEADER_SUFFIXES and h.is_file()]
-    for h in headers:
-        if not (into / h.name).exists():
-            _copy(h, into)
-    spelled_headers = any((into / h.name).exists() for h in headers)
+    into = _spelled_dir(here, tmp)
+    spelled_headers = any(h.suffix in _HEADER_SUFFIXES for h in into.iterdir())
     own = _copy(src, into)
     if own is None and not spelled_headers:
         return src, []
