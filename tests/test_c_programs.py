@@ -439,9 +439,12 @@ def test_ppu_threads_mutexes_and_the_local_store_through_spe_ls_area_get(
     assert r.exit_code == 0
     assert capfd.readouterr().out == "counter=20 returns=1,2 spu-saw=1234 cpus=8\n"
     # a libspe2 call's error names the PPU's C line
-    line = PPU_MISC.splitlines().index(
-        "        spe_context_run(other, NULL, 0, NULL, NULL, NULL); /* nothing loaded */"
-    ) + 1
+    line = (
+        PPU_MISC.splitlines().index(
+            "        spe_context_run(other, NULL, 0, NULL, NULL, NULL); /* nothing loaded */"
+        )
+        + 1
+    )
     with pytest.raises(UsageError, match=rf"no program loaded.*\(in C at .*ppu\.c:{line}\)"):
         run_app(app, machine="qs20-1chip", argv=["/no/such/program"])
     assert capfd.readouterr().out.endswith("/no/such/program: No such file or directory\n")

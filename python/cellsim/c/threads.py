@@ -237,7 +237,8 @@ class CThread:
             stack_ea = self.env.ppe_stack()
             self.stack = (self.env.host(stack_ea), PPU_STACK_BYTES)
         try:
-            w = self._resume(lambda: proc.new_thread(self.kind, self.fn, *self.args, stack=self.stack))
+            a0, a1, a2 = (*self.args, 0, 0, 0)[:3]
+            w = self._resume(lambda: proc.new_thread(self.kind, self.fn, a0, a1, a2, stack=self.stack))
             number = proc.thread
             while True:
                 op = w[R_OP]
