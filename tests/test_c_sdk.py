@@ -284,3 +284,33 @@ def test_compiler_diagnostics_come_whole(tmp_path: Path) -> None:
     assert any("nope" in line and "error" in line for line in lines[1:])
     assert any("nada" in line for line in lines[1:])
     assert any(line.strip().startswith("|") or line.strip().startswith("^") for line in lines), r.output
+
+
+# -- local stores that are real memory --------------------------------------------------
+
+SPU_LOCAL_STORE = r"""
+#include <cellsim.h>
+static unsigned int word __attribute__((aligned(16))) = 0x1234;
+int main(unsigned long long speid, unsigned long long argp, unsigned long long envp) {
+    unsigned int lsa = (unsigned int)(unsigned long)&word; /* as on the SPU: its local-store address */
+    if (argp) /* one byte past the 256 KB local store */
+        ((volatile char *)&word)[0x40000 - lsa] = 1;
+    return lsa == cellsim_lsa(&word) && lsa >= 0x4000 && lsa < 0x30000;
+}
+"""
+
+
+def test_statics_sit_at_their_local_store_address(tmp_path: Path) -> None:
+    from cellsim import Machine
+    from cellsim.c import CProgram
+    from cellsim.exceptions import ProgramCrashError
+
+    f = _write(tmp_path, spu__c=SPU_LOCAL_STORE)
+    prog = CProgram(build([], {"ls": [f["spu__c"]]}, tmp_path / "app"), "ls")
+    m = Machine("qs20-1chip", seed=0)
+    m.load(0, prog)
+    assert [p.exit_code for p in m.run().programs] == [1]
+    m = Machine("qs20-1chip", seed=0)
+    m.load(0, prog, argp=1)
+    with pytest.raises(ProgramCrashError, match=r"local-store address 0x40000: past the end of the 256 KB"):
+        m.run()

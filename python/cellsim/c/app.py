@@ -27,7 +27,7 @@ from ..exceptions import CompileError, DeadlockError, RunawayError, UsageError
 from ..machine import Machine, RunResult
 from . import language, names
 from .image import Image, load_image
-from .process import HOST, PROTOCOL
+from .process import HOST, PROTOCOL, SPU_IMAGE_LSA, SPU_LS_AT
 from .surface import explain_link_error
 
 MANIFEST = "cellsim-app.json"
@@ -281,7 +281,12 @@ def _build_into(
         for name, sources in spu_programs.items():
             srcs, src_flags = _sources(sources, tmp)
             target = out / f"spu-{name}.so"
-            flags = _flags("SPU", count_intrinsics, _SPU_WRAPS)
+            # linked to load into its local store's window (see process.SPU_LS_AT), pages of 4 KB
+            flags = [
+                *_flags("SPU", count_intrinsics, _SPU_WRAPS),
+                f"-Wl,-Ttext-segment=0x{SPU_LS_AT + SPU_IMAGE_LSA:x}",
+                "-Wl,-z,max-page-size=4096",
+            ]
             _compile(
                 [
                     cc,

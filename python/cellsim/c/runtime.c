@@ -362,7 +362,10 @@ static void setup(void) {
     off_t offset = (off_t)ctl->cargs[1];
     char *home = (char *)(uintptr_t)ctl->cargs[2]; /* the same file's pages at offset, mapped */
     if (hi > lo) {
-        memcpy(home, (void *)lo, hi - lo);
+        /* through the file: the image may sit in its own home (an SPU image linked into its
+         * local store), whose pages are then not mapped there yet */
+        if (pwrite(fd, (void *)lo, hi - lo, offset) != (ssize_t)(hi - lo) && home != (char *)lo)
+            memcpy(home, (void *)lo, hi - lo);
         void *p = mmap((void *)lo, hi - lo, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, offset);
         if (p != (void *)lo) {
             snprintf(ctl->text, sizeof ctl->text, "cannot map the program's data onto its home");

@@ -44,6 +44,9 @@ from .process import (
     R_ODD,
     R_OP,
     R_RESULT,
+    SPU_LS_AT,
+    SPU_LS_BYTES,
+    SPU_STACK_GUARD,
     W_CPU_NS,
     W_MEASURE,
     CProcess,
@@ -58,7 +61,7 @@ if TYPE_CHECKING:
 
 U64 = (1 << 64) - 1
 LS_BYTES = 256 * 1024
-SPU_STACK_BYTES = 64 * 1024
+SPU_STACK_BYTES = SPU_LS_BYTES - SPU_STACK_GUARD
 """An SPU program's C stack (a guard page included): the top of its local store, as on the Cell."""
 PPU_STACK_BYTES = 1 << 20
 """A PPE thread's C stack (a guard page included), in main memory, as on the Cell."""
@@ -331,9 +334,8 @@ class CThread:
             return self.ls_base + (x - proc.seg_start)
         if x < LS_BYTES:
             return x
-        mine = self.env.ls_host(int(self.program.spe or 0))
-        if mine <= x < mine + LS_BYTES:  # the stack (its top), or a pointer made from an LS address
-            return x - mine
+        if SPU_LS_AT <= x < SPU_LS_AT + LS_BYTES:  # the stack, or any pointer into the local store
+            return x - SPU_LS_AT
         raise MfcError(
             f"{what} 0x{x:x} is not in the local store: DMA buffers are statics (global or "
             "static variables, e.g. `static char buf[N] __attribute__((aligned(128)))`) or "
@@ -770,12 +772,12 @@ class CProgram:
         who = f"SPE {p.spe}"
         size = int(m.info["ls_bytes"])
         fd = m._engine.share_local_store(p.spe)
-        proc = CProcess(m, self.image.path, self.image.name, [(fd, env.ls_host(p.spe), size)], who)
+        proc = CProcess(m, self.image.path, self.image.name, [(fd, SPU_LS_AT, size)], who)
         try:
             thread = CThread(env, proc, p, KIND_SPU_MAIN, proc.main_fn, speid, argp, envp)
             # the stack is the top of the local store, below it the program's data
             p.ls_top = min(p.ls_top, size - SPU_STACK_BYTES)
-            thread.stack = (env.ls_host(p.spe) + size - SPU_STACK_BYTES, SPU_STACK_BYTES)
+            thread.stack = (SPU_LS_AT + size - SPU_STACK_BYTES, SPU_STACK_BYTES)
             self._setup(thread, fd, size)
             code = thread.run()
         except ProcessEnded as ended:
@@ -793,9 +795,15 @@ class CProgram:
         return code & 0xFFFFFFFF
 
     def _setup(self, t: CThread, fd: int, size: int) -> None:
-        """The program's statics become local-store bytes, past the reserved part."""
+        """The program's statics become local-store bytes: where the image was
+        loaded, in its local store's window (so ``(unsigned int)&x`` is the
+        local-store address); else (a loader that ignored the link address,
+        a larger reserved area) copied past the reserved part."""
         p, proc = t.program, t.proc
-        page = ls_page(int(p.machine.info["ls_reserved_bytes"]))
+        reserved = ls_page(int(p.machine.info["ls_reserved_bytes"]))
+        page = (proc.seg_start - SPU_LS_AT) // PAGE * PAGE
+        if not reserved <= page < size:
+            page = reserved
         t.ls_base = page + proc.seg_start % PAGE
         end = t.ls_base + proc.seg_size
         mapped_end = -(-end // PAGE) * PAGE
@@ -809,7 +817,7 @@ class CProgram:
                 spe=p.spe,
                 command=f"load {self.image.name}",
             )
-        proc.setup(fd, page, t.env.ls_host(int(p.spe or 0)) + page)
+        proc.setup(fd, page, SPU_LS_AT + page)
         p.ls_next = max(p.ls_next, end)  # Python helpers (cellsim.sync) allocate past it
 
     def __repr__(self) -> str:
