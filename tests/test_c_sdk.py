@@ -314,3 +314,26 @@ def test_statics_sit_at_their_local_store_address(tmp_path: Path) -> None:
     m.load(0, prog, argp=1)
     with pytest.raises(ProgramCrashError, match=r"local-store address 0x40000: past the end of the 256 KB"):
         m.run()
+
+
+# -- building from the SDK's Makefiles ---------------------------------------------------
+
+
+def test_make_reads_the_sdk_makefiles_and_names_a_missing_embedding(tmp_path: Path) -> None:
+    from cellsim.c import makefile
+
+    _write(
+        tmp_path / "spu", Makefile="PROGRAMS_spu := a_spu \\\n  \nLIBRARY_embed = lib_a.a\nCFLAGS += -DX=1\n"
+    )
+    _write(tmp_path / "spu", a_spu__c=SPU_ARGS)
+    _write(
+        tmp_path, Makefile="DIRS = spu\nPROGRAM_ppu = app\nIMPORTS = spu/lib_a.a -lspe2\n", app__c=PPU_NAMES
+    )
+    project = makefile.read(tmp_path)
+    assert [p.name for p in project.ppu] == ["app"]
+    assert list(project.spu) == ["a_spu"] and project.spu["a_spu"].flags == ["-DX=1"]
+    assert makefile.embedded(project, project.ppu[0]) == ["a_spu"]
+    (tmp_path / "Makefile").write_text("DIRS = spu\nPROGRAM_ppu = app\nIMPORTS = spu/lib_b.a\n")
+    project = makefile.read(tmp_path)
+    with pytest.raises(UsageError, match=r"IMPORTS spu/lib_b\.a: no Makefile.*lib_a\.a.*a_spu"):
+        makefile.embedded(project, project.ppu[0])

@@ -31,7 +31,8 @@ def _spu_option(ctx: click.Context, param: click.Parameter, value: tuple[str, ..
     multiple=True,
     callback=_spu_option,
     metavar="NAME=FILE.c",
-    help="An SPU program NAME (spe_image_open(NAME), extern spe_program_handle_t NAME); "
+    help="An SPU program NAME, a file name as programs open it (x.elf, spu-task, x_spu): "
+    'spe_image_open("dir/NAME") and extern spe_program_handle_t NAME-as-a-symbol find it; '
     "repeat for more files or programs.",
 )
 @click.option("-o", "output", type=click.Path(file_okay=False), help="The app directory to write.")
