@@ -16,6 +16,7 @@ import errno
 import signal
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -758,7 +759,7 @@ class CProgram:
     the error names the SPE, the signal and the C line. ``_exit(n)`` ends the
     program with exit code ``n``, as ``exit(n)`` does."""
 
-    def __init__(self, image: Image | str, name: str | None = None) -> None:
+    def __init__(self, image: Image | str | Path, name: str | None = None) -> None:
         from .app import load_spu
 
         self.image = image if isinstance(image, Image) else load_spu(image, name)
