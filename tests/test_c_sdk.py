@@ -337,3 +337,13 @@ def test_make_reads_the_sdk_makefiles_and_names_a_missing_embedding(tmp_path: Pa
     project = makefile.read(tmp_path)
     with pytest.raises(UsageError, match=r"IMPORTS spu/lib_b\.a: no Makefile.*lib_a\.a.*a_spu"):
         makefile.embedded(project, project.ppu[0])
+
+
+def test_an_intrinsic_cellsim_lacks_is_a_build_error_naming_it(tmp_path: Path) -> None:
+    f = _write(
+        tmp_path,
+        spu__c="#include <spu_intrinsics.h>\nint main(void) {\n"
+        "    return spu_extract(spu_cntlz(spu_splats(1u)), 0);\n}\n",
+    )
+    with pytest.raises(CompileError, match="spu_cntlz"):
+        build([], {"p": [f["spu__c"]]}, tmp_path / "app")

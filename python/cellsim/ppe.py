@@ -369,7 +369,9 @@ def wait_events(handler: SpeEventHandler, max_events: int, timeout: int) -> list
 
 
 EVENT_POLL_NS = 1000
-"""A wait with a timeout looks for its events this often (simulated ns)."""
+"""A wait with a timeout looks for its events this often (simulated ns), or
+``EVENT_POLLS`` times over a longer wait (so a long wait costs the host little)."""
+EVENT_POLLS = 10_000
 
 
 def _wait_until(p: Program, masks: int, timeout_ms: int) -> int:
@@ -377,8 +379,9 @@ def _wait_until(p: Program, masks: int, timeout_ms: int) -> int:
     of simulated time has passed. It looks every ``EVENT_POLL_NS`` (the
     engine's wait has no deadline), so an event is seen up to that late."""
     m = p.machine
-    deadline = p.engine_now() + m.ns_to_cycles(timeout_ms * 1e6)
-    step = max(1, m.ns_to_cycles(EVENT_POLL_NS))
+    timeout = m.ns_to_cycles(timeout_ms * 1e6)
+    deadline = p.engine_now() + timeout
+    step = max(1, m.ns_to_cycles(EVENT_POLL_NS), timeout // EVENT_POLLS)
     while (left := deadline - p.engine_now()) > 0:
         p.call(p.engine.compute, min(step, left))
         got = int(p.call(p.engine.ppe_event_wait, masks, False))

@@ -76,6 +76,7 @@ class Project:
     ppu: list[Program] = field(default_factory=list)
     spu: dict[str, Program] = field(default_factory=dict)
     archives: dict[str, list[str]] = field(default_factory=dict)
+    read: set[Path] = field(default_factory=set)
 
 
 def _sources(directory: Path, objs: str, program: str) -> list[Path]:
@@ -104,12 +105,15 @@ def _flags(v: dict[str, str], directory: Path) -> list[str]:
 def read(directory: str | Path, project: Project | None = None) -> Project:
     """The programs of the Makefile in ``directory`` and of its ``DIRS``."""
     directory = Path(directory).resolve()
+    project = project or Project()
+    if directory in project.read:  # DIRS that lead back (DIRS = .): each Makefile once
+        return project
+    project.read.add(directory)
     makefile = next(
         (directory / n for n in ("Makefile", "makefile", "GNUmakefile") if (directory / n).is_file()), None
     )
     if makefile is None:
         raise UsageError(f"no Makefile in {directory}")
-    project = project or Project()
     v = _variables(makefile)
     for sub in v.get("DIRS", "").split():
         read(directory / sub, project)
