@@ -295,9 +295,9 @@ int main(unsigned long long s, unsigned long long argp, unsigned long long e) {
     with pytest.raises(MfcError, match=r"tag.*in C at .*tag\.c:4\)"):
         _run_spu(_spu_only(tmp_path, bad_tag, "tag"), argp=0x1000)
     heap = """#include <spu_mfcio.h>
-#include <stdlib.h>
+#include <string.h>
 int main(unsigned long long s, unsigned long long argp, unsigned long long e) {
-    char *buf = malloc(4096);
+    char *buf = strdup("the C library's own allocation: the host's heap");
     mfc_get(buf, argp, 128, 0, 0, 0);
     return buf[0];
 }

@@ -300,6 +300,38 @@ int main(unsigned long long speid, unsigned long long argp, unsigned long long e
 """
 
 
+SPU_HEAP = r"""
+#include <libmisc.h>
+#include <spu_mfcio.h>
+#include <stdlib.h>
+int main(unsigned long long speid, unsigned long long argp, unsigned long long envp) {
+    unsigned int *buf = malloc_align(4096, 7); /* the heap is local store: a DMA target */
+    char *small = malloc(24);
+    void *too_big = malloc(256 * 1024);
+    mfc_get(buf, argp, 128, 0, 0, 0);
+    mfc_write_tag_mask(1);
+    mfc_read_tag_status_all();
+    unsigned int lsa = (unsigned int)(unsigned long)buf;
+    int ok = buf[0] == 7 && lsa % 128 == 0 && lsa < 0x30000 && small && !too_big;
+    free(small);
+    free_align(buf);
+    return ok;
+}
+"""
+
+
+def test_the_spu_heap_is_local_store(tmp_path: Path) -> None:
+    from cellsim import Machine
+    from cellsim.c import CProgram
+
+    f = _write(tmp_path, spu__c=SPU_HEAP)
+    m = Machine("qs20-1chip", seed=0)
+    ea = m.alloc(128)
+    m.memory(int(ea), 4)[:] = [7, 0, 0, 0]
+    m.load(0, CProgram(build([], {"heap": [f["spu__c"]]}, tmp_path / "app"), "heap"), argp=int(ea))
+    assert [p.exit_code for p in m.run().programs] == [1]
+
+
 def test_statics_sit_at_their_local_store_address(tmp_path: Path) -> None:
     from cellsim import Machine
     from cellsim.c import CProgram

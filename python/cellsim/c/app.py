@@ -36,8 +36,9 @@ FORMAT = 2
 _HERE = Path(__file__).resolve().parent
 
 # The host calls a program's image must not make on the host: exit ends the
-# simulated program; a PPU program's heap and threads are the simulated machine's.
-_SPU_WRAPS = ["exit"]
+# simulated program; a program's heap is the simulated machine's (an SPU program's
+# in its local store), and so are a PPU program's threads.
+_SPU_WRAPS = ["exit", "malloc", "free", "calloc", "realloc", "posix_memalign", "memalign", "aligned_alloc"]
 _PPU_WRAPS = [
     "exit",
     "malloc",

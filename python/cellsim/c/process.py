@@ -272,12 +272,13 @@ class CProcess:
             raise ProcessEnded(self._ended())
         raise HostLimit(why)
 
-    def setup(self, fd: int, offset: int, home: int) -> None:
+    def setup(self, fd: int, offset: int, home: int, heap: tuple[int, int] = (0, 0)) -> None:
         """The image's data becomes the pages of ``fd`` from ``offset``
-        (mapped at ``home`` in the process too), after its first contents are copied there."""
+        (mapped at ``home`` in the process too), after its first contents are
+        copied there; an SPU program's ``malloc`` takes ``heap`` (its bounds in the process)."""
         w = self.words
         w[W_CMD] = CMD_SETUP
-        w[W_CARGS : W_CARGS + 3] = (fd, offset, home)
+        w[W_CARGS : W_CARGS + 5] = (fd, offset, home, *heap)
         self._wait()
 
     def new_thread(

@@ -353,6 +353,9 @@ static void report(cellsim_thread *t, int64_t op) {
         thread_free(t);
 }
 
+/* An SPU program's heap (spu_runtime.c); a PPU image has none (its heap is main memory). */
+__attribute__((weak)) void cellsim_heap_setup(char *lo, char *hi);
+
 static void setup(void) {
     /* the image's data becomes the pages of a shared file (a local store, main
      * memory), after its first contents are copied there */
@@ -374,6 +377,8 @@ static void setup(void) {
             _exit(127);
         }
     }
+    if (cellsim_heap_setup && ctl->cargs[4] > ctl->cargs[3])
+        cellsim_heap_setup((char *)(uintptr_t)ctl->cargs[3], (char *)(uintptr_t)ctl->cargs[4]);
     ctl->msg = CELLSIM_MSG_READY;
 }
 

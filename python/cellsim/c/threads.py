@@ -803,7 +803,8 @@ class CProgram:
         p, proc = t.program, t.proc
         reserved = ls_page(int(p.machine.info["ls_reserved_bytes"]))
         page = (proc.seg_start - SPU_LS_AT) // PAGE * PAGE
-        if not reserved <= page < size:
+        in_place = reserved <= page < size
+        if not in_place:
             page = reserved
         t.ls_base = page + proc.seg_start % PAGE
         end = t.ls_base + proc.seg_size
@@ -818,7 +819,13 @@ class CProgram:
                 spe=p.spe,
                 command=f"load {self.image.name}",
             )
-        proc.setup(fd, page, SPU_LS_AT + page)
+        # the heap: from a page past the data (kept for Python helpers, cellsim.sync) to the stack
+        heap = (mapped_end + PAGE, p.ls_top)
+        if in_place and heap[0] < heap[1]:
+            proc.setup(fd, page, SPU_LS_AT + page, (SPU_LS_AT + heap[0], SPU_LS_AT + heap[1]))
+            p.ls_top = heap[0]
+        else:  # malloc is the host's (not DMA-able)
+            proc.setup(fd, page, SPU_LS_AT + page)
         p.ls_next = max(p.ls_next, end)  # Python helpers (cellsim.sync) allocate past it
 
     def __repr__(self) -> str:
