@@ -49,7 +49,7 @@ def _write(d: Path, **files: str) -> dict[str, Path]:
 PPU_NAMES = r"""
 #include <libspe2.h>
 #include <stdio.h>
-extern spe_program_handle_t hello_spu; /* embedspu's symbol for hello.spu.elf */
+extern spe_program_handle_t hello_spu; /* embedspu's, not spe_image_open("old.elf") */
 int main(void) {
     spe_program_handle_t *task = spe_image_open("spu-task");
     spe_program_handle_t *elf = spe_image_open("./build/hello.spu.elf");

@@ -105,7 +105,7 @@ def written_names(sources: Iterable[str | Path]) -> list[tuple[str, str, str]]:
     found: list[tuple[str, str, str]] = []
     for src in _with_local_headers(sources):
         try:
-            text = src.read_text(errors="replace")
+            text = _code(src.read_text(errors="replace"))
         except OSError:
             continue
         for how, pattern in (("spe_image_open", _OPEN), ("extern spe_program_handle_t", _EXTERN)):
@@ -113,6 +113,19 @@ def written_names(sources: Iterable[str | Path]) -> list[tuple[str, str, str]]:
                 line = text.count("\n", 0, m.start()) + 1
                 found.append((how, m.group(1), f"{src}:{line}"))
     return found
+
+
+_TOKENS = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|/\*.*?\*/|//[^\n]*', re.S)
+
+
+def _code(text: str) -> str:
+    """C text without its comments (a name in a comment is not a use), lines kept."""
+
+    def blank(m: re.Match[str]) -> str:
+        t = m.group(0)
+        return t if t[0] in "\"'" else "\n" * t.count("\n") + " "
+
+    return _TOKENS.sub(blank, text)
 
 
 _INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
