@@ -379,3 +379,13 @@ def test_an_intrinsic_cellsim_lacks_is_a_build_error_naming_it(tmp_path: Path) -
     )
     with pytest.raises(CompileError, match="spu_cntlz"):
         build([], {"p": [f["spu__c"]]}, tmp_path / "app")
+
+
+def test_an_isolated_context_is_refused_naming_the_flag(tmp_path: Path) -> None:
+    f = _write(
+        tmp_path,
+        ppu__c="#include <libspe2.h>\nint main(void) {\n"
+        "    return spe_context_create(SPE_ISOLATE, NULL) != NULL;\n}\n",
+    )
+    with pytest.raises(UsageError, match=r"SPE_ISOLATE.*not model.*\(in C at .*ppu\.c:3\)"):
+        run_app(build([f["ppu__c"]], {}, tmp_path / "app"))

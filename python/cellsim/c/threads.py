@@ -443,6 +443,11 @@ class CThread:
         return self.program.machine.spe_count
 
     def ctx_create(self, a: list[int]) -> int:
+        if a[0] & _ISOLATE_FLAGS:
+            raise UsageError(
+                f"spe_context_create: flags 0x{a[0]:x} ask for an isolated SPE (SPE_ISOLATE or "
+                "SPE_ISOLATE_EMULATE), which cellsim does not model"
+            )
         ctx = ppe.spe_context_create(a[0])
         self.env.contexts[ctx.spe] = ctx
         return ctx.spe
@@ -637,6 +642,8 @@ def _encode_stop(stop: ppe.StopInfo) -> int:
     reason = _STOP_REASONS[stop.stop_reason]
     return 1 << 63 | reason << 40 | stop.errno << 32 | (stop.exit_code & 0xFFFFFFFF)
 
+
+_ISOLATE_FLAGS = 0x80 | 0x100  # libspe2.h's SPE_ISOLATE, SPE_ISOLATE_EMULATE
 
 # spe_context_run's stop reasons (libspe2.h's SPE_*)
 _STOP_REASONS = {"exit": 1, "runtime_error": 3, "runtime_exception": 4, "runtime_fatal": 5}

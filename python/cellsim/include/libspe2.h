@@ -56,6 +56,8 @@ typedef struct spe_stop_info {
 #define SPE_CFG_SIGNOTIFY1_OR 0x00000010
 #define SPE_CFG_SIGNOTIFY2_OR 0x00000020
 #define SPE_MAP_PS 0x00000040
+#define SPE_ISOLATE 0x00000080         /* isolated programs: not modelled (refused) */
+#define SPE_ISOLATE_EMULATE 0x00000100 /* not modelled (refused) */
 #define SPE_EVENTS_ENABLE 0x00001000
 #define SPE_AFFINITY_MEMORY 0x00000001
 
@@ -65,6 +67,7 @@ typedef struct spe_stop_info {
 #define SPE_RUNTIME_EXCEPTION 4
 #define SPE_RUNTIME_FATAL 5
 #define SPE_CALLBACK_ERROR 6
+#define SPE_ISOLATION_ERROR 7
 
 /* stopinfo->result.spe_runtime_error / spe_runtime_exception (cellsim: a C SPU program
  * that dies of a signal stops its SPE with one of these; see docs/c-programs.md) */
