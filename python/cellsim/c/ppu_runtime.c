@@ -34,10 +34,12 @@ static uint64_t rq_at(int op, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3
 
 spe_context_ptr_t spe_context_create(unsigned int flags, spe_gang_context_ptr_t gang) {
     (void)gang;
+    /* the request first: the allocation is a request too, which would take the call site */
+    int spe = (int)RQ(CELLSIM_RQ_CTX_CREATE, flags, 0, 0, 0, 0, 0);
     struct spe_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
         return 0;
-    ctx->spe = (int)RQ(CELLSIM_RQ_CTX_CREATE, flags, 0, 0, 0, 0, 0);
+    ctx->spe = spe;
     ctx->flags = flags;
     return ctx;
 }
@@ -254,10 +256,11 @@ struct cellsim_event_handler {
 };
 
 spe_event_handler_ptr_t spe_event_handler_create(void) {
+    int number = (int)RQ(CELLSIM_RQ_EVENT_HANDLER, 0, 0, 0, 0, 0, 0); /* before the allocation's request */
     struct cellsim_event_handler *h = calloc(1, sizeof *h);
     if (!h)
         return 0;
-    h->number = (int)RQ(CELLSIM_RQ_EVENT_HANDLER, 0, 0, 0, 0, 0, 0);
+    h->number = number;
     return h;
 }
 
