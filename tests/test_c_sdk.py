@@ -389,3 +389,11 @@ def test_an_isolated_context_is_refused_naming_the_flag(tmp_path: Path) -> None:
     )
     with pytest.raises(UsageError, match=r"SPE_ISOLATE.*not model.*\(in C at .*ppu\.c:3\)"):
         run_app(build([f["ppu__c"]], {}, tmp_path / "app"))
+
+
+def test_libspe2_from_an_spu_program_is_a_link_error_saying_whose_library_it_is(tmp_path: Path) -> None:
+    f = _write(
+        tmp_path, spu__c="#include <libspe2.h>\nint main(void) {\n    return spe_in_mbox_status(NULL);\n}\n"
+    )
+    with pytest.raises(CompileError, match="spe_in_mbox_status: libspe2 is the PPU's library"):
+        build([], {"p": [f["spu__c"]]}, tmp_path / "app")

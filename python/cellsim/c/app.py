@@ -169,7 +169,7 @@ def _flags(side: str, count_intrinsics: bool, wraps: Sequence[str]) -> list[str]
 def _compile(cmd: list[str], warnings: list[str] | None, what: str) -> None:
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
-        why = explain_link_error(proc.stderr)
+        why = explain_link_error(proc.stderr, spu=what.startswith("the SPU"))
         raise CompileError(
             f"the C compiler ({cmd[0]}) failed to build {what}"
             + (f": {why}" if why else "")

@@ -63,16 +63,19 @@ def undefined_symbols(linker_output: str) -> list[str]:
     return list(dict.fromkeys(_UNDEFINED.findall(linker_output)))
 
 
-def explain_link_error(linker_output: str) -> str:
+def explain_link_error(linker_output: str, spu: bool = False) -> str:
     """One line on what the linker refused: libspe2 functions cellsim does not
-    implement, or other undefined functions (a missing source file, a typo)."""
+    implement (or, in an SPU program, any: libspe2 is the PPU's library), or
+    other undefined functions (a missing source file, a typo)."""
     missing = undefined_symbols(linker_output)
     if not missing:
         return ""
     ours = [s for s in missing if s in LIBSPE2]
     others = [s for s in missing if s not in LIBSPE2]
     parts = []
-    if ours:
+    if ours and spu:
+        parts.append(f"{', '.join(ours)}: libspe2 is the PPU's library, an SPU program cannot call it")
+    elif ours:
         parts.append(
             f"{', '.join(ours)} {'is' if len(ours) == 1 else 'are'} part of libspe2 but not implemented by "
             "cellsim (docs/c-programs.md lists each libspe2 call with its status)"
