@@ -375,9 +375,9 @@ def test_an_intrinsic_cellsim_lacks_is_a_build_error_naming_it(tmp_path: Path) -
     f = _write(
         tmp_path,
         spu__c="#include <spu_intrinsics.h>\nint main(void) {\n"
-        "    return spu_extract(spu_cntlz(spu_splats(1u)), 0);\n}\n",
+        "    return spu_extract(spu_genc(spu_splats(1u), spu_splats(2u)), 0);\n}\n",
     )
-    with pytest.raises(CompileError, match="spu_cntlz"):
+    with pytest.raises(CompileError, match="spu_genc"):
         build([], {"p": [f["spu__c"]]}, tmp_path / "app")
 
 
