@@ -144,6 +144,8 @@ def embedded(project: Project, ppu: Program) -> list[str]:
         if imp.startswith("-l") or not imp.endswith(".a"):
             continue
         lib = Path(imp).name
+        if lib.removeprefix("lib").removesuffix(".a") in _SDK_LIBS and lib not in project.archives:
+            continue  # $(SDKLIB)/libmisc.a: cellsim's own
         if lib in project.archives:
             wanted += project.archives[lib]
         elif Path(lib).stem.removeprefix("lib") in project.spu:
