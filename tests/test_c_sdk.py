@@ -359,7 +359,9 @@ def test_make_reads_the_sdk_makefiles_and_names_a_missing_embedding(tmp_path: Pa
     )
     _write(tmp_path / "spu", a_spu__c=SPU_ARGS)
     _write(
-        tmp_path, Makefile="DIRS = spu\nPROGRAM_ppu = app\nIMPORTS = spu/lib_a.a -lspe2\n", app__c=PPU_NAMES
+        tmp_path,
+        Makefile="DIRS = spu\nPROGRAM_ppu = app\nIMPORTS = spu/lib_a.a -lspe2 $(SDKLIB)/libmisc.a\n",
+        app__c=PPU_NAMES,
     )
     project = makefile.read(tmp_path)
     assert [p.name for p in project.ppu] == ["app"]
