@@ -399,3 +399,30 @@ def test_libspe2_from_an_spu_program_is_a_link_error_saying_whose_library_it_is(
     )
     with pytest.raises(CompileError, match="spe_in_mbox_status: libspe2 is the PPU's library"):
         build([], {"p": [f["spu__c"]]}, tmp_path / "app")
+
+
+PPU_PROXY = r"""
+#include <libspe2.h>
+#include <stdio.h>
+static int src[32] __attribute__((aligned(128))), dst[32] __attribute__((aligned(128)));
+int main(void) {
+    for (int i = 0; i < 32; i++)
+        src[i] = i + 1;
+    spe_context_ptr_t ctx = spe_context_create(0, NULL);
+    spe_mfcio_get(ctx, 0x20000, src, sizeof src, 3, 0, 0);
+    spe_mfcio_putb(ctx, 0x20000, dst, sizeof dst, 3, 0, 0); /* the barrier: after the get */
+    spe_mfcio_getf(ctx, 0x20080, src, sizeof src, 4, 0, 0);
+    spe_mfcio_putf(ctx, 0x20080, dst, sizeof dst, 4, 0, 0);
+    spe_mfcio_getb(ctx, 0x20100, src, sizeof src, 5, 0, 0);
+    unsigned int status;
+    spe_mfcio_tag_status_read(ctx, 0x38, SPE_TAG_ALL, &status);
+    printf("%d %d\n", dst[0], dst[31]);
+    return 0;
+}
+"""
+
+
+def test_the_barriered_and_fenced_proxy_dmas(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    f = _write(tmp_path, ppu__c=PPU_PROXY)
+    assert run_app(build([f["ppu__c"]], {}, tmp_path / "app")).exit_code == 0
+    assert capfd.readouterr().out == "1 32\n"

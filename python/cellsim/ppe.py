@@ -30,7 +30,7 @@ libspe2 / PPE call                 simulated as
 ``spe_in_mbox_write``              a 4-byte store to the SPE's problem state over the EIB
 ``spe_out_mbox_read``              a 4-byte load from it (waits for a message if blocking)
 ``spe_signal_write``               a 4-byte store to a signal register
-``spe_mfcio_get/put``              a command in the SPE's 8-entry proxy queue
+``spe_mfcio_get/put[b|f]``        a command in the SPE's 8-entry proxy queue
 ``spe_mfcio_tag_status_read``      the proxy tag groups
 ``load`` / ``store``               through the PPE's L1 and L2 (main memory), or a bus
                                    request for local stores and registers
@@ -118,7 +118,11 @@ __all__ = [
     "spe_in_mbox_write",
     "spe_ls_area_get",
     "spe_mfcio_get",
+    "spe_mfcio_getb",
+    "spe_mfcio_getf",
     "spe_mfcio_put",
+    "spe_mfcio_putb",
+    "spe_mfcio_putf",
     "spe_mfcio_tag_status_read",
     "spe_out_intr_mbox_read",
     "spe_out_intr_mbox_status",
@@ -491,22 +495,53 @@ def spe_signal_write(ctx: SpeContext, signal_reg: int, data: int) -> None:
     )
 
 
+def _proxy_dma(call: str, opcode: int, ctx: SpeContext, lsa: int, ea: int, size: int, tag: int) -> None:
+    """A proxy command (``opcode``) in the SPE's proxy queue."""
+    p = _ppe(call)
+    args = mfc_args(call, ctx.spe, p.engine_now, ls=lsa, ea=ea, size=size, tag=tag)
+    p.call(p.engine.proxy_mfc, ctx.spe, opcode, *args)
+
+
 def spe_mfcio_get(
     ctx: SpeContext, lsa: int, ea: int, size: int, tag: int, tid: int = 0, rid: int = 0
 ) -> None:
     """A proxy DMA from ``ea`` into the SPE's local store at ``lsa``."""
-    p = _ppe("spe_mfcio_get")
-    args = mfc_args("spe_mfcio_get", ctx.spe, p.engine_now, ls=lsa, ea=ea, size=size, tag=tag)
-    p.call(p.engine.proxy_mfc, ctx.spe, 0x40, *args)
+    _proxy_dma("spe_mfcio_get", 0x40, ctx, lsa, ea, size, tag)
+
+
+def spe_mfcio_getb(
+    ctx: SpeContext, lsa: int, ea: int, size: int, tag: int, tid: int = 0, rid: int = 0
+) -> None:
+    """:func:`spe_mfcio_get` with a barrier: after every earlier command of its tag group."""
+    _proxy_dma("spe_mfcio_getb", 0x41, ctx, lsa, ea, size, tag)
+
+
+def spe_mfcio_getf(
+    ctx: SpeContext, lsa: int, ea: int, size: int, tag: int, tid: int = 0, rid: int = 0
+) -> None:
+    """:func:`spe_mfcio_get` with a fence: after the earlier commands of its tag group issued before it."""
+    _proxy_dma("spe_mfcio_getf", 0x42, ctx, lsa, ea, size, tag)
 
 
 def spe_mfcio_put(
     ctx: SpeContext, lsa: int, ea: int, size: int, tag: int, tid: int = 0, rid: int = 0
 ) -> None:
     """A proxy DMA from the SPE's local store at ``lsa`` to ``ea``."""
-    p = _ppe("spe_mfcio_put")
-    args = mfc_args("spe_mfcio_put", ctx.spe, p.engine_now, ls=lsa, ea=ea, size=size, tag=tag)
-    p.call(p.engine.proxy_mfc, ctx.spe, 0x20, *args)
+    _proxy_dma("spe_mfcio_put", 0x20, ctx, lsa, ea, size, tag)
+
+
+def spe_mfcio_putb(
+    ctx: SpeContext, lsa: int, ea: int, size: int, tag: int, tid: int = 0, rid: int = 0
+) -> None:
+    """:func:`spe_mfcio_put` with a barrier."""
+    _proxy_dma("spe_mfcio_putb", 0x21, ctx, lsa, ea, size, tag)
+
+
+def spe_mfcio_putf(
+    ctx: SpeContext, lsa: int, ea: int, size: int, tag: int, tid: int = 0, rid: int = 0
+) -> None:
+    """:func:`spe_mfcio_put` with a fence."""
+    _proxy_dma("spe_mfcio_putf", 0x22, ctx, lsa, ea, size, tag)
 
 
 def spe_mfcio_tag_status_read(ctx: SpeContext, mask: int, behavior: int = SPE_TAG_ALL) -> int:

@@ -227,19 +227,20 @@ void *spe_ps_area_get(spe_context_ptr_t spe, int area) {
     return (void *)RQ(CELLSIM_RQ_PS_AREA, spe->spe, area, 0, 0, 0, 0);
 }
 
-int spe_mfcio_get(spe_context_ptr_t spe, unsigned int lsa, void *ea, unsigned int size, unsigned int tag,
-                  unsigned int tid, unsigned int rid) {
-    (void)tid, (void)rid;
-    RQ(CELLSIM_RQ_MFCIO, spe->spe, 0x40, lsa, ea, size, tag);
-    return 0;
-}
-
-int spe_mfcio_put(spe_context_ptr_t spe, unsigned int lsa, void *ea, unsigned int size, unsigned int tag,
-                  unsigned int tid, unsigned int rid) {
-    (void)tid, (void)rid;
-    RQ(CELLSIM_RQ_MFCIO, spe->spe, 0x20, lsa, ea, size, tag);
-    return 0;
-}
+/* The proxy DMAs: one request each, with the MFC opcode (get 0x40, put 0x20; +1 barrier, +2 fence). */
+#define CELLSIM_PROXY_DMA(fn, opcode)                                                                    \
+    int fn(spe_context_ptr_t spe, unsigned int lsa, void *ea, unsigned int size, unsigned int tag,      \
+           unsigned int tid, unsigned int rid) {                                                        \
+        (void)tid, (void)rid;                                                                            \
+        RQ(CELLSIM_RQ_MFCIO, spe->spe, (opcode), lsa, ea, size, tag);                                    \
+        return 0;                                                                                        \
+    }
+CELLSIM_PROXY_DMA(spe_mfcio_get, 0x40)
+CELLSIM_PROXY_DMA(spe_mfcio_getb, 0x41)
+CELLSIM_PROXY_DMA(spe_mfcio_getf, 0x42)
+CELLSIM_PROXY_DMA(spe_mfcio_put, 0x20)
+CELLSIM_PROXY_DMA(spe_mfcio_putb, 0x21)
+CELLSIM_PROXY_DMA(spe_mfcio_putf, 0x22)
 
 int spe_mfcio_tag_status_read(spe_context_ptr_t spe, unsigned int mask, unsigned int behavior,
                               unsigned int *tag_status) {

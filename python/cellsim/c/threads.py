@@ -580,7 +580,9 @@ class CThread:
     def mfcio(self, a: list[int]) -> int:
         spe, opcode, lsa, ea, size, tag = a[:6]
         ctx = self.context(spe)
-        call = ppe.spe_mfcio_get if opcode == spu.MFC_GET_CMD else ppe.spe_mfcio_put
+        call = _PROXY_DMAS.get(opcode)
+        if call is None:
+            raise UsageError(f"spe_mfcio_*: MFC opcode 0x{opcode:x} is not a proxy get or put")
         call(ctx, lsa, self.env.ea(ea), size, tag)
         return 0
 
@@ -643,6 +645,14 @@ def _encode_stop(stop: ppe.StopInfo) -> int:
     return 1 << 63 | reason << 40 | stop.errno << 32 | (stop.exit_code & 0xFFFFFFFF)
 
 
+_PROXY_DMAS: dict[int, Callable[[ppe.SpeContext, int, int, int, int], None]] = {
+    0x40: ppe.spe_mfcio_get,
+    0x41: ppe.spe_mfcio_getb,
+    0x42: ppe.spe_mfcio_getf,
+    0x20: ppe.spe_mfcio_put,
+    0x21: ppe.spe_mfcio_putb,
+    0x22: ppe.spe_mfcio_putf,
+}
 _ISOLATE_FLAGS = 0x80 | 0x100  # libspe2.h's SPE_ISOLATE, SPE_ISOLATE_EMULATE
 
 # spe_context_run's stop reasons (libspe2.h's SPE_*)

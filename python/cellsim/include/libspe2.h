@@ -143,13 +143,6 @@ int spe_mfcio_get(spe_context_ptr_t spe, unsigned int lsa, void *ea, unsigned in
                   unsigned int tag, unsigned int tid, unsigned int rid);
 int spe_mfcio_put(spe_context_ptr_t spe, unsigned int lsa, void *ea, unsigned int size,
                   unsigned int tag, unsigned int tid, unsigned int rid);
-int spe_mfcio_tag_status_read(spe_context_ptr_t spe, unsigned int mask, unsigned int behavior,
-                              unsigned int *tag_status);
-int spe_cpu_info_get(int info_requested, int cpu_node);
-
-/* libspe2 calls cellsim does not implement: declared as the SDK declares them, defined
- * nowhere, so a program that calls one fails to link and `cellsim cc` names it
- * (docs/c-programs.md lists each call's status). */
 int spe_mfcio_getb(spe_context_ptr_t spe, unsigned int lsa, void *ea, unsigned int size, unsigned int tag,
                    unsigned int tid, unsigned int rid);
 int spe_mfcio_getf(spe_context_ptr_t spe, unsigned int lsa, void *ea, unsigned int size, unsigned int tag,
@@ -158,6 +151,13 @@ int spe_mfcio_putb(spe_context_ptr_t spe, unsigned int lsa, void *ea, unsigned i
                    unsigned int tid, unsigned int rid);
 int spe_mfcio_putf(spe_context_ptr_t spe, unsigned int lsa, void *ea, unsigned int size, unsigned int tag,
                    unsigned int tid, unsigned int rid);
+int spe_mfcio_tag_status_read(spe_context_ptr_t spe, unsigned int mask, unsigned int behavior,
+                              unsigned int *tag_status);
+int spe_cpu_info_get(int info_requested, int cpu_node);
+
+/* libspe2 calls cellsim does not implement: declared as the SDK declares them, defined
+ * nowhere, so a program that calls one fails to link and `cellsim cc` names it
+ * (docs/c-programs.md lists each call's status). */
 int spe_mssync_start(spe_context_ptr_t spe);
 int spe_mssync_status(spe_context_ptr_t spe);
 int spe_callback_handler_register(void *handler, unsigned int callnum, unsigned int mode);
@@ -190,6 +190,10 @@ int spe_event_wait(spe_event_handler_ptr_t evhandler, spe_event_unit_t *events, 
 #define spe_ps_area_get(...) __CS_AT((spe_ps_area_get)(__VA_ARGS__))
 #define spe_mfcio_get(...) __CS_AT((spe_mfcio_get)(__VA_ARGS__))
 #define spe_mfcio_put(...) __CS_AT((spe_mfcio_put)(__VA_ARGS__))
+#define spe_mfcio_getb(...) __CS_AT((spe_mfcio_getb)(__VA_ARGS__))
+#define spe_mfcio_getf(...) __CS_AT((spe_mfcio_getf)(__VA_ARGS__))
+#define spe_mfcio_putb(...) __CS_AT((spe_mfcio_putb)(__VA_ARGS__))
+#define spe_mfcio_putf(...) __CS_AT((spe_mfcio_putf)(__VA_ARGS__))
 #define spe_mfcio_tag_status_read(...) __CS_AT((spe_mfcio_tag_status_read)(__VA_ARGS__))
 #define spe_event_handler_register(...) __CS_AT((spe_event_handler_register)(__VA_ARGS__))
 #define spe_event_handler_deregister(...) __CS_AT((spe_event_handler_deregister)(__VA_ARGS__))
