@@ -829,9 +829,11 @@ class CProgram:
         if end > p.ls_top or mapped_end > size:
             proc.close()
             raise MfcError(
-                f"the C program {self.image.name}'s static data ({proc.seg_size} bytes) does not fit in the "
-                f"local store of SPE {p.spe}: it would end at 0x{end:x}, where its stack begins at "
-                f"0x{p.ls_top:x} ({SPU_STACK_BYTES // 1024} KB at the top of the local store)",
+                f"the C program {self.image.name}'s static data ({proc.seg_size} bytes"
+                + (", after its code" if in_place else "")
+                + f") does not fit in the local store of SPE {p.spe}: it would end at 0x{end:x}, past "
+                f"0x{p.ls_top:x} where its stack begins ({SPU_STACK_BYTES // 1024} KB at the top of the "
+                "local store)",
                 kind="ls_overflow",
                 spe=p.spe,
                 command=f"load {self.image.name}",
