@@ -11,6 +11,7 @@ time, that every name a PPU source writes reaches exactly one program.
 
 from __future__ import annotations
 
+import ctypes
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -75,21 +76,42 @@ def resolve(written: str, programs: Iterable[str]) -> list[str]:
 
 
 def symbols(programs: Iterable[str], written: Iterable[str] = ()) -> dict[str, str]:
-    """The handle symbols to define, each with its program: every alias that
-    is a C identifier and reaches one program only (an ambiguous one is left
-    undefined, so the linker names it), and each ``written`` symbol that
-    reaches one program."""
+    """The handle symbols to define, each with its program: each ``written``
+    symbol (an ``extern spe_program_handle_t`` of the sources) that reaches one
+    program, and the program's own name and stems as C identifiers (a handle
+    declared in a header cellsim did not read), unless ambiguous, a C keyword
+    or a symbol the C library has (``read``: a handle there would take the
+    program's calls to it)."""
     programs = list(programs)
     owners: dict[str, set[str]] = {}
     for p in programs:
-        for a in aliases(p):
-            if _IDENT.match(a):
+        for a in {_identifier(n) for n in (p, *_stems(p))}:
+            if _IDENT.match(a) and a not in _C_KEYWORDS and not _library_symbol(a):
                 owners.setdefault(a, set()).add(p)
     for w in written:
         hits = resolve(w, programs)
         if _IDENT.match(w) and len(hits) == 1:
             owners[w] = set(hits)
     return {a: next(iter(ps)) for a, ps in owners.items() if len(ps) == 1}
+
+
+_C_KEYWORDS = frozenset(
+    re.findall(
+        r"\w+",
+        """auto break case char const continue default do double else enum extern float for goto if
+        inline int long register restrict return short signed sizeof static struct switch typedef
+        union unsigned void volatile while _Bool _Complex _Imaginary _Alignas _Alignof _Atomic
+        _Generic _Noreturn _Static_assert _Thread_local asm typeof""",
+    )
+)
+
+
+def _library_symbol(name: str) -> bool:
+    """Whether the C library (or another library this process has loaded) defines ``name``."""
+    try:
+        return hasattr(ctypes.CDLL(None), name)
+    except OSError:
+        return False
 
 
 def written_symbols(sources: Iterable[str | Path]) -> list[str]:
