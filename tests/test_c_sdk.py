@@ -426,3 +426,17 @@ def test_the_barriered_and_fenced_proxy_dmas(tmp_path: Path, capfd: pytest.Captu
     f = _write(tmp_path, ppu__c=PPU_PROXY)
     assert run_app(build([f["ppu__c"]], {}, tmp_path / "app")).exit_code == 0
     assert capfd.readouterr().out == "1 32\n"
+
+
+def test_the_closest_image_name_wins() -> None:
+    from cellsim.c.names import resolve, symbols
+
+    programs = ["hello.spu.elf", "hello.elf", "spu-task", "x_spu"]
+    assert resolve("hello_spu", programs) == ["hello.spu.elf"]  # embedspu's symbol
+    assert resolve("/opt/app/hello.elf", programs) == ["hello.elf"]
+    assert resolve("task", programs) == ["spu-task"]
+    assert resolve("x", programs) == ["x_spu"]
+    assert resolve("hello", programs) == ["hello.spu.elf", "hello.elf"]  # ambiguous: a build error
+    assert resolve("nothing", programs) == []
+    # never a handle named like a C keyword or a C library function
+    assert "read" not in symbols(["spu-read.elf", "read"]) and "int" not in symbols(["int"])

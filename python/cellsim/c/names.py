@@ -65,14 +65,26 @@ def aliases(program: str) -> set[str]:
 
 def resolve(written: str, programs: Iterable[str]) -> list[str]:
     """The programs a written name (a file given to ``spe_image_open``, or a
-    handle's symbol) reaches: an exact match first, else through the aliases."""
+    handle's symbol) reaches: the closest match wins, the name itself, then
+    its stems as identifiers (``hello_spu`` is ``hello.spu.elf`` rather than
+    ``hello.elf``), then every alias."""
     programs = list(programs)
     base = written.rsplit("/", 1)[-1]
-    exact = [p for p in programs if p == base]
-    if exact:
-        return exact
-    wanted = aliases(written)
-    return [p for p in programs if aliases(p) & wanted]
+    for near in (
+        lambda p: p == base,
+        lambda p: _identifier(base) in _forms(p),
+        lambda p: bool(_forms(p) & _forms(written)),
+        lambda p: bool(aliases(p) & aliases(written)),
+    ):
+        hits = [p for p in programs if near(p)]
+        if hits:
+            return hits
+    return []
+
+
+def _forms(name: str) -> set[str]:
+    """A name and its stems, as C identifiers."""
+    return {_identifier(n) for n in (name, *_stems(name))}
 
 
 def symbols(programs: Iterable[str], written: Iterable[str] = ()) -> dict[str, str]:
@@ -85,7 +97,7 @@ def symbols(programs: Iterable[str], written: Iterable[str] = ()) -> dict[str, s
     programs = list(programs)
     owners: dict[str, set[str]] = {}
     for p in programs:
-        for a in {_identifier(n) for n in (p, *_stems(p))}:
+        for a in _forms(p):
             if _IDENT.match(a) and a not in _C_KEYWORDS and not _library_symbol(a):
                 owners.setdefault(a, set()).add(p)
     for w in written:
