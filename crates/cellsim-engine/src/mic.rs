@@ -37,7 +37,12 @@
 //! each bank's next row once per `banks x row_bytes`; many streams
 //! interleaved at the MIC keep closing each other's rows. With
 //! `mic.turnaround = "gap"` the data bus idles `mic.turnaround_ns` whenever
-//! it turns from reads to writes or back.
+//! it turns from reads to writes or back. With `mic.write_drain = "batch"`
+//! reads go first: a write that finds the data bus busy waits in its buffer
+//! until `mic.drain_lines` writes have gathered (or the buffers run out) and
+//! they drain back to back, one turn for the batch; a write that finds the
+//! bus idle drains at once. Under load the bus turns once a batch; a lone
+//! stream that mixes reads and writes still turns at nearly every write.
 //!
 //! Each chip has one such controller in front of its own memory. A request
 //! from the other chip of a blade reaches it through the BIF and the chip's
@@ -76,6 +81,17 @@ pub struct BankTiming {
     pub banks: Option<(u32, u32, Cycle)>,
     /// Read/write turnaround of the data bus, cycles (variant `mic.turnaround`; 0: none).
     pub turnaround: Cycle,
+    /// Writes gathered before a batch drains (variant `mic.write_drain =
+    /// "batch"`; 0: each write drains as it arrives).
+    pub drain_lines: u32,
+}
+
+/// A write held in its buffer until its batch drains.
+#[derive(Debug, Clone, Copy)]
+struct HeldWrite {
+    arrive: Cycle,
+    addr: u64,
+    burst: Cycle,
 }
 
 /// The DRAM's banks, each with one open row (see the module docs).
@@ -147,6 +163,9 @@ pub struct Mic {
     dram_variants: bool,
     /// The direction of the data bus's last access (writes: true).
     last_write: bool,
+    drain_lines: u32,
+    /// Writes waiting for their batch, oldest first (`drain_lines` > 0).
+    held: VecDeque<HeldWrite>,
     /// Counters.
     pub stats: MicStats,
 }
@@ -191,6 +210,10 @@ impl Mic {
                 crate::config::Turnaround::None => 0,
                 crate::config::Turnaround::Gap => clock.ns_to_cycles(cfg.mic.turnaround_ns),
             },
+            drain_lines: match cfg.mic.write_drain {
+                crate::config::WriteDrain::Arrival => 0,
+                crate::config::WriteDrain::Batch => cfg.mic.drain_lines,
+            },
         })
     }
 
@@ -219,6 +242,8 @@ impl Mic {
             turnaround: t.turnaround,
             dram_variants: t.banks.is_some() || t.turnaround > 0,
             last_write: false,
+            drain_lines: t.drain_lines,
+            held: VecDeque::new(),
             stats: MicStats::default(),
         }
     }
@@ -382,14 +407,50 @@ impl Mic {
     }
 
     /// Takes a write buffer for data that will arrive at `arrive`; returns
-    /// when the buffer will have drained into DRAM.
-    pub fn write(&mut self, arrive: Cycle, addr: u64, bytes: u32) -> Cycle {
+    /// when the buffer will have drained into DRAM, or `None` while the
+    /// write waits for its batch (`mic.write_drain = "batch"`).
+    pub fn write(&mut self, arrive: Cycle, addr: u64, bytes: u32) -> Option<Cycle> {
         debug_assert!(self.write_buffers_free > 0);
         self.write_buffers_free -= 1;
-        let burst = self.burst(bytes);
-        let start = self.take_dram(arrive, burst, addr, true);
         self.stats.writes += 1;
         self.stats.write_bytes += bytes as u64;
+        let burst = self.burst(bytes);
+        if self.drain_lines == 0 {
+            return Some(self.drain(arrive, addr, burst));
+        }
+        self.hold(HeldWrite {
+            arrive,
+            addr,
+            burst,
+        })
+    }
+
+    /// Write-drain batching: a write that finds the bus idle and nothing
+    /// held drains at once; otherwise it is held, and the batch drains when
+    /// it is `drain_lines` long or no buffer is left (a buffer must always
+    /// have a known drain time, or the arbiter could wait for ever).
+    fn hold(&mut self, w: HeldWrite) -> Option<Cycle> {
+        if self.held.is_empty() && self.dram_free <= w.arrive {
+            return Some(self.drain(w.arrive, w.addr, w.burst));
+        }
+        self.held.push_back(w);
+        if self.held.len() < self.drain_lines as usize && self.write_buffers_free > 0 {
+            return None;
+        }
+        // The batch goes once its last write is in; reads already scheduled
+        // keep their places ahead of it.
+        let ready = w.arrive;
+        let mut last = ready;
+        while let Some(h) = self.held.pop_front() {
+            last = self.drain(ready, h.addr, h.burst);
+        }
+        Some(last)
+    }
+
+    /// One write's burst on the data bus, not before `t`; its buffer frees
+    /// when the burst ends.
+    fn drain(&mut self, t: Cycle, addr: u64, burst: Cycle) -> Cycle {
+        let start = self.take_dram(t, burst, addr, true);
         let drained = start + burst;
         // Drains are kept sorted for `write_buffer`.
         let pos = self.drains.partition_point(|&d| d <= drained);
@@ -426,8 +487,9 @@ pub(crate) fn window_slot_taken(
 /// Contract: the future of a MIC is decided by each requester's window
 /// (`reads_active`, the requests waiting in `reads_waiting`), the DRAM's data
 /// bus (`dram_free`; `last_write` when the bus pays to turn), the write
-/// buffers (`write_buffers_free`, `drains`) and, with banks, each bank's open
-/// row and ready time. Left out: the refresh (`refresh_phase` and its
+/// buffers (`write_buffers_free`, `drains`), with write-drain batching the
+/// writes held for their batch (`held`: arrival, burst, and the address when
+/// banks make it matter) and, with banks, each bank's open row and ready time. Left out: the refresh (`refresh_phase` and its
 /// period: the phase moves on with time, so the jump asks
 /// [`Mic::refresh_meets`] instead), the settings fixed at build and `stats`
 /// (counters, which the jump scales).
@@ -450,6 +512,16 @@ impl Part for Mic {
         if self.turnaround > 0 {
             s.raw(self.last_write as u64);
         }
+        if self.drain_lines > 0 {
+            s.raw(self.held.len() as u64);
+            for w in &self.held {
+                s.time(w.arrive);
+                s.raw(w.burst);
+                if self.banks.is_some() {
+                    s.raw(w.addr);
+                }
+            }
+        }
         if let Some(b) = &self.banks {
             // A bank's row is an address: progress, but which row is open
             // decides hit or miss. The rows relative to each other would be
@@ -464,6 +536,7 @@ impl Part for Mic {
     fn shift(&mut self, _from: Cycle, dt: Cycle) {
         shift(&mut self.dram_free, dt);
         self.drains.iter_mut().for_each(|t| shift(t, dt));
+        self.held.iter_mut().for_each(|w| shift(&mut w.arrive, dt));
         if let Some(b) = self.banks.as_mut() {
             b.ready.iter_mut().for_each(|t| shift(t, dt));
         }
@@ -523,7 +596,7 @@ mod tests {
     fn writes_are_posted_into_buffers() {
         let (mut m, _) = mic(&["mic.write_buffer_lines=1"]);
         assert_eq!(m.write_buffer(0), Ok(()));
-        assert_eq!(m.write(10, 0, 128), 26, "drains after its DRAM burst");
+        assert_eq!(m.write(10, 0, 128), Some(26), "drains after its DRAM burst");
         assert_eq!(m.write_buffer(12), Err(26), "full until then");
         assert_eq!(m.write_buffer(26), Ok(()));
     }
@@ -594,7 +667,7 @@ mod tests {
         let r = m.start_read(0, 0, 128);
         assert_eq!(r, lat);
         // A write arriving as the read's burst ends waits for the turn.
-        assert_eq!(m.write(r, 4096, 128), r + 32 + 16);
+        assert_eq!(m.write(r, 4096, 128), Some(r + 32 + 16));
         // Two reads in a row pay nothing more than their bursts.
         let (mut m, _) = mic(&["mic.turnaround=gap", "mic.turnaround_ns=10"]);
         let a = m.start_read(0, 0, 128);
@@ -608,6 +681,7 @@ mod tests {
         use crate::part::{left_out_but_decides, rule_holds, Perturb, RuleCase};
         let now = 10_000;
         let (mut a, _) = mic(&[
+            "mic.write_drain=batch",
             "mic.turnaround=gap",
             "mic.dram=banks",
             "mic.reads_per_requester=2",
@@ -621,20 +695,27 @@ mod tests {
             let read = m.snoop_read(now, 3, 9, 512, 128).map(|t| t - now);
             let other = m.snoop_read(now, 4, 10, 1 << 20, 128).map(|t| t - now);
             let buffer = m.write_buffer(now).map_err(|t| t - now);
-            let drained = m.write(now + 5, 8192, 128) - now;
+            let drained = m.write(now + 5, 8192, 128).map(|t| t - now);
             (read, other, buffer, drained, m.release(3))
         };
         let counters = |m: &mut Mic| m.stats.reads += 7;
         let mut b = a.clone();
         counters(&mut b);
         assert_eq!(rule_holds(&a, &b, now, drive), RuleCase::SameFuture);
-        let decide: [Perturb<Mic>; 6] = [
+        let decide: [Perturb<Mic>; 7] = [
             ("dram_free", |m| m.dram_free += 3),
             ("last_write", |m| m.last_write = !m.last_write),
             ("reads_active", |m| m.reads_active[4] += 1),
             ("write_buffers_free", |m| m.write_buffers_free -= 1),
             ("open row", |m| m.banks.as_mut().unwrap().open[4] += 1),
             ("reads_waiting", |m| m.reads_waiting[3].push_back(77)),
+            ("held", |m| {
+                m.held.push_back(HeldWrite {
+                    arrive: 9_990,
+                    addr: 0,
+                    burst: 16,
+                })
+            }),
         ];
         for (field, perturb) in decide {
             let mut b = a.clone();
@@ -656,5 +737,45 @@ mod tests {
             a.refresh_meets(now, now + 400),
             b.refresh_meets(now, now + 400)
         );
+    }
+
+    #[test]
+    fn writes_that_find_the_bus_busy_drain_in_batches_behind_the_reads() {
+        let (mut m, t) = mic(&[
+            "mic.write_drain=batch",
+            "mic.drain_lines=2",
+            "mic.turnaround=gap",
+            "mic.turnaround_ns=10",
+        ]);
+        let lat = t.dram_latency;
+        // An idle bus: the write drains at once (turning from the reset's reads).
+        assert_eq!(m.write(0, 0, 128), Some(32 + 16));
+        // A read keeps the bus busy; the next write is held...
+        let r = m.start_read(100, 128, 128);
+        assert_eq!(r, 100 + lat, "long after the write: no wait to turn");
+        assert_eq!(m.write(r - 8, 256, 128), None, "held: the bus is busy");
+        // ...and a later read goes ahead of it.
+        let r2 = m.start_read(101, 384, 128);
+        assert_eq!(r2, r + 16, "the read does not wait for the held write");
+        // The second write completes the batch: both drain, one turn.
+        assert_eq!(m.write(r2, 512, 128), Some(r2 + 32 + 16 + 16));
+    }
+
+    #[test]
+    fn a_batch_drains_when_the_buffers_run_out() {
+        let (mut m, _) = mic(&[
+            "mic.write_drain=batch",
+            "mic.drain_lines=4",
+            "mic.write_buffer_lines=4",
+        ]);
+        let _ = m.start_read(0, 0, 128);
+        assert_eq!(m.write(1, 128, 128), None);
+        assert_eq!(m.write(1, 256, 128), None);
+        assert_eq!(m.write(1, 384, 128), None);
+        assert!(
+            m.write(1, 512, 128).is_some(),
+            "the last buffer drains the batch"
+        );
+        assert!(m.write_buffer(1).is_err(), "all four taken, drains known");
     }
 }
