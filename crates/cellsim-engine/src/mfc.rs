@@ -129,7 +129,7 @@ mod tests {
     use crate::bus::Space;
     use crate::mfc::command::{MfcCommand, Opcode};
     use crate::mfc::queue::{Entry, Segment};
-    use crate::part::{left_out_but_decides, rule_holds, Perturb, RuleCase};
+    use crate::part::{each_in_shape, left_out_but_decides, rule_holds, Perturb, RuleCase};
     use crate::topology::Ramp;
 
     /// A 16 KB command of `op` from memory address `ea`, `done` bytes unrolled.
@@ -192,15 +192,7 @@ mod tests {
             ("dmac_blocked", |m| m.dmac_blocked = true),
             ("in_flight", |m| m.queue.get_mut(0).in_flight += 1),
         ];
-        for (field, perturb) in decide {
-            let mut b = a.clone();
-            perturb(&mut b);
-            assert_eq!(
-                rule_holds(&a, &b, now, drive),
-                RuleCase::ShapesDiffer,
-                "{field}"
-            );
-        }
+        each_in_shape(&a, now, drive, &decide);
         // Bytes unrolled are progress, left out of the shape, and they do
         // decide the next request's address: the jump moves them by whole
         // lines per period and replays the moves at the advanced addresses.

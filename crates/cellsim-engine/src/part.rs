@@ -116,3 +116,22 @@ pub(crate) fn left_out_but_decides<P: Part + Clone, O: PartialEq + std::fmt::Deb
 /// A named perturbation of one field of a part (for tests of the shape rule).
 #[cfg(test)]
 pub(crate) type Perturb<P> = (&'static str, fn(&mut P));
+
+/// Every perturbation of `decide` changes a field that is in the shape.
+#[cfg(test)]
+pub(crate) fn each_in_shape<P: Part + Clone, O: PartialEq + std::fmt::Debug>(
+    a: &P,
+    now: Cycle,
+    drive: impl Fn(&mut P) -> O,
+    decide: &[Perturb<P>],
+) {
+    for (field, perturb) in decide {
+        let mut b = a.clone();
+        perturb(&mut b);
+        assert_eq!(
+            rule_holds(a, &b, now, &drive),
+            RuleCase::ShapesDiffer,
+            "{field}"
+        );
+    }
+}

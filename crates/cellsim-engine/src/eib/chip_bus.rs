@@ -94,7 +94,7 @@ impl Part for ChipBus {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::part::{rule_holds, Perturb, RuleCase};
+    use crate::part::{each_in_shape, rule_holds, Perturb, RuleCase};
     use crate::topology::Ramp;
 
     fn config() -> MachineConfig {
@@ -125,15 +125,7 @@ mod tests {
             ("recv_free", |e| e.recv_free[6] += 4),
             ("recv_from", |e| e.recv_from[3] = 9),
         ];
-        for (field, perturb) in decide {
-            let mut b = a.clone();
-            perturb(&mut b);
-            assert_eq!(
-                rule_holds(&a, &b, now, drive),
-                RuleCase::ShapesDiffer,
-                "{field}"
-            );
-        }
+        each_in_shape(&a, now, drive, &decide);
     }
 
     /// The shape rule for the data arbiter: requests waiting in windows.
@@ -169,15 +161,7 @@ mod tests {
             ("not_before", |a| a.not_before[3] += 10),
             ("turn", |a| a.turn[0] = 5),
         ];
-        for (field, perturb) in decide {
-            let mut b = a.clone();
-            perturb(&mut b);
-            assert_eq!(
-                rule_holds(&a, &b, now, drive),
-                RuleCase::ShapesDiffer,
-                "{field}"
-            );
-        }
+        each_in_shape(&a, now, drive, &decide);
     }
 
     /// The shape rule for the command bus and the BIUs, with put lines: the
@@ -212,14 +196,6 @@ mod tests {
             ("outstanding", |c| c.bius[7].outstanding = 2),
             ("cb_wake", |c| c.cb_wake = Some(44)),
         ];
-        for (field, perturb) in decide {
-            let mut b = a.clone();
-            perturb(&mut b);
-            assert_eq!(
-                rule_holds(&a, &b, now, drive),
-                RuleCase::ShapesDiffer,
-                "{field}"
-            );
-        }
+        each_in_shape(&a, now, drive, &decide);
     }
 }
