@@ -89,6 +89,8 @@ class MachineFacts:
     ramps: tuple[str, ...]
     bif_link_gbs: float | None
     """The link between the chips (GB/s each way), on a two-chip machine."""
+    messaging_dma_wait: str = "batched"
+    """When Keller and Varbanescu's message-passing library waits for its DMAs (``messaging.dma_wait``)."""
 
 
 @dataclass(frozen=True)
@@ -180,6 +182,7 @@ class MachineSpec:
             tlb_entries=int(t["tlb"]["entries"]),
             ramps=tuple(t["ramps"]),
             bif_link_gbs=float(bif["link_gbs"]) if bif else None,
+            messaging_dma_wait=str(t.get("messaging", {}).get("dma_wait", "batched")),
         )
 
     @property

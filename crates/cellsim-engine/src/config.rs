@@ -7,6 +7,7 @@
 //! `section.key=value` strings applied before validation, so a sweep over a
 //! parameter needs no new file.
 
+pub mod software;
 pub mod variants;
 
 use crate::error::ConfigError;
@@ -320,6 +321,21 @@ pub struct MicParams {
     /// The turn's idle time, ns, when `turnaround = "gap"`.
     #[serde(default = "turnaround_ns_default")]
     pub turnaround_ns: f64,
+    /// What a write of less than a line costs the DRAM (a model variant:
+    /// `[variants.partial_write]`).
+    #[serde(default)]
+    pub partial_write: PartialWrite,
+}
+
+/// What a write of less than a 128-byte line costs the DRAM (`mic.partial_write`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PartialWrite {
+    /// Its own bytes' burst, like any write.
+    #[default]
+    Posted,
+    /// Read-modify-write: the line is read, merged and written back whole.
+    Rmw,
 }
 
 fn banks_default() -> u32 {
@@ -406,6 +422,9 @@ pub struct MachineConfig {
     /// candidate forms (see [`variants`]), by name.
     #[serde(default)]
     pub variants: BTreeMap<String, Variant>,
+    /// The message-passing library's settings (software, checked here).
+    #[serde(default)]
+    pub messaging: software::MessagingParams,
 }
 
 fn one() -> u32 {

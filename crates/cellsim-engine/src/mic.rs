@@ -37,7 +37,11 @@
 //! each bank's next row once per `banks x row_bytes`; many streams
 //! interleaved at the MIC keep closing each other's rows. With
 //! `mic.turnaround = "gap"` the data bus idles `mic.turnaround_ns` whenever
-//! it turns from reads to writes or back.
+//! it turns from reads to writes or back. With `mic.partial_write = "rmw"` a
+//! write of less than a line (a 16-byte notification put) is a
+//! read-modify-write: the MIC reads the whole line from DRAM, merges the
+//! bytes and writes the line back, so a small write costs two line bursts
+//! and a read's latency in place of its own short burst.
 //!
 //! Each chip has one such controller in front of its own memory. A request
 //! from the other chip of a blade reaches it through the BIF and the chip's
@@ -75,6 +79,8 @@ pub struct BankTiming {
     pub banks: Option<(u32, u32, Cycle)>,
     /// Read/write turnaround of the data bus, cycles (variant `mic.turnaround`; 0: none).
     pub turnaround: Cycle,
+    /// Writes of less than a line read the line first (variant `mic.partial_write`).
+    pub partial_rmw: bool,
 }
 
 /// The DRAM's banks, each with one open row (see the module docs).
@@ -144,6 +150,7 @@ pub struct Mic {
     turnaround: Cycle,
     /// The direction of the data bus's last access (writes: true).
     last_write: bool,
+    partial_rmw: bool,
     /// Counters.
     pub stats: MicStats,
 }
@@ -188,6 +195,7 @@ impl Mic {
                 crate::config::Turnaround::None => 0,
                 crate::config::Turnaround::Gap => clock.ns_to_cycles(cfg.mic.turnaround_ns),
             },
+            partial_rmw: cfg.mic.partial_write == crate::config::PartialWrite::Rmw,
         })
     }
 
@@ -215,6 +223,7 @@ impl Mic {
             }),
             turnaround: t.turnaround,
             last_write: false,
+            partial_rmw: t.partial_rmw,
             stats: MicStats::default(),
         }
     }
@@ -406,6 +415,7 @@ impl Mic {
     pub fn write(&mut self, arrive: Cycle, addr: u64, bytes: u32) -> Cycle {
         debug_assert!(self.write_buffers_free > 0);
         self.write_buffers_free -= 1;
+        let (arrive, bytes) = self.merge_partial(arrive, addr, bytes);
         let burst = self.burst(bytes);
         let start = self.take_dram(arrive, burst, addr, true);
         self.stats.writes += 1;
@@ -415,6 +425,22 @@ impl Mic {
         let pos = self.drains.partition_point(|&d| d <= drained);
         self.drains.insert(pos, drained);
         drained
+    }
+}
+
+impl Mic {
+    /// With `mic.partial_write = "rmw"`, a write of less than a line first
+    /// reads its line (a DRAM read, latency and burst) once its data is
+    /// here; returns when the merged write may start and its size (the
+    /// whole line). Other writes pass unchanged.
+    fn merge_partial(&mut self, arrive: Cycle, addr: u64, bytes: u32) -> (Cycle, u32) {
+        const LINE: u32 = 128;
+        if !self.partial_rmw || bytes >= LINE {
+            return (arrive, bytes);
+        }
+        let line = addr & !(LINE as u64 - 1);
+        let merged = self.schedule_read(arrive, line, LINE);
+        (merged, LINE)
     }
 }
 
@@ -464,6 +490,21 @@ mod tests {
         assert!(
             !m.windows_writes(),
             "qs20: puts are posted outside the window"
+        );
+    }
+
+    #[test]
+    fn a_partial_write_reads_its_line_first_only_in_the_rmw_variant() {
+        let (mut posted, _) = mic(&[]);
+        assert_eq!(posted.write(10, 16, 16), 12, "16 B: a 2-cycle burst");
+        let (mut rmw, t) = mic(&["mic.partial_write=rmw"]);
+        let drained = rmw.write(10, 16, 16);
+        assert_eq!(drained, 10 + t.dram_latency + 16, "the line's read, then its write");
+        assert_eq!((rmw.stats.reads, rmw.stats.write_bytes), (1, 128));
+        assert_eq!(
+            rmw.write(drained, 256, 128),
+            drained + 16,
+            "a whole line is written as it is"
         );
     }
 
