@@ -66,3 +66,26 @@ def test_each_hypothesis_makes_the_ring_slower_and_is_off_by_default(overrides: 
     default = MachineSpec.of("qs22")
     assert default.facts.messaging_dma_wait == "batched"
     assert {v.name: v.chosen.name for v in default.variants}["partial_write"] == "posted"
+
+
+EVERY_PASS = ("messaging.polling=every_pass", "messaging.pass_delay_ns=300")
+
+
+def test_a_delay_after_every_pass_slows_the_ring_and_a_zero_delay_is_the_default() -> None:
+    """Polling "from time to time": every pass of the loop waits; with no delay the loop is the
+    default one, cycle for cycle."""
+    # a pass serves a transmission or two of the ring: at least a third of the delay each
+    assert _ring(EVERY_PASS)["runtime_ns"] > _ring(())["runtime_ns"] + 40 * 100
+    zero = _ring(("messaging.polling=every_pass", "messaging.pass_delay_ns=0"))
+    assert zero["runtime_cycles"] == _ring(())["runtime_cycles"]
+    assert MachineSpec.of("ps3").facts.messaging_pass_delay_ns == 0.0
+    assert MachineSpec.of("ps3", EVERY_PASS).facts.messaging_pass_delay_ns == 300.0
+
+
+def test_the_python_twin_of_the_every_pass_library_gives_identical_cycles() -> None:
+    spec = MachineSpec.of("qs20", EVERY_PASS)
+    kw = {"count": 12, "mode": "pinned", "seed": 5, "variation": Variation(), "packet": 512}
+    native = simulate(spec, ring_pattern(8), (0, 2, 4, 6, 7, 5, 3, 1), native=True, **kw)
+    python = simulate(spec, ring_pattern(8), (0, 2, 4, 6, 7, 5, 3, 1), native=False, **kw)
+    assert native["runtime_cycles"] == python["runtime_cycles"]
+    assert native["segments"] == python["segments"]

@@ -122,6 +122,9 @@ pub mod cb {
     pub const ROW_STRIDE: usize = 21;
     /// How the library runs ([`super::FLAG_WAIT_EACH`]; 0: as the paper reads).
     pub const FLAGS: usize = 22;
+    /// SPU cycles the library waits after every pass of its loop that did
+    /// something (0: it waits only after an idle pass, [`POLL_CYCLES`]).
+    pub const PASS_DELAY: usize = 23;
     /// First out-peer record ([`OUT_WORDS`] words each).
     pub const OUT: usize = 24;
     /// Words per out-peer: task, logical SPE, LS of my `nbuf` send buffers,
@@ -205,6 +208,8 @@ pub struct Endpoint {
     call_cycles: Cycle,
     /// [`FLAG_WAIT_EACH`]: every DMA is waited for as it is issued.
     wait_each: bool,
+    /// Cycles waited after every pass that did something (0: none).
+    pass_delay: Cycle,
     iterations: u32,
     ntasks: u32,
     row_bytes: u64,
@@ -297,6 +302,7 @@ impl Endpoint {
             poll_cycles: w(cb::POLL_CYCLES) as Cycle,
             call_cycles: w(cb::CALL_CYCLES) as Cycle,
             wait_each: w(cb::FLAGS) & FLAG_WAIT_EACH != 0,
+            pass_delay: w(cb::PASS_DELAY) as Cycle,
             iterations: w(cb::ITERATIONS),
             ntasks: w(cb::NTASKS),
             row_bytes: match w(cb::ROW_STRIDE) {
@@ -641,6 +647,8 @@ pub async fn forward_task(spu: Spu, argp: u64, envp: u64) -> u32 {
         if !progressed {
             let polls = (0..ep.n_in).any(|j| ep.pulled[j] < ep.ins[j].target);
             fresh = ep.idle(polls, !ep.all_acked()).await;
+        } else if ep.pass_delay > 0 {
+            ep.spu.compute(ep.pass_delay).await;
         }
     }
     ep.close().await;
@@ -733,6 +741,8 @@ pub async fn exchange_task(spu: Spu, argp: u64, envp: u64) -> u32 {
         if !progressed {
             let polls = (0..ep.n_in).any(|j| ep.pulled[j] < ep.ins[j].target);
             fresh = ep.idle(polls, !ep.all_acked()).await;
+        } else if ep.pass_delay > 0 {
+            ep.spu.compute(ep.pass_delay).await;
         }
     }
     ep.close().await;

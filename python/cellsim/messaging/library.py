@@ -81,7 +81,7 @@ MAX_DMA = 16384
 # control-block word offsets (crates/cellsim-programs/src/messaging.rs, mod cb)
 _MAGIC, _TASK, _NTASKS, _PACKET, _NBUF, _POLL, _CALL, _ITER = range(8)
 _NOTIFY, _ACK, _DONE, _N_OUT, _N_IN = 8, 10, 12, 14, 15
-_ROW, _ACKROW, _SIG, _RESULT, _PAYLOAD, _ROW_STRIDE, _FLAGS = 16, 17, 18, 19, 20, 21, 22
+_ROW, _ACKROW, _SIG, _RESULT, _PAYLOAD, _ROW_STRIDE, _FLAGS, _PASS_DELAY = 16, 17, 18, 19, 20, 21, 22, 23
 FLAG_WAIT_EACH = 1
 """Control-block flag: wait for every DMA as it is issued (``messaging.dma_wait = "each"``)."""
 DMA_WAITS = ("batched", "each")
@@ -240,6 +240,7 @@ def setup(
     seed: int = 0,
     done_bytes: int = 128,
     dma_wait: str = "batched",
+    pass_delay_cycles: int = 0,
 ) -> Setup:
     """The PPE's side of the start-up: allocates the notification and
     acknowledgement matrices, the done flags and one control block per task,
@@ -260,10 +261,14 @@ def setup(
         seed: seed of the payload bytes.
         done_bytes: size of the done-flag region (at least 128).
         dma_wait: when the library waits for its DMAs (:data:`DMA_WAITS`).
+        pass_delay_cycles: SPU cycles the library waits after every pass of its loop
+            that did something (0: none; ``messaging.polling = "every_pass"``).
     """
     check_parameters(packet, nbuf, poll_cycles, call_cycles)
     if dma_wait not in DMA_WAITS:
         raise UsageError(f"dma_wait {dma_wait!r} is not one of {', '.join(DMA_WAITS)}")
+    if pass_delay_cycles < 0:
+        raise UsageError(f"pass delay {pass_delay_cycles} must not be negative")
     n = len(tasks)
     if n > MAX_TASKS:
         raise UsageError(
@@ -319,6 +324,7 @@ def setup(
             stride,
         )
         w[_FLAGS] = FLAG_WAIT_EACH if dma_wait == "each" else 0
+        w[_PASS_DELAY] = pass_delay_cycles
         for o, op in enumerate(t.outs):
             b = _OUT + o * _OUT_WORDS
             w[b : b + _OUT_WORDS] = [op.task, spes[op.task], lay.send[o], op.target, op.initial, op.bytes]
@@ -370,6 +376,7 @@ class Endpoint:
     poll_cycles: int
     call_cycles: int
     wait_each: bool
+    pass_delay: int
     iterations: int
     ntasks: int
     notify_ea: int
@@ -420,6 +427,7 @@ class Endpoint:
         ep.result_lsa, ep.payload_lsa = w[_RESULT], w[_PAYLOAD]
         ep.row_bytes = w[_ROW_STRIDE] or ROW_BYTES
         ep.wait_each = bool(w[_FLAGS] & FLAG_WAIT_EACH)
+        ep.pass_delay = w[_PASS_DELAY]
         ep.outs = [w[_OUT + o * _OUT_WORDS : _OUT + (o + 1) * _OUT_WORDS] for o in range(ep.n_out)]
         ep.ins = [w[_IN + j * _IN_WORDS : _IN + (j + 1) * _IN_WORDS] for j in range(ep.n_in)]
         ep.sent, ep.acked = [0] * ep.n_out, [0] * ep.n_out
@@ -583,6 +591,8 @@ def forward_task(speid: int, argp: int, envp: int) -> int:
             break
         if not progressed:
             compute(ep.poll_cycles)
+        elif ep.pass_delay:
+            compute(ep.pass_delay)
     ep.close()
     return 0
 
@@ -639,5 +649,7 @@ def exchange_task(speid: int, argp: int, envp: int) -> int:
             break
         if not progressed:
             compute(ep.poll_cycles)
+        elif ep.pass_delay:
+            compute(ep.pass_delay)
     ep.close()
     return 0

@@ -15,6 +15,29 @@ pub struct MessagingParams {
     /// `[variants.library_dma_wait]`).
     #[serde(default)]
     pub dma_wait: DmaWait,
+    /// When the library waits between two passes of its loop (a model
+    /// variant: `[variants.library_polling]`).
+    #[serde(default)]
+    pub polling: Polling,
+    /// The wait after every pass, ns, when `polling = "every_pass"`.
+    #[serde(default = "pass_delay_ns_default")]
+    pub pass_delay_ns: f64,
+}
+
+fn pass_delay_ns_default() -> f64 {
+    100.0
+}
+
+/// When the library waits between two passes of its loop (`messaging.polling`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Polling {
+    /// Only after a pass that found nothing to do (its idle wait).
+    #[default]
+    OnIdle,
+    /// After every pass: a delay loop of `pass_delay_ns` between two polls
+    /// ("from time to time"), besides the idle wait.
+    EveryPass,
 }
 
 /// When the library waits for the DMAs it issues (`messaging.dma_wait`).
