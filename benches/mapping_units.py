@@ -58,26 +58,28 @@ def least_ns(packet: int, tasks: int = 8) -> float:
     return max(requests, packet / 16) / BUS_HZ * 1e9
 
 
-def axis_table() -> list[dict[str, object]]:
+def axis_table() -> list[tuple[str, float, float, bool, float]]:
+    """Per unit: its name, the per-transmission time (ns) the axis allows its slowest mapping
+    (from one step below the top to the top), whether the chip can be that fast, and the days
+    the figure's sweep would take at the axis's top."""
     low, high = (AXIS_TOP - AXIS_STEP) / TRANSMISSIONS, AXIS_TOP / TRANSMISSIONS
     out = []
     for name, ns in UNITS:
-        per = (low * ns, high * ns)
         sweep_days = SWEEP_RUNS * AXIS_TOP * ns * 1e-9 / 86400
-        out.append(
-            {
-                "unit": name,
-                "per_transmission_ns": per,
-                "possible": per[1] >= least_ns(512),
-                "sweep_days": sweep_days,
-            }
-        )
+        out.append((name, low * ns, high * ns, high * ns >= least_ns(512), sweep_days))
     return out
 
 
-def model_table(overrides: list[str], transmissions: int, mappings: int, runs: int) -> list[dict[str, object]]:
+def model_table(
+    overrides: list[str], transmissions: int, mappings: int, runs: int
+) -> list[dict[str, object]]:
     recs = mapping.run(
-        transmissions=transmissions, mappings=mappings, runs=runs, workers=1, out=None, overrides=tuple(overrides)
+        transmissions=transmissions,
+        mappings=mappings,
+        runs=runs,
+        workers=1,
+        out=None,
+        overrides=tuple(overrides),
     )
     out = []
     for panel in dict.fromkeys(r["panel"] for r in recs):
@@ -95,10 +97,11 @@ def main() -> None:
     a = ap.parse_args()
     print(f"least per transmission (8 tasks): 0.5 KB {least_ns(512):.0f} ns, 1 KB {least_ns(1024):.0f} ns")
     print("| unit | ns per transmission (axis) | possible | the QS22 sweep would take (days) |")
-    for r in axis_table():
-        lo, hi = r["per_transmission_ns"]  # type: ignore[misc]
-        print(f"| {r['unit']} | {lo:.4g}-{hi:.4g} | {'yes' if r['possible'] else 'no'} | {r['sweep_days']:.3g} |")
-    print(f"model ({' '.join(a.overrides) or 'default'}), {a.transmissions} transmissions, ns per transmission:")
+    for name, lo, hi, possible, days in axis_table():
+        print(f"| {name} | {lo:.4g}-{hi:.4g} | {'yes' if possible else 'no'} | {days:.3g} |")
+    print(
+        f"model ({' '.join(a.overrides) or 'default'}), {a.transmissions} transmissions, ns per transmission:"
+    )
     print("| panel | mean | best | worst |")
     for m in model_table(a.overrides, a.transmissions, a.mappings, a.runs):
         print(f"| {m['panel']} | {m['mean']:.1f} | {m['best']:.1f} | {m['worst']:.1f} |")

@@ -25,7 +25,11 @@ def _small_puts(overrides: tuple[str, ...], size: int, exact: bool = False) -> d
     m = cellsim.Machine("qs20-1chip", seed=1, overrides=list(overrides), exact_reference=exact)
     load_dma_bench(m, 0, put=True, ea=int(m.alloc(16384)), size=size, batch=0, count=64, native=True)
     r = m.run()
-    return {"cycles": r.cycles, "mic_reads": r.stats["mic_reads"], "bank_write_bytes": sum(r.stats["bank_write_bytes"])}
+    return {
+        "cycles": r.cycles,
+        "mic_reads": r.stats["mic_reads"],
+        "bank_write_bytes": sum(r.stats["bank_write_bytes"]),
+    }
 
 
 def test_waiting_for_each_dma_moves_the_same_bytes_more_slowly() -> None:
