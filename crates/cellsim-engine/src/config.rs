@@ -588,7 +588,12 @@ impl MachineConfig {
             ("mic.refresh_interval_ns", mic.refresh_interval_ns, 1.0, 1e9),
             ("mic.refresh_ns", mic.refresh_ns, 0.0, 1e9),
             ("tlb.miss_ns", self.tlb.miss_ns, 0.0, 1e6),
-            ("messaging.pass_delay_ns", self.messaging.pass_delay_ns, 0.0, 1e6),
+            (
+                "messaging.pass_delay_ns",
+                self.messaging.pass_delay_ns,
+                0.0,
+                1e6,
+            ),
         ];
         if let Some(b) = &self.bif {
             floats.push(("bif.link_gbs", b.link_gbs, 0.001, 10_000.0));

@@ -499,7 +499,11 @@ mod tests {
         assert_eq!(posted.write(10, 16, 16), 12, "16 B: a 2-cycle burst");
         let (mut rmw, t) = mic(&["mic.partial_write=rmw"]);
         let drained = rmw.write(10, 16, 16);
-        assert_eq!(drained, 10 + t.dram_latency + 16, "the line's read, then its write");
+        assert_eq!(
+            drained,
+            10 + t.dram_latency + 16,
+            "the line's read, then its write"
+        );
         assert_eq!((rmw.stats.reads, rmw.stats.write_bytes), (1, 128));
         assert_eq!(
             rmw.write(drained, 256, 128),
