@@ -273,3 +273,26 @@ def test_ctrl_c_stops_c_code_that_makes_no_call(tmp_path: Path) -> None:
             m.run()
     finally:
         timer.cancel()
+
+
+def test_a_bad_mfc_command_from_an_spu_names_that_spe(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """An opcode the MFC does not have, written by an SPU program, is that SPE's error (it was
+    reported "on PPE")."""
+    (tmp_path / "ppu.c").write_text(PPU)
+    (tmp_path / "good.c").write_text(GOOD)
+    bad = r"""#include <spu_mfcio.h>
+static char buf[128] __attribute__((aligned(128)));
+int main(unsigned long long s, unsigned long long a, unsigned long long e) {
+    spu_mfcdma64(buf, 0, 0x10000, 128, 3, 0x77);
+    return 0;
+}
+"""
+    (tmp_path / "bad.c").write_text(bad)
+    app = build(
+        [tmp_path / "ppu.c"], {"good": [tmp_path / "good.c"], "bad": [tmp_path / "bad.c"]}, tmp_path / "app"
+    )
+    code, _, err = _exec(app, capfd)
+    assert code == 1
+    assert "MFC error on SPE 1" in err and "opcode 0x77" in err and "bad.c:4" in err, err

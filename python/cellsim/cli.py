@@ -48,9 +48,9 @@ import cellsim
 
 from ._outputs import check_output, check_plot, require_report
 from .buffering.cli import plan_buffers
-from .c.cli import cc_cmd, exec_cmd
+from .c.cli import cc_cmd, exec_cmd, make_cmd
 from .dmacheck import check_dma_default
-from .exceptions import CellsimError, ConfigError, UsageError
+from .exceptions import CellsimError, CompileError, ConfigError, UsageError
 from .experiments import Experiment, Option, all_experiments
 from .limits import COUNT, SEED, command_limits, limit_params
 from .messaging.cli import map_cmd
@@ -240,7 +240,12 @@ def exit_status(e: BaseException) -> int:
     if isinstance(e, click.ClickException):
         click.echo(f"error: {_one_line(e.format_message())}", err=True)
         return EXIT_USAGE if isinstance(e, click.UsageError) else EXIT_ERROR
-    click.echo(f"error: {_one_line(e)}", err=True)
+    if isinstance(e, CompileError):  # the compiler's words, whole, as cc prints them
+        click.echo(f"error: {_one_line(e.headline)}", err=True)
+        if e.diagnostics:
+            click.echo(e.diagnostics, err=True)
+    else:
+        click.echo(f"error: {_one_line(e)}", err=True)
     # a bad value or a bad machine (name, file, override) came from the command line
     return EXIT_USAGE if isinstance(e, (UsageError, ConfigError)) else EXIT_ERROR
 
@@ -539,6 +544,7 @@ cli.add_command(map_cmd)
 cli.add_command(mpirun_cmd)
 cli.add_command(cc_cmd)
 cli.add_command(exec_cmd)
+cli.add_command(make_cmd)
 cli.add_command(validate_cmd)
 
 

@@ -15,6 +15,8 @@ DeadlockError       every program is blocked and nothing is in flight
 RunawayError        the run passed its simulated- or host-time limit
                     (``.activity``: what each program was doing)
 UsageError          the API was used wrongly (bad SPE number, bad argument)
+CompileError        the C compiler or linker refused a program (a
+                    ``UsageError``; ``.diagnostics``: its words, whole)
 NotInProgramError   an SPU call was made outside a running SPE program
 InvariantError      an EIB invariant check failed (a simulator bug)
 ProgramCrashError   a C program's process died (a fatal signal, ``_exit``):
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 __all__ = [
     "CellsimError",
+    "CompileError",
     "ConfigError",
     "DeadlockError",
     "InvariantError",
@@ -114,6 +117,19 @@ class RunawayError(CellsimError):
 
 class UsageError(CellsimError, ValueError):
     """The API was used wrongly: the message says how."""
+
+
+class CompileError(UsageError):
+    """``cellsim cc`` could not build a C program: the compiler or the linker
+    refused it. ``headline`` says what failed in one line; ``diagnostics`` holds
+    the compiler's own words, whole (several lines, with their carets). The
+    message is both; the CLI prints the headline, then the diagnostics as they are."""
+
+    def __init__(self, headline: str, diagnostics: str = "") -> None:
+        diagnostics = diagnostics.rstrip("\n")
+        super().__init__(f"{headline}\n{diagnostics}" if diagnostics else headline)
+        self.headline = headline
+        self.diagnostics = diagnostics
 
 
 class NotInProgramError(CellsimError, RuntimeError):

@@ -30,7 +30,7 @@ libspe2 / PPE call                 simulated as
 ``spe_in_mbox_write``              a 4-byte store to the SPE's problem state over the EIB
 ``spe_out_mbox_read``              a 4-byte load from it (waits for a message if blocking)
 ``spe_signal_write``               a 4-byte store to a signal register
-``spe_mfcio_get/put``              a command in the SPE's 8-entry proxy queue
+``spe_mfcio_get/put[b|f]``        a command in the SPE's 8-entry proxy queue
 ``spe_mfcio_tag_status_read``      the proxy tag groups
 ``load`` / ``store``               through the PPE's L1 and L2 (main memory), or a bus
                                    request for local stores and registers
@@ -118,7 +118,11 @@ __all__ = [
     "spe_in_mbox_write",
     "spe_ls_area_get",
     "spe_mfcio_get",
+    "spe_mfcio_getb",
+    "spe_mfcio_getf",
     "spe_mfcio_put",
+    "spe_mfcio_putb",
+    "spe_mfcio_putf",
     "spe_mfcio_tag_status_read",
     "spe_out_intr_mbox_read",
     "spe_out_intr_mbox_status",
@@ -326,7 +330,8 @@ def spe_event_handler_destroy(handler: SpeEventHandler) -> None:
 
 
 def spe_event_wait(handler: SpeEventHandler, max_events: int = 1, timeout: int = -1) -> list[SpeEventUnit]:
-    """Waits for registered events (``timeout`` -1) or looks once (0); returns at most
+    """Waits for registered events (``timeout`` -1), looks once (0) or waits at most
+    ``timeout`` ms of simulated time (looking every ``EVENT_POLL_NS``); returns at most
     ``max_events`` units, each with the one event that occurred, in SPE order. A stop is
     reported once per ``spe_context_run``; mailbox events hold while their condition
     does. Costs one MMIO access when an event is already there; an event that comes
@@ -343,8 +348,7 @@ def wait_events(handler: SpeEventHandler, max_events: int, timeout: int) -> list
     p = _ppe("spe_event_wait")
     h = _handler("spe_event_wait", handler)
     max_events = integer(max_events, "spe_event_wait: max_events", 1, 1 << 31)
-    if timeout not in (-1, 0):
-        raise UsageError(f"spe_event_wait: timeout {timeout} ms: only -1 (wait) and 0 (poll) are modelled")
+    timeout = integer(timeout, "spe_event_wait: timeout (ms; -1 waits for ever)", -1, 1 << 31)
     masks = 0
     for spe, unit in h.units.items():
         events = unit.events
@@ -356,6 +360,8 @@ def wait_events(handler: SpeEventHandler, max_events: int, timeout: int) -> list
             return []
         raise UsageError("spe_event_wait: nothing registered could ever occur (register events first)")
     got = p.call(p.engine.ppe_event_wait, masks, timeout == -1)
+    if not got and timeout > 0:
+        got = _wait_until(p, masks, timeout)
     out: list[tuple[int, int]] = []
     for spe in sorted(h.units):
         for bit in (SPE_EVENT_OUT_INTR_MBOX, SPE_EVENT_IN_MBOX, SPE_EVENT_SPE_STOPPED):
@@ -364,6 +370,28 @@ def wait_events(handler: SpeEventHandler, max_events: int, timeout: int) -> list
                     h.stops_seen[spe] = h.units[spe].spe.runs
                 out.append((spe, bit))
     return out
+
+
+EVENT_POLL_NS = 1000
+"""A wait with a timeout looks for its events this often (simulated ns), or
+``EVENT_POLLS`` times over a longer wait (so a long wait costs the host little)."""
+EVENT_POLLS = 10_000
+
+
+def _wait_until(p: Program, masks: int, timeout_ms: int) -> int:
+    """``spe_event_wait`` with a timeout: the events, or 0 once ``timeout_ms``
+    of simulated time has passed. It looks every ``EVENT_POLL_NS`` (the
+    engine's wait has no deadline), so an event is seen up to that late."""
+    m = p.machine
+    timeout = m.ns_to_cycles(timeout_ms * 1e6)
+    deadline = p.engine_now() + timeout
+    step = max(1, m.ns_to_cycles(EVENT_POLL_NS), timeout // EVENT_POLLS)
+    while (left := deadline - p.engine_now()) > 0:
+        p.call(p.engine.compute, min(step, left))
+        got = int(p.call(p.engine.ppe_event_wait, masks, False))
+        if got:
+            return got
+    return 0
 
 
 def spe_context_destroy(ctx: SpeContext) -> None:
@@ -467,22 +495,53 @@ def spe_signal_write(ctx: SpeContext, signal_reg: int, data: int) -> None:
     )
 
 
+def _proxy_dma(call: str, opcode: int, ctx: SpeContext, lsa: int, ea: int, size: int, tag: int) -> None:
+    """A proxy command (``opcode``) in the SPE's proxy queue."""
+    p = _ppe(call)
+    args = mfc_args(call, ctx.spe, p.engine_now, ls=lsa, ea=ea, size=size, tag=tag)
+    p.call(p.engine.proxy_mfc, ctx.spe, opcode, *args)
+
+
 def spe_mfcio_get(
     ctx: SpeContext, lsa: int, ea: int, size: int, tag: int, tid: int = 0, rid: int = 0
 ) -> None:
     """A proxy DMA from ``ea`` into the SPE's local store at ``lsa``."""
-    p = _ppe("spe_mfcio_get")
-    args = mfc_args("spe_mfcio_get", ctx.spe, p.engine_now, ls=lsa, ea=ea, size=size, tag=tag)
-    p.call(p.engine.proxy_mfc, ctx.spe, 0x40, *args)
+    _proxy_dma("spe_mfcio_get", 0x40, ctx, lsa, ea, size, tag)
+
+
+def spe_mfcio_getb(
+    ctx: SpeContext, lsa: int, ea: int, size: int, tag: int, tid: int = 0, rid: int = 0
+) -> None:
+    """:func:`spe_mfcio_get` with a barrier: after every earlier command of its tag group."""
+    _proxy_dma("spe_mfcio_getb", 0x41, ctx, lsa, ea, size, tag)
+
+
+def spe_mfcio_getf(
+    ctx: SpeContext, lsa: int, ea: int, size: int, tag: int, tid: int = 0, rid: int = 0
+) -> None:
+    """:func:`spe_mfcio_get` with a fence: after the earlier commands of its tag group issued before it."""
+    _proxy_dma("spe_mfcio_getf", 0x42, ctx, lsa, ea, size, tag)
 
 
 def spe_mfcio_put(
     ctx: SpeContext, lsa: int, ea: int, size: int, tag: int, tid: int = 0, rid: int = 0
 ) -> None:
     """A proxy DMA from the SPE's local store at ``lsa`` to ``ea``."""
-    p = _ppe("spe_mfcio_put")
-    args = mfc_args("spe_mfcio_put", ctx.spe, p.engine_now, ls=lsa, ea=ea, size=size, tag=tag)
-    p.call(p.engine.proxy_mfc, ctx.spe, 0x20, *args)
+    _proxy_dma("spe_mfcio_put", 0x20, ctx, lsa, ea, size, tag)
+
+
+def spe_mfcio_putb(
+    ctx: SpeContext, lsa: int, ea: int, size: int, tag: int, tid: int = 0, rid: int = 0
+) -> None:
+    """:func:`spe_mfcio_put` with a barrier."""
+    _proxy_dma("spe_mfcio_putb", 0x21, ctx, lsa, ea, size, tag)
+
+
+def spe_mfcio_putf(
+    ctx: SpeContext, lsa: int, ea: int, size: int, tag: int, tid: int = 0, rid: int = 0
+) -> None:
+    """:func:`spe_mfcio_put` with a fence."""
+    _proxy_dma("spe_mfcio_putf", 0x22, ctx, lsa, ea, size, tag)
 
 
 def spe_mfcio_tag_status_read(ctx: SpeContext, mask: int, behavior: int = SPE_TAG_ALL) -> int:

@@ -196,6 +196,16 @@ class MachineSpec:
             messaging_pass_delay_ns=_pass_delay_ns(t.get("messaging", {})),
         )
 
+    def setting(self, key: str) -> Any:
+        """The resolved value of the setting ``section.key`` (``mfc.command_cycles``);
+        ``UsageError`` naming the key if the machine has no such setting."""
+        node: Any = self._table
+        for part in key.split("."):
+            if not isinstance(node, dict) or part not in node:
+                raise UsageError(f"machine {self.name} has no setting {key!r}")
+            node = node[part]
+        return node
+
     @property
     def name(self) -> str:
         """The machine's name (from its file: ``qs20``)."""

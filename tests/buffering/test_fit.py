@@ -43,7 +43,8 @@ def test_fit_on_the_simulated_qs20_is_sane() -> None:
 
 def test_fit_with_other_streams_and_block_factors() -> None:
     f = fit("qs20", inputs=(4,), outputs=(4,), block_factors=(30, 500, 5000))
-    assert f.bytes_per_block == [32 * 8, 500 * 8, 5000 * 8]  # 30 rounded up to a multiple of 4 elements
+    # rounded up to blocks of whole 128-byte lines: multiples of 32 four-byte elements
+    assert f.bytes_per_block == [32 * 8, 512 * 8, 5024 * 8]
     assert f.S_ns > 0 and f.D1_ns_per_byte > 0
     with pytest.raises(UsageError, match="at least two block factors that fit"):
         fit("qs20", block_factors=(16, 100_000))

@@ -188,6 +188,16 @@ int main(void) {
     vec_float4 rt = spu_roundtf(d);
     CHECK(rt[0] == 1.5f && rt[1] == 0 && rt[2] == -2.0f && rt[3] == 0, "roundtf");
 
+    /* eqv, leading zeros, unsigned conversion, ordering */
+    vec_uint4 ev = spu_eqv(w, spu_splats(0x0F0F0F0Fu));
+    for (int i = 0; i < 4; i++) CHECK(ev[i] == ~(w[i] ^ 0x0F0F0F0Fu), "eqv %d", i);
+    vec_uint4 lz = spu_cntlz(((vec_uint4){0, 1, 0x80000000u, 0x00010000u}));
+    CHECK(lz[0] == 32 && lz[1] == 31 && lz[2] == 0 && lz[3] == 15, "cntlz");
+    vec_uint4 cu = spu_convtu(((vec_float4){-1.0f, 2.5f, 5e9f, 3.0f}), 1);
+    CHECK(cu[0] == 0 && cu[1] == 5 && cu[2] == 4294967295u && cu[3] == 6, "convtu saturates");
+    spu_sync();
+    spu_dsync();
+
     printf("%d checks, %d failures\n", checks, failures);
     return failures != 0;
 }

@@ -91,6 +91,13 @@ def test_cc_shows_warnings_and_refuses_an_implicit_declaration(tmp_path: Path) -
     )
 
 
+def test_cellsims_own_runtime_builds_without_a_warning(tmp_path: Path) -> None:
+    """The warnings a user sees are theirs: cellsim's runtime sources, compiled with the same
+    -Wall, say nothing."""
+    code, err, _ = _cc(tmp_path, PPU, SPU)
+    assert code == 0 and "warning" not in err, err
+
+
 def test_exec_placement_pins_the_spes(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     code, err, app = _cc(tmp_path, PPU, SPU)
     assert code == 0, err

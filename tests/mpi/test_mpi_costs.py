@@ -34,3 +34,28 @@ def test_load_latency_is_exposed_only_where_a_value_is_used_at_once() -> None:
     # unrolled loops (entries, copies) hide it; single lookups expose it
     assert slow.entry_empty == COSTS.entry_empty and slow.copy_per_quadword == COSTS.copy_per_quadword
     assert slow.call == COSTS.call + 1 and slow.scan_loop == COSTS.scan_loop + 1
+
+
+def test_mpirun_takes_other_step_costs_and_the_protocol_pays_them() -> None:
+    """The library's SPU work is a hypothesis one can weigh: tripled, a 0-byte ping-pong is slower."""
+    import io
+
+    from cellsim.experiments import mpi_pingpong
+    from cellsim.mpi import mpirun
+
+    def half_round_trip(costs: object) -> float:
+        sink = io.StringIO()
+        res = mpirun(
+            lambda: mpi_pingpong._pingpong((0,), {0: 5}),
+            2,
+            protocol="kumar",
+            costs=costs,  # type: ignore[arg-type]
+            stdout=sink,
+            stderr=sink,
+        )
+        return float(res.values[0][0])
+
+    triple = dataclasses.replace(
+        COSTS, **{f.name: 3 * getattr(COSTS, f.name) for f in dataclasses.fields(COSTS)}
+    )
+    assert half_round_trip(triple) > half_round_trip(None) + 50e-9

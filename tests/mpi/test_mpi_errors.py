@@ -4,6 +4,7 @@ as a deadlock naming what each rank waits on), on both protocols."""
 from __future__ import annotations
 
 import io
+import re
 
 import numpy as np
 import pytest
@@ -94,6 +95,28 @@ def test_mismatched_collectives(protocol: str) -> None:
     ) as e:
         run(prog, 3, protocol)
     assert "Allreduce (collective #1)" in str(e.value)
+
+
+def test_a_mismatch_found_later_names_both_ranks_calls(protocol: str) -> None:
+    """A root that only sends (Bcast) against ranks that only send to it (Reduce): neither call
+    hears from the other, so the mismatch surfaces at the next collective; the error names the
+    collective that did not match and what each rank called there, not the later call alone."""
+
+    def prog() -> None:
+        comm = MPI.COMM_WORLD
+        b = np.zeros(4)
+        if comm.rank == 0:
+            comm.Bcast(b, root=0)
+        else:
+            comm.Reduce(np.ones(4), b, root=0)
+
+    with pytest.raises(MPI.Exception) as e:
+        run(prog, 2, protocol)
+    both = (
+        r"collective #1 is (Bcast on rank 0 but Reduce\(root=0\) on rank 1"
+        r"|Reduce on rank 1 but Bcast\(root=0\) on rank 0)"
+    )
+    assert re.search(both, str(e.value)), str(e.value)
 
 
 def test_a_collective_one_rank_skips_is_caught_at_finalize(protocol: str) -> None:

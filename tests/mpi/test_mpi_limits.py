@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -54,14 +55,29 @@ def test_os_abort_in_one_rank_names_the_rank(tmp_path: Path) -> None:
     assert "after" not in r.stdout
 
 
+def _interrupt_once(marker: Path) -> threading.Thread:
+    """Ctrl-C once the ranks spin (the marker is there): on a loaded machine a fixed delay
+    may land before the run has started."""
+
+    def wait_then_kill() -> None:
+        deadline = time.monotonic() + 120
+        while not marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.2)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    t = threading.Thread(target=wait_then_kill, daemon=True)
+    t.start()
+    return t
+
+
 def test_ctrl_c_stops_a_rank_spinning_in_pure_python(tmp_path: Path) -> None:
-    p = script(tmp_path, "from mpi4py import MPI\nwhile True:\n    pass\n")
-    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
-    timer.start()
-    try:
-        r = mpirun("-n", "2", p)
-    finally:
-        timer.cancel()
+    marker = tmp_path / "spinning"
+    spin = f"from mpi4py import MPI\nopen({str(marker)!r}, 'w').close()\nwhile True:\n    pass\n"
+    p = script(tmp_path, spin)
+    t = _interrupt_once(marker)
+    r = mpirun("-n", "2", p)
+    t.join()
     assert r.exit_code == 130
     assert "interrupted" in r.stderr
 

@@ -325,6 +325,13 @@ pub struct MicParams {
     /// `[variants.partial_write]`).
     #[serde(default)]
     pub partial_write: PartialWrite,
+    /// When the write buffers drain into DRAM (a model variant:
+    /// `[variants.write_drain]`).
+    #[serde(default)]
+    pub write_drain: WriteDrain,
+    /// Writes held before a batch drains, when `write_drain = "batch"`.
+    #[serde(default = "drain_lines_default")]
+    pub drain_lines: u32,
 }
 
 /// What a write of less than a 128-byte line costs the DRAM (`mic.partial_write`).
@@ -354,6 +361,10 @@ fn turnaround_ns_default() -> f64 {
     5.0
 }
 
+fn drain_lines_default() -> u32 {
+    8
+}
+
 /// The DRAM's organisation (`mic.dram`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -374,6 +385,19 @@ pub enum Turnaround {
     None,
     /// The bus idles `mic.turnaround_ns` at each change of direction.
     Gap,
+}
+
+/// When the MIC's write buffers drain into DRAM (`mic.write_drain`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WriteDrain {
+    /// Each write takes the data bus in the order it arrives.
+    #[default]
+    Arrival,
+    /// Reads first: a write arriving while the bus is busy waits in its
+    /// buffer until `mic.drain_lines` have gathered (or the buffers run out),
+    /// and they drain together; a write that finds the bus idle drains at once.
+    Batch,
 }
 
 /// A whole machine, as read from its TOML file.
@@ -869,6 +893,15 @@ impl MachineConfig {
         }
         if self.mic.write_buffer_lines == 0 {
             return bad("mic.write_buffer_lines", "0".into(), "must be at least 1");
+        }
+        if self.mic.write_drain == WriteDrain::Batch
+            && !(1..=self.mic.write_buffer_lines).contains(&self.mic.drain_lines)
+        {
+            return bad(
+                "mic.drain_lines",
+                self.mic.drain_lines.to_string(),
+                "must be from 1 to mic.write_buffer_lines",
+            );
         }
         if !(self.mic.refresh_interval_ns > 0.0
             && (0.0..self.mic.refresh_interval_ns).contains(&self.mic.refresh_ns))

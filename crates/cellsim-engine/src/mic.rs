@@ -37,11 +37,17 @@
 //! each bank's next row once per `banks x row_bytes`; many streams
 //! interleaved at the MIC keep closing each other's rows. With
 //! `mic.turnaround = "gap"` the data bus idles `mic.turnaround_ns` whenever
-//! it turns from reads to writes or back. With `mic.partial_write = "rmw"` a
-//! write of less than a line (a 16-byte notification put) is a
-//! read-modify-write: the MIC reads the whole line from DRAM, merges the
-//! bytes and writes the line back, so a small write costs two line bursts
-//! and a read's latency in place of its own short burst.
+//! it turns from reads to writes or back. With `mic.write_drain = "batch"`
+//! reads go first: a write that finds the data bus busy waits in its buffer
+//! until `mic.drain_lines` writes have gathered (or the buffers run out) and
+//! they drain back to back, one turn for the batch; a write that finds the
+//! bus idle drains at once. Under load the bus turns once a batch; a lone
+//! stream that mixes reads and writes still turns at nearly every write.
+//! With `mic.partial_write = "rmw"` a write of less than a line (a 16-byte
+//! notification put) is a read-modify-write: the MIC reads the whole line
+//! from DRAM, merges the bytes and writes the line back, so a small write
+//! costs two line bursts and a read's latency in place of its own short
+//! burst.
 //!
 //! Each chip has one such controller in front of its own memory. A request
 //! from the other chip of a blade reaches it through the BIF and the chip's
@@ -81,6 +87,17 @@ pub struct BankTiming {
     pub turnaround: Cycle,
     /// Writes of less than a line read the line first (variant `mic.partial_write`).
     pub partial_rmw: bool,
+    /// Writes gathered before a batch drains (variant `mic.write_drain =
+    /// "batch"`; 0: each write drains as it arrives).
+    pub drain_lines: u32,
+}
+
+/// A write held in its buffer until its batch drains.
+#[derive(Debug, Clone, Copy)]
+struct HeldWrite {
+    arrive: Cycle,
+    addr: u64,
+    burst: Cycle,
 }
 
 /// The DRAM's banks, each with one open row (see the module docs).
@@ -151,6 +168,9 @@ pub struct Mic {
     /// The direction of the data bus's last access (writes: true).
     last_write: bool,
     partial_rmw: bool,
+    drain_lines: u32,
+    /// Writes waiting for their batch, oldest first (`drain_lines` > 0).
+    held: VecDeque<HeldWrite>,
     /// Counters.
     pub stats: MicStats,
 }
@@ -196,6 +216,10 @@ impl Mic {
                 crate::config::Turnaround::Gap => clock.ns_to_cycles(cfg.mic.turnaround_ns),
             },
             partial_rmw: cfg.mic.partial_write == crate::config::PartialWrite::Rmw,
+            drain_lines: match cfg.mic.write_drain {
+                crate::config::WriteDrain::Arrival => 0,
+                crate::config::WriteDrain::Batch => cfg.mic.drain_lines,
+            },
         })
     }
 
@@ -224,6 +248,8 @@ impl Mic {
             turnaround: t.turnaround,
             last_write: false,
             partial_rmw: t.partial_rmw,
+            drain_lines: t.drain_lines,
+            held: VecDeque::new(),
             stats: MicStats::default(),
         }
     }
@@ -293,6 +319,16 @@ impl Mic {
         if self.turnaround > 0 {
             s.raw(self.last_write as u64);
         }
+        if self.drain_lines > 0 {
+            s.raw(self.held.len() as u64);
+            for w in &self.held {
+                s.time(w.arrive);
+                s.raw(w.burst);
+                if self.banks.is_some() {
+                    s.raw(w.addr);
+                }
+            }
+        }
         if let Some(b) = &self.banks {
             // A bank's row is an address: progress, but which row is open
             // decides hit or miss. The rows relative to each other would be
@@ -308,6 +344,7 @@ impl Mic {
     pub(crate) fn shift(&mut self, dt: Cycle) {
         shift(&mut self.dram_free, dt);
         self.drains.iter_mut().for_each(|t| shift(t, dt));
+        self.held.iter_mut().for_each(|w| shift(&mut w.arrive, dt));
         if let Some(b) = self.banks.as_mut() {
             b.ready.iter_mut().for_each(|t| shift(t, dt));
         }
@@ -411,15 +448,51 @@ impl Mic {
     }
 
     /// Takes a write buffer for data that will arrive at `arrive`; returns
-    /// when the buffer will have drained into DRAM.
-    pub fn write(&mut self, arrive: Cycle, addr: u64, bytes: u32) -> Cycle {
+    /// when the buffer will have drained into DRAM, or `None` while the
+    /// write waits for its batch (`mic.write_drain = "batch"`).
+    pub fn write(&mut self, arrive: Cycle, addr: u64, bytes: u32) -> Option<Cycle> {
         debug_assert!(self.write_buffers_free > 0);
         self.write_buffers_free -= 1;
         let (arrive, bytes) = self.merge_partial(arrive, addr, bytes);
-        let burst = self.burst(bytes);
-        let start = self.take_dram(arrive, burst, addr, true);
         self.stats.writes += 1;
         self.stats.write_bytes += bytes as u64;
+        let burst = self.burst(bytes);
+        if self.drain_lines == 0 {
+            return Some(self.drain(arrive, addr, burst));
+        }
+        self.hold(HeldWrite {
+            arrive,
+            addr,
+            burst,
+        })
+    }
+
+    /// Write-drain batching: a write that finds the bus idle and nothing
+    /// held drains at once; otherwise it is held, and the batch drains when
+    /// it is `drain_lines` long or no buffer is left (a buffer must always
+    /// have a known drain time, or the arbiter could wait for ever).
+    fn hold(&mut self, w: HeldWrite) -> Option<Cycle> {
+        if self.held.is_empty() && self.dram_free <= w.arrive {
+            return Some(self.drain(w.arrive, w.addr, w.burst));
+        }
+        self.held.push_back(w);
+        if self.held.len() < self.drain_lines as usize && self.write_buffers_free > 0 {
+            return None;
+        }
+        // The batch goes once its last write is in; reads already scheduled
+        // keep their places ahead of it.
+        let ready = w.arrive;
+        let mut last = ready;
+        while let Some(h) = self.held.pop_front() {
+            last = self.drain(ready, h.addr, h.burst);
+        }
+        Some(last)
+    }
+
+    /// One write's burst on the data bus, not before `t`; its buffer frees
+    /// when the burst ends.
+    fn drain(&mut self, t: Cycle, addr: u64, burst: Cycle) -> Cycle {
+        let start = self.take_dram(t, burst, addr, true);
         let drained = start + burst;
         // Drains are kept sorted for `write_buffer`.
         let pos = self.drains.partition_point(|&d| d <= drained);
@@ -496,9 +569,9 @@ mod tests {
     #[test]
     fn a_partial_write_reads_its_line_first_only_in_the_rmw_variant() {
         let (mut posted, _) = mic(&[]);
-        assert_eq!(posted.write(10, 16, 16), 12, "16 B: a 2-cycle burst");
+        assert_eq!(posted.write(10, 16, 16), Some(12), "16 B: a 2-cycle burst");
         let (mut rmw, t) = mic(&["mic.partial_write=rmw"]);
-        let drained = rmw.write(10, 16, 16);
+        let drained = rmw.write(10, 16, 16).unwrap();
         assert_eq!(
             drained,
             10 + t.dram_latency + 16,
@@ -507,7 +580,7 @@ mod tests {
         assert_eq!((rmw.stats.reads, rmw.stats.write_bytes), (1, 128));
         assert_eq!(
             rmw.write(drained, 256, 128),
-            drained + 16,
+            Some(drained + 16),
             "a whole line is written as it is"
         );
     }
@@ -516,7 +589,7 @@ mod tests {
     fn writes_are_posted_into_buffers() {
         let (mut m, _) = mic(&["mic.write_buffer_lines=1"]);
         assert_eq!(m.write_buffer(0), Ok(()));
-        assert_eq!(m.write(10, 0, 128), 26, "drains after its DRAM burst");
+        assert_eq!(m.write(10, 0, 128), Some(26), "drains after its DRAM burst");
         assert_eq!(m.write_buffer(12), Err(26), "full until then");
         assert_eq!(m.write_buffer(26), Ok(()));
     }
@@ -587,10 +660,50 @@ mod tests {
         let r = m.start_read(0, 0, 128);
         assert_eq!(r, lat);
         // A write arriving as the read's burst ends waits for the turn.
-        assert_eq!(m.write(r, 4096, 128), r + 32 + 16);
+        assert_eq!(m.write(r, 4096, 128), Some(r + 32 + 16));
         // Two reads in a row pay nothing more than their bursts.
         let (mut m, _) = mic(&["mic.turnaround=gap", "mic.turnaround_ns=10"]);
         let a = m.start_read(0, 0, 128);
         assert_eq!(m.start_read(0, 128, 128), a + 16);
+    }
+
+    #[test]
+    fn writes_that_find_the_bus_busy_drain_in_batches_behind_the_reads() {
+        let (mut m, t) = mic(&[
+            "mic.write_drain=batch",
+            "mic.drain_lines=2",
+            "mic.turnaround=gap",
+            "mic.turnaround_ns=10",
+        ]);
+        let lat = t.dram_latency;
+        // An idle bus: the write drains at once (turning from the reset's reads).
+        assert_eq!(m.write(0, 0, 128), Some(32 + 16));
+        // A read keeps the bus busy; the next write is held...
+        let r = m.start_read(100, 128, 128);
+        assert_eq!(r, 100 + lat, "long after the write: no wait to turn");
+        assert_eq!(m.write(r - 8, 256, 128), None, "held: the bus is busy");
+        // ...and a later read goes ahead of it.
+        let r2 = m.start_read(101, 384, 128);
+        assert_eq!(r2, r + 16, "the read does not wait for the held write");
+        // The second write completes the batch: both drain, one turn.
+        assert_eq!(m.write(r2, 512, 128), Some(r2 + 32 + 16 + 16));
+    }
+
+    #[test]
+    fn a_batch_drains_when_the_buffers_run_out() {
+        let (mut m, _) = mic(&[
+            "mic.write_drain=batch",
+            "mic.drain_lines=4",
+            "mic.write_buffer_lines=4",
+        ]);
+        let _ = m.start_read(0, 0, 128);
+        assert_eq!(m.write(1, 128, 128), None);
+        assert_eq!(m.write(1, 256, 128), None);
+        assert_eq!(m.write(1, 384, 128), None);
+        assert!(
+            m.write(1, 512, 128).is_some(),
+            "the last buffer drains the batch"
+        );
+        assert!(m.write_buffer(1).is_err(), "all four taken, drains known");
     }
 }

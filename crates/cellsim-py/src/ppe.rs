@@ -185,7 +185,7 @@ impl PyEngine {
         size: u32,
         tag: u32,
     ) -> PyResult<Resumed> {
-        let op = crate::spu::opcode(py, self.m.now(), opcode)?;
+        let op = crate::spu::opcode(py, self.m.now(), opcode, None)?;
         self.step(
             py,
             tid,

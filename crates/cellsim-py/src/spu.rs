@@ -28,17 +28,21 @@ pub(crate) fn channel(number: u32) -> PyResult<Channel> {
     })
 }
 
-pub(crate) fn opcode(py: Python<'_>, now: u64, code: u32) -> PyResult<Opcode> {
-    Opcode::from_code(code).ok_or_else(|| {
-        let e = cellsim_engine::MfcError {
-            kind: MfcErrorKind::Opcode,
-            spe: None,
-            cycle: now,
-            command: format!("opcode 0x{code:x}"),
-            message: format!("opcode 0x{code:x} is not an MFC command this model implements"),
-        };
-        to_py(py, SimError::Mfc(e))
-    })
+/// The MFC command `code`, or the error naming who issued it (`spe`: the
+/// issuing SPU's logical SPE; `None` for the PPE's proxy commands).
+pub(crate) fn opcode(py: Python<'_>, now: u64, code: u32, spe: Option<u32>) -> PyResult<Opcode> {
+    Opcode::from_code(code).ok_or_else(|| bad_opcode(py, now, code, spe))
+}
+
+fn bad_opcode(py: Python<'_>, now: u64, code: u32, spe: Option<u32>) -> PyErr {
+    let e = cellsim_engine::MfcError {
+        kind: MfcErrorKind::Opcode,
+        spe,
+        cycle: now,
+        command: format!("opcode 0x{code:x}"),
+        message: format!("opcode 0x{code:x} is not an MFC command this model implements"),
+    };
+    to_py(py, SimError::Mfc(e))
 }
 
 pub(crate) fn tag_update(mode: u32) -> PyResult<TagUpdate> {
@@ -69,7 +73,14 @@ impl PyEngine {
         tag: u32,
         list: u32,
     ) -> PyResult<Resumed> {
-        let op = self::opcode(py, self.m.now(), opcode)?;
+        let op = match Opcode::from_code(opcode) {
+            Some(op) => op,
+            // the error path alone looks up the issuing thread's SPE
+            None => {
+                let spe = self.m.threads().get(tid).and_then(|t| t.spe);
+                return Err(bad_opcode(py, self.m.now(), opcode, spe));
+            }
+        };
         self.step(
             py,
             tid,

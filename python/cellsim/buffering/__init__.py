@@ -10,6 +10,7 @@ module                    what
 :mod:`.loop`              the k-buffered SPE program (Figure 2), run and checked on the chip
 :mod:`.fitting`           ``S`` and ``D1`` by linear regression over DMA-only runs (Section 4)
 :mod:`.profile`           ``C`` profiled in single-buffered code (Section 4); per-block SPU costs
+:mod:`.terms`             what the chip adds to the model, from its machine file (the planner's)
 :mod:`.refine`            the model's plan refined by simulating a short list on the chip
 ========================  ==============================================================
 
@@ -39,8 +40,19 @@ from .choice import (
 )
 from .fitting import Fit, fit, fitted_constants, linear_fit, steady_block_ns
 from .loop import BufferedLoop, Loop, LoopRun, free_local_store, generate, k_buffered_loop, run_loop
-from .model import PAPER, Constants, Costs, Prediction, latency_ns, predict, regime, time_per_iteration_ns
+from .model import (
+    PAPER,
+    ChipTerms,
+    Constants,
+    Costs,
+    Prediction,
+    latency_ns,
+    predict,
+    regime,
+    time_per_iteration_ns,
+)
 from .refine import Refinement, Trial, refine, shortlist
+from .terms import chip_terms, planner_constants
 
 __all__ = [
     "C_OUTER_NS",
@@ -50,6 +62,7 @@ __all__ = [
     "SEED004_OUTPUTS",
     "Alternative",
     "BufferedLoop",
+    "ChipTerms",
     "Constants",
     "Costs",
     "Fit",
@@ -59,6 +72,7 @@ __all__ = [
     "Prediction",
     "Refinement",
     "Trial",
+    "chip_terms",
     "choose_double_buffer",
     "compute_bound_blocks",
     "constants_for",
@@ -73,6 +87,7 @@ __all__ = [
     "min_block_dma_bound",
     "plan",
     "plan_loop",
+    "planner_constants",
     "predict",
     "refine",
     "regime",
@@ -108,8 +123,9 @@ def constants_for(
     inputs: tuple[int, ...] = SEED004_INPUTS,
     outputs: tuple[int, ...] = SEED004_OUTPUTS,
 ) -> Constants:
-    """The constants the planner uses for ``machine``: the fit on it, with
-    ``S`` and/or ``D1`` replaced where given."""
+    """The paper's constants for ``machine``: the fit on it, with ``S`` and/or ``D1`` replaced
+    where given (no chip terms: Figures 10-12 show the paper's model; the planner uses
+    :func:`~cellsim.buffering.terms.planner_constants`)."""
     if S is not None and D1 is not None:
         return Constants(S, D1, source="given")
     f = fitted_constants(machine, inputs, outputs)
@@ -134,11 +150,11 @@ def plan_loop(
     margin: float = 1.0,
 ) -> Plan:
     """:func:`plan` for a :class:`Loop` on ``machine``: the fit on the loop's
-    streams (or the given ``S``/``D1``), the loop's block-factor granularity,
-    and the local store left by the program as the largest budget (``margin``:
-    see :func:`~cellsim.buffering.choice.plan`)."""
+    streams (or the given ``S``/``D1``) and the chip's terms (:mod:`.terms`), the
+    loop's block-factor granularity, and the local store left by the program as the
+    largest budget (``margin``: see :func:`~cellsim.buffering.choice.plan`)."""
     m = Machine(machine)
-    constants = constants_for(machine, S, D1, loop.inputs, loop.outputs)
+    constants = planner_constants(machine, loop.inputs, loop.outputs, S=S, D1=D1)
     return plan(
         loop.costs(m.core_hz),
         budget_bytes,

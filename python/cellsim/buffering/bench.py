@@ -17,7 +17,8 @@ is within 2% of the best found. Each simulated point is the steady-state
 time per block (:func:`~cellsim.buffering.fitting.steady_block_ns`): the
 difference of two runs, so the prologue and epilogue cancel.
 
-The model uses ``S`` and ``D1`` fitted on the machine for each loop's streams;
+The model uses ``S`` and ``D1`` fitted on the machine for each loop's streams
+and the chip's terms read from its machine file (:mod:`.terms`);
 the planner is the paper's rule unless ``margin`` is given (see
 :func:`cellsim.buffering.choice.plan`). The same measure is given for the
 model-guided search of :mod:`cellsim.buffering.refine` (``refined_*``: the
@@ -41,10 +42,10 @@ from ..exceptions import UsageError
 from ..machine import Machine
 from ..spec import MachineLike
 from .choice import DEFAULT_MARGIN, DEFAULT_TOLERANCE, max_block_factor, plan
-from .fitting import fitted_constants
 from .loop import Loop, free_local_store
 from .model import predict
 from .refine import refine, simulated_mbs
+from .terms import planner_constants
 
 __all__ = ["OPTIMAL_WITHIN", "LoopCase", "evaluate", "planner_bench", "random_loops", "register"]
 
@@ -104,7 +105,7 @@ def evaluate(
     loop, budget = case.loop, case.budget_bytes
     m = Machine(machine)
     costs = loop.costs(m.core_hz)
-    consts = fitted_constants(machine, loop.inputs, loop.outputs).constants
+    consts = planner_constants(machine, loop.inputs, loop.outputs)
     g, B = loop.granularity, loop.bytes_per_iter
     p = plan(
         costs,

@@ -27,11 +27,12 @@ the fit, so ``margin=2`` is the natural robust setting there.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
 from ..exceptions import UsageError
-from .model import Constants, Costs, Prediction, predict, regime
+from .model import Constants, Costs, Prediction, predict, regime, terms
 
 __all__ = [
     "DEFAULT_K_MAX",
@@ -145,7 +146,8 @@ class Alternative:
     bf_max: int
     """The largest block factor that fits (0: not even the smallest fits)."""
     at_max: Prediction | None
-    """The model at ``bf_max``: this scheme's best."""
+    """This scheme's best: the model at ``bf_max`` or at the largest block factor below it whose
+    blocks are whole lines (:meth:`~cellsim.buffering.model.ChipTerms.block_unit`)."""
     smallest: Prediction | None
     """The smallest block factor within the tolerance of ``at_max``."""
 
@@ -198,6 +200,7 @@ class Plan:
             "S_ns": self.constants.S_ns,
             "D1_ns_per_byte": self.constants.D1_ns_per_byte,
             "constants": self.constants.source,
+            "chip": dataclasses.asdict(self.constants.chip),
             "alternatives": [
                 {"k": a.k, "bf_max": a.bf_max, "at_max": pred(a.at_max), "smallest": pred(a.smallest)}
                 for a in self.alternatives
@@ -206,27 +209,48 @@ class Plan:
         }
 
 
+def _best(costs: Costs, k: int, bf_max: int, g: int, constants: Constants) -> Prediction:
+    """The model's best block factor for ``k`` buffers up to ``bf_max``: ``bf_max`` or the
+    largest whose blocks are whole lines (the throughput grows with the block factor over those,
+    and a block that ends within a line pays for the whole line)."""
+    unit = constants.chip.block_unit(g)
+    candidates = {bf_max, bf_max - bf_max % unit} - {0}
+    return max((predict(costs, k, bf, constants) for bf in candidates), key=lambda p: p.throughput_mbs)
+
+
 def _smallest(costs: Costs, k: int, bf_max: int, g: int, target: float, constants: Constants) -> Prediction:
-    """The smallest multiple of ``g`` up to ``bf_max`` whose throughput is at least
-    ``target`` (the model's throughput never falls as the block factor grows)."""
-    lo, hi = 1, bf_max // g  # in units of g; hi qualifies
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if predict(costs, k, mid * g, constants).throughput_mbs >= target:
-            hi = mid
-        else:
-            lo = mid + 1
-    return predict(costs, k, hi * g, constants)
+    """The smallest multiple of ``g`` up to ``bf_max`` whose throughput is at least ``target``
+    (reached by :func:`_best`).
+
+    Over block factors of whole lines (multiples of the unit) the model's throughput never
+    falls as the block factor grows, and a block factor between two of them does no better
+    than the larger: a binary search over the unit's multiples, then the ones between."""
+    unit = constants.chip.block_unit(g)
+
+    def reaches(bf: int) -> bool:
+        return predict(costs, k, bf, constants).throughput_mbs >= target
+
+    lo, hi = 1, bf_max // unit  # in units; hi qualifies if any does
+    if hi == 0 or not reaches(hi * unit):
+        hi_bf = bf_max  # only the largest block factor (not whole lines) reaches the target
+    else:
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if reaches(mid * unit):
+                hi = mid
+            else:
+                lo = mid + 1
+        hi_bf = hi * unit
+    below = range(max(g, hi_bf - unit + g), hi_bf, g)
+    return predict(costs, k, next((bf for bf in below if reaches(bf)), hi_bf), constants)
 
 
 def _bound(costs: Costs, constants: Constants, k: int, bf: int, margin: float) -> bool:
     """Whether ``k`` buffers of ``bf`` are DMA- or computation-bound with the set-up time times ``margin``."""
     if k < 2:
         return False
-    S = constants.S_ns * margin
-    D = constants.D1_ns_per_byte * costs.bytes_per_iter
-    C = costs.c_inner_ns + costs.c_outer_ns / bf
-    return regime(k, bf, S, D, C) in ("dma-bound", "computation-bound")
+    S, D, C, F = terms(costs, k, bf, constants)
+    return regime(k, bf, S * margin, D, C, F) in ("dma-bound", "computation-bound", "command-bound")
 
 
 def plan(
@@ -286,7 +310,7 @@ def plan(
     alts: list[Alternative] = []
     for k in range(1, k_max + 1):
         bf_max = max_block_factor(budget_bytes, k, costs.bytes_per_iter, granularity)
-        at_max = predict(costs, k, bf_max, constants) if bf_max >= granularity else None
+        at_max = _best(costs, k, bf_max, granularity, constants) if bf_max >= granularity else None
         alts.append(Alternative(k, bf_max, at_max, None))
     fitting = [a for a in alts if a.at_max is not None]
     best = max(a.at_max.throughput_mbs for a in fitting)  # type: ignore[union-attr]
@@ -306,7 +330,7 @@ def plan(
     ]
     tied = [a for a in alts if a.at_max is not None and a.at_max.throughput_mbs >= target]
     winner = tied[0]
-    robust = margin > 1 and [a for a in tied if _bound(costs, constants, a.k, a.bf_max, margin)]
+    robust = margin > 1 and [a for a in tied if _bound(costs, constants, a.k, a.at_max.bf, margin)]  # type: ignore[union-attr]
     if robust:
         winner = robust[0]
     chosen = _smallest(costs, winner.k, winner.bf_max, granularity, target, constants)

@@ -19,6 +19,7 @@ around the model's answer and recommends from what the chip did
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -28,11 +29,12 @@ import click
 
 from ..exceptions import UsageError
 from ..machine import Machine
-from . import SEED004_INPUTS, SEED004_OUTPUTS, constants_for
+from . import SEED004_INPUTS, SEED004_OUTPUTS
 from .choice import DEFAULT_K_MAX, DEFAULT_MARGIN, DEFAULT_TOLERANCE, Plan, plan
 from .loop import ELEMENT_SIZES, Loop, free_local_store
 from .model import PAPER, Costs
 from .refine import Refinement, refine
+from .terms import planner_constants
 
 __all__ = ["plan_buffers", "planner", "simulated_plan"]
 
@@ -91,7 +93,10 @@ def planner(
             raise UsageError(f"bytes per iteration must be a whole number, not {bytes_per_iter!r}")
         granularity = 16 // math.gcd(16, int(bytes_per_iter))
         shape = (SEED004_INPUTS, SEED004_OUTPUTS)
-    constants = constants_for(machine, S, D1, *shape)
+    constants = planner_constants(machine, *shape, S=S, D1=D1)
+    if sum(shape[0]) + sum(shape[1]) != bytes_per_iter:
+        # streams unknown: no commands or lines to count
+        constants = dataclasses.replace(constants, chip=dataclasses.replace(constants.chip, streams=()))
     return plan(
         costs,
         budget,
@@ -180,6 +185,13 @@ def _describe(p: Plan, machine: str) -> None:
         f"constants: S = {k.S_ns:.1f} ns, D1 = {k.D1_ns_per_byte:.4f} ns/B ({k.source}; the paper's: "
         f"S = {PAPER.S_ns:g} ns, D1 = {PAPER.D1_ns_per_byte:g} ns/B); D = {D:.3f} ns per iteration"
     )
+    if k.chip.streams:
+        con.print(
+            f"chip ({machine}'s file): the DMAC starts a command every {k.chip.command_ns:.1f} ns; a bus "
+            f"request moves a {k.chip.line_bytes}-byte line, a part of one costing the whole; buffer "
+            f"switching {k.chip.switch_ns:.2f} ns a block; DMA takes the local store's port "
+            f"{k.chip.port_ns_per_byte * k.chip.line_bytes:.3f} ns a line"
+        )
     ch = p.chosen
     con.print(
         f"[bold]recommended: k = {ch.k} buffer{'s' if ch.k > 1 else ''}, block factor {ch.bf}[/bold] "
@@ -195,7 +207,7 @@ def _describe(p: Plan, machine: str) -> None:
     t = Table(title=f"alternatives (block factors are multiples of {p.granularity})")
     for col in (
         "k",
-        "largest bf",
+        "best bf",
         "MB/s there",
         "regime there",
         f"smallest bf within {100 * p.tolerance:g}%",
@@ -209,7 +221,7 @@ def _describe(p: Plan, machine: str) -> None:
             continue
         t.add_row(
             str(a.k),
-            str(a.bf_max),
+            str(a.at_max.bf),
             f"{a.at_max.throughput_mbs:,.0f}",
             a.at_max.regime,
             str(a.smallest.bf),

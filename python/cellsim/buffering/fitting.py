@@ -31,7 +31,7 @@ import numpy as np
 
 from ..exceptions import UsageError
 from ..machine import Machine
-from ..spec import MachineLike
+from ..spec import MachineLike, MachineSpec
 from .loop import Loop, free_local_store, generate, max_fitting_block
 from .model import PAPER, Constants
 
@@ -147,12 +147,15 @@ def fit(
     """Fits ``S`` and ``D1`` on ``machine`` for a loop with these streams
     (element sizes; default seed 004's two 8-byte reads and one 8-byte write).
 
-    Block factors that are not multiples of the streams' granularity are
-    rounded up to one; those that do not fit in the local store are skipped.
+    Block factors are rounded up to blocks of whole lines in every stream
+    (:attr:`~cellsim.buffering.loop.Loop.line_unit`: the paper's 8-byte elements
+    give whole lines at every block factor it used), so that ``S`` and ``D1`` are
+    the costs of whole lines; what a block that ends within a line adds is the
+    chip's (:mod:`.terms`). Those that do not fit in the local store are skipped.
     ``overrides`` change the machine's parameters, to see which one sets ``S`` or ``D1``.
     """
     probe = Loop(n=4096, c_inner=1.0, c_outer=0.0, inputs=tuple(inputs), outputs=tuple(outputs))
-    g = probe.granularity
+    g = probe.line_unit
     bfs = sorted({-(-int(bf) // g) * g for bf in block_factors})
     m = Machine(machine, seed=seed)
     top = max_fitting_block(probe, 1, free_local_store(m))
@@ -181,8 +184,11 @@ def fit(
 
 
 @lru_cache(maxsize=64)
-def _cached(machine: MachineLike, inputs: tuple[int, ...], outputs: tuple[int, ...], seed: int) -> Fit:
-    return fit(machine, inputs=inputs, outputs=outputs, seed=seed)
+def _cached(
+    spec: MachineSpec, fingerprint: str, inputs: tuple[int, ...], outputs: tuple[int, ...], seed: int
+) -> Fit:
+    # the fingerprint (the resolved contents) is in the key: an edited machine file is fitted again
+    return fit(spec, inputs=inputs, outputs=outputs, seed=seed)
 
 
 def fitted_constants(
@@ -191,5 +197,7 @@ def fitted_constants(
     outputs: Sequence[int] = (8,),
     seed: int = 0,
 ) -> Fit:
-    """:func:`fit` with native kernels, remembered per machine and stream shape."""
-    return _cached(machine, tuple(inputs), tuple(outputs), seed)
+    """:func:`fit` with native kernels, remembered per machine (its resolved contents) and
+    stream shape: the simulation is deterministic, so the fit is measured once."""
+    spec = MachineSpec.of(machine)
+    return _cached(spec, spec.fingerprint, tuple(inputs), tuple(outputs), seed)

@@ -57,6 +57,7 @@ from .profile import engine_block_cycles, switch_cycles
 __all__ = [
     "ELEMENT_SIZES",
     "KERNEL",
+    "LINE_BYTES",
     "MAX_DMA",
     "MAX_STREAMS",
     "MAX_TAGS",
@@ -67,6 +68,7 @@ __all__ = [
     "free_local_store",
     "generate",
     "k_buffered_loop",
+    "ls_uses_per_iteration",
     "max_fitting_block",
     "run_loop",
 ]
@@ -79,6 +81,8 @@ MAX_DMA = 16384
 """Largest DMA: a block of a stream larger than this takes several."""
 MAX_TAGS = 32
 """Tag groups of the MFC: one per buffer, so at most 32 buffers per stream."""
+LINE_BYTES = 128
+"""A DMA moves memory a 128-byte line, or a part of one, per bus request."""
 KERNEL = "k_buffered_loop"
 """Name of the native twin of :func:`k_buffered_loop`."""
 
@@ -154,6 +158,14 @@ class Loop:
         multiple of 16 bytes."""
         return max(16 // math.gcd(16, e) for e in (*self.inputs, *self.outputs))
 
+    @property
+    def line_unit(self) -> int:
+        """Block factors whose blocks are whole lines in every stream are the multiples of this
+        (when the streams start on a line, as :meth:`Machine.alloc` places them)."""
+        return math.lcm(
+            self.granularity, *(LINE_BYTES // math.gcd(LINE_BYTES, e) for e in (*self.inputs, *self.outputs))
+        )
+
     def ns(self, core_hz: float) -> tuple[float, float]:
         """``(C_inner, C_outer)`` in ns on a machine clocked at ``core_hz``."""
         f = 1.0 if self.unit == "ns" else 1e9 / core_hz
@@ -185,6 +197,12 @@ def _dtype(size: int) -> str:
 
 
 # -- the generated SPE program ----------------------------------------------------------
+
+
+def ls_uses_per_iteration(inputs: Sequence[int], outputs: Sequence[int]) -> int:
+    """Local-store port uses of one inner iteration: a quadword load per input element, and a
+    load and a store per output element narrower than a quadword (a read-modify-write)."""
+    return len(inputs) + sum(2 if e < 16 else 1 for e in outputs)
 
 
 def k_buffered_loop(
@@ -254,7 +272,7 @@ def k_buffered_loop(
         if cycles > 0:
             # for (i = 0; i < m; i++) tB[t][i] = f(tA[t][i], ...): a quadword load per input
             # element, a load and a store per (narrower) output element, on the local store's port
-            compute(cycles, ls_accesses=m * (len(ins) + sum(2 if size < 16 else 1 for _, size in outs)))
+            compute(cycles, ls_accesses=m * ls_uses_per_iteration([e for _, e in ins], [e for _, e in outs]))
         acc = np.zeros(m, dtype=np.uint64)
         for s, (_, size) in enumerate(ins):
             acc += tA[s][t].array(_dtype(size))[:m].astype(np.uint64)

@@ -1,15 +1,15 @@
 """Refining the model's plan on the simulated chip.
 
-The model (:mod:`.model`) is right about the shape of a loop's throughput but
-places a DMA-bound knee too early when several DMAs are in flight, and it has
-no floor for the DMAC's per-command time (see ``docs/buffering.md``). A user
-who has the simulator at hand need not live with that: :func:`refine` takes
-the model's plan, simulates a short list of (k, bf) around what the model
-found — for every scheme the model finds within ``keep_within`` of its best,
-the smallest block factor that reaches it, two and four times that, and the
-largest that fits — and picks from what the chip actually did, with the
-paper's preferences (fewest buffers, then the smallest block factor, within
-``tolerance`` of the best simulated).
+The model (:mod:`.model`, with the chip's terms of :mod:`.terms`) is right
+about the shape of a loop's throughput but its corners are sharp where the
+chip's are round: near a knee the simulation is a few percent off (see
+``docs/buffering.md``). A user who has the simulator at hand need not live
+with that: :func:`refine` takes the model's plan, simulates a short list of
+(k, bf) around what the model found — for every scheme the model finds within
+``keep_within`` of its best, the smallest block factor that reaches it, two
+and four times that, the largest that fits and the scheme's best — and picks
+from what the chip actually did, with the paper's preferences (fewest buffers,
+then the smallest block factor, within ``tolerance`` of the best simulated).
 
 It is a model-guided search, not a replacement for the model: it simulates a
 dozen points where an exhaustive search over a grid simulates about eighty,
@@ -115,6 +115,7 @@ def shortlist(
         if a.at_max is None or a.smallest is None or a.at_max.throughput_mbs < floor:
             continue
         out.add((a.k, a.bf_max))
+        out.add((a.k, a.at_max.bf))
         for f in ladder:
             bf = min(a.bf_max, a.smallest.bf * f)
             out.add((a.k, bf - bf % g))

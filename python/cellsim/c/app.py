@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -24,20 +23,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._checks import positive
-from ..exceptions import DeadlockError, RunawayError, UsageError
+from ..exceptions import CompileError, DeadlockError, RunawayError, UsageError
 from ..machine import Machine, RunResult
+from . import language, names
 from .image import Image, load_image
-from .process import HOST, PROTOCOL
+from .process import HOST, PROTOCOL, SPU_IMAGE_LSA, SPU_LS_AT
+from .surface import explain_link_error
 
 MANIFEST = "cellsim-app.json"
 FORMAT = 2
 """The app format: 2 since each program runs in its own process (``cellsim-host``)."""
 _HERE = Path(__file__).resolve().parent
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 # The host calls a program's image must not make on the host: exit ends the
-# simulated program; a PPU program's heap and threads are the simulated machine's.
-_SPU_WRAPS = ["exit"]
+# simulated program; a program's heap is the simulated machine's (an SPU program's
+# in its local store), and so are a PPU program's threads.
+_SPU_WRAPS = ["exit", "malloc", "free", "calloc", "realloc", "posix_memalign", "memalign", "aligned_alloc"]
 _PPU_WRAPS = [
     "exit",
     "malloc",
@@ -50,7 +51,17 @@ _PPU_WRAPS = [
     "pthread_create",
     "pthread_join",
     "pthread_mutex_lock",
+    "pthread_exit",
+    "pthread_cond_init",
+    "pthread_cond_destroy",
+    "pthread_cond_wait",
+    "pthread_cond_timedwait",
+    "pthread_cond_signal",
+    "pthread_cond_broadcast",
 ]
+
+
+_PPU_FLAGS = "/ppu"  # the PPU program's own flags' key (no SPU program has a "/" in its name)
 
 
 def include_dir() -> Path:
@@ -145,6 +156,9 @@ def _flags(side: str, count_intrinsics: bool, wraps: Sequence[str]) -> list[str]
         "-Wl,-z,relro",
         # the image's own symbols bind inside it, never to the host process's
         "-Wl,-Bsymbolic",
+        # every symbol resolved at build time: a function cellsim does not have (a libspe2
+        # call it does not implement) is a link error naming it, never a failure at load time
+        "-Wl,-z,defs",
         "-Wl," + ",".join(f"--wrap={w}" for w in wraps),
     ]
     if count_intrinsics:
@@ -152,51 +166,46 @@ def _flags(side: str, count_intrinsics: bool, wraps: Sequence[str]) -> list[str]
     return flags
 
 
-_VECTOR = re.compile(r"\bvector\s+(?:(unsigned|signed)\s+)?(char|short|int|long\s+long|float|double)\b")
-_VEC_NAMES = {
-    ("unsigned", "char"): "vec_uchar16",
-    ("signed", "char"): "vec_char16",
-    ("", "char"): "vec_char16",
-    ("unsigned", "short"): "vec_ushort8",
-    ("signed", "short"): "vec_short8",
-    ("", "short"): "vec_short8",
-    ("unsigned", "int"): "vec_uint4",
-    ("signed", "int"): "vec_int4",
-    ("", "int"): "vec_int4",
-    ("unsigned", "long long"): "vec_ullong2",
-    ("signed", "long long"): "vec_llong2",
-    ("", "long long"): "vec_llong2",
-    ("", "float"): "vec_float4",
-    ("", "double"): "vec_double2",
-}
-
-
-def _vector_keyword(src: Path, tmp: Path) -> Path:
-    """The source with the SPU language's ``vector T`` types spelled as the
-    ``vec_*`` typedefs (the host compiler has no ``vector`` keyword); a
-    ``#line`` keeps errors and debug info on the original file and lines."""
-    text = src.read_text()
-    if not _VECTOR.search(text):
-        return src
-
-    def name(m: re.Match[str]) -> str:
-        base = " ".join(m.group(2).split())
-        return _VEC_NAMES.get((m.group(1) or "", base), m.group(0))
-
-    out = tmp / f"{src.stem}.vec{src.suffix}"
-    out.write_text(f'#line 1 "{src}"\n' + _VECTOR.sub(name, text))
-    return out
-
-
-def _compile(cmd: list[str], warnings: list[str] | None) -> None:
+def _compile(cmd: list[str], warnings: list[str] | None, what: str) -> None:
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
-        raise UsageError(f"the C compiler failed ({' '.join(cmd[:1])}):\n{proc.stderr.strip()}")
+        why = explain_link_error(proc.stderr, spu=what.startswith("the SPU"))
+        raise CompileError(
+            f"the C compiler ({cmd[0]}) failed to build {what}"
+            + (f": {why}" if why else "")
+            + " (its diagnostics follow)",
+            proc.stderr,
+        )
     if proc.stderr.strip():
         if warnings is None:
             sys.stderr.write(proc.stderr)
         else:
             warnings.append(proc.stderr.rstrip("\n"))
+
+
+def _handles(programs: Sequence[str], written: Sequence[str]) -> str:
+    """The C file that defines each SPU program's handle under every symbol that
+    names it (``x_spu``, ``x``...): weak, so a program's own symbol of the same
+    name wins."""
+    lines = ['#include "libspe2.h"\n']
+    for symbol, program in sorted(names.symbols(programs, written).items()):
+        lines.append(
+            f"__attribute__((weak)) spe_program_handle_t {symbol} = "
+            f"{{sizeof(spe_program_handle_t), 0, 0, {json.dumps(program)}}};\n"
+        )
+    return "".join(lines)
+
+
+def _sources(sources: Sequence[str | Path], tmp: Path) -> tuple[list[str], list[str]]:
+    """The files to compile for ``sources`` (see :mod:`cellsim.c.language`) and their flags."""
+    files: list[str] = []
+    flags: list[str] = []
+    for s in sources:
+        f, extra = language.prepare(Path(s), tmp)
+        files.append(str(f))
+        if extra and extra[1] not in flags:
+            flags += extra
+    return files, flags
 
 
 def build(
@@ -207,24 +216,50 @@ def build(
     count_intrinsics: bool = False,
     cflags: Sequence[str] = (),
     warnings: list[str] | None = None,
+    spu_cflags: Mapping[str, Sequence[str]] | None = None,
+    ppu_cflags: Sequence[str] = (),
+    ppu_libs: Sequence[str] = (),
 ) -> Path:
     """Builds an app into directory ``out``: the PPU program from
     ``ppu_sources`` (may be empty for SPU-only apps) and SPU program NAME from
     ``spu_programs[NAME]``. Returns ``out``. The compiler's warnings (``-Wall``;
     an implicit function declaration is an error) go to ``warnings`` if given,
-    else to stderr as the compiler would print them."""
+    else to stderr as the compiler would print them. ``cflags`` go to every
+    compilation, ``spu_cflags[NAME]`` to SPU program NAME's and ``ppu_cflags``
+    to the PPU program's after them; ``ppu_libs`` (``-lfoo``) to the PPU program's link."""
     out = Path(out)
     if out.exists() and not (out / MANIFEST).exists() and any(out.iterdir()):
         raise UsageError(f"-o {out}: exists and is not an app built by `cellsim cc`; pick a new name")
     if not ppu_sources and not spu_programs:
         raise UsageError("nothing to build: give PPU sources and/or --spu NAME=file.c")
     for name in spu_programs:
-        if not _NAME.match(name):
-            raise UsageError(f"--spu {name!r}: an SPU program's name must be a C identifier")
+        names.check_program_name(name)
     for src in [*ppu_sources, *(s for v in spu_programs.values() for s in v)]:
         if not Path(src).is_file():
             raise UsageError(f"no source file {src}")
+    names.check(ppu_sources, spu_programs)
+    created = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
+    try:
+        per = {**(spu_cflags or {}), _PPU_FLAGS: ppu_cflags}
+        _build_into(out, ppu_sources, spu_programs, count_intrinsics, cflags, warnings, per, ppu_libs)
+    except BaseException:
+        if created:  # a failed build leaves no half-built app behind to refuse the next -o
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+    return out
+
+
+def _build_into(
+    out: Path,
+    ppu_sources: Sequence[str | Path],
+    spu_programs: Mapping[str, Sequence[str | Path]],
+    count_intrinsics: bool,
+    cflags: Sequence[str],
+    warnings: list[str] | None,
+    program_cflags: Mapping[str, Sequence[str]],
+    ppu_libs: Sequence[str],
+) -> None:
     cc = compiler()
     runtime = [str(_HERE / "runtime.c")]
     manifest: dict[str, object] = {
@@ -238,49 +273,67 @@ def build(
     spus: dict[str, str] = {}
     # the program every image runs in, a process of its own
     _compile(
-        [cc, "-O2", "-g", "-I", str(_HERE), str(_HERE / "host.c"), "-o", str(out / HOST), "-ldl"], warnings
+        [cc, "-O2", "-g", "-I", str(_HERE), str(_HERE / "host.c"), "-o", str(out / HOST), "-ldl"],
+        warnings,
+        "cellsim-host",
     )
     with tempfile.TemporaryDirectory() as tmpdir:
         tmp = Path(tmpdir)
         for name, sources in spu_programs.items():
-            srcs = [str(_vector_keyword(Path(s).resolve(), tmp)) for s in sources]
+            srcs, src_flags = _sources(sources, tmp)
             target = out / f"spu-{name}.so"
-            flags = _flags("SPU", count_intrinsics, _SPU_WRAPS)
+            # linked to load into its local store's window (see process.SPU_LS_AT), pages of 4 KB
+            flags = [
+                *_flags("SPU", count_intrinsics, _SPU_WRAPS),
+                f"-Wl,-Ttext-segment=0x{SPU_LS_AT + SPU_IMAGE_LSA:x}",
+                "-Wl,-z,max-page-size=4096",
+            ]
             _compile(
                 [
                     cc,
                     *flags,
-                    *cflags,
+                    *language.include_flags([*cflags, *program_cflags.get(name, ())], tmp),
+                    *src_flags,
                     *srcs,
                     *runtime,
                     str(_HERE / "spu_runtime.c"),
                     "-o",
                     str(target),
                     "-lm",
+                    "-ldl",
                 ],
                 warnings,
+                f"the SPU program {name!r}",
             )
             spus[name] = target.name
         if ppu_sources:
             handles = tmp / "handles.c"
-            handles.write_text(
-                '#include "libspe2.h"\n'
-                + "".join(
-                    f'spe_program_handle_t {n} = {{sizeof(spe_program_handle_t), 0, 0, "{n}"}};\n'
-                    for n in spu_programs
-                )
-            )
-            srcs = [str(Path(s).resolve()) for s in ppu_sources]
+            handles.write_text(_handles(list(spu_programs), names.written_symbols(ppu_sources)))
+            srcs, src_flags = _sources(ppu_sources, tmp)
             target = out / "ppu.so"
             flags = _flags("PPU", count_intrinsics, _PPU_WRAPS)
             ppu_runtime = [*runtime, str(_HERE / "ppu_runtime.c"), str(handles)]
             _compile(
-                [cc, *flags, *cflags, *srcs, *ppu_runtime, "-o", str(target), "-lpthread", "-lm"], warnings
+                [
+                    cc,
+                    *flags,
+                    *language.include_flags([*cflags, *program_cflags.get(_PPU_FLAGS, ())], tmp),
+                    *src_flags,
+                    *srcs,
+                    *ppu_runtime,
+                    "-o",
+                    str(target),
+                    *ppu_libs,
+                    "-lpthread",
+                    "-lm",
+                    "-ldl",
+                ],
+                warnings,
+                "the PPU program",
             )
             manifest["ppu"] = target.name
     manifest["spu"] = spus
     (out / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
-    return out
 
 
 # -- running ----------------------------------------------------------------------------

@@ -35,8 +35,10 @@ enum { CELLSIM_TURN_CHILD = 0, CELLSIM_TURN_PARENT = 1 };
 
 /* the driver's commands */
 enum {
-    CELLSIM_CMD_SETUP = 1,      /* cargs: fd, offset, home: the image's data is that file's pages */
-    CELLSIM_CMD_NEW_THREAD = 2, /* cargs: kind, fn, a0, a1, a2 -> runs it to its first request */
+    CELLSIM_CMD_SETUP = 1,      /* cargs: fd, offset, home: the image's data is that file's pages;
+                                   heap lo, hi: an SPU program's heap (in its local store) */
+    CELLSIM_CMD_NEW_THREAD = 2, /* cargs: kind, fn, a0, a1, a2, stack; reply: the stack's bytes (0: the
+                                   process maps one) -> runs it to its first request */
     CELLSIM_CMD_RESUME = 3,     /* thread, reply -> runs it to its next request */
     CELLSIM_CMD_QUIT = 4,       /* flush stdio and exit(0) */
 };

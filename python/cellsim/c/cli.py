@@ -9,6 +9,7 @@ import click
 
 from ..exceptions import ProgramCrashError, UsageError
 from ..limits import command_limits, limit_options
+from . import makefile
 from .app import build, include_dir, run_app
 
 
@@ -30,7 +31,8 @@ def _spu_option(ctx: click.Context, param: click.Parameter, value: tuple[str, ..
     multiple=True,
     callback=_spu_option,
     metavar="NAME=FILE.c",
-    help="An SPU program NAME (spe_image_open(NAME), extern spe_program_handle_t NAME); "
+    help="An SPU program NAME, a file name as programs open it (x.elf, spu-task, x_spu): "
+    'spe_image_open("dir/NAME") and extern spe_program_handle_t NAME-as-a-symbol find it; '
     "repeat for more files or programs.",
 )
 @click.option("-o", "output", type=click.Path(file_okay=False), help="The app directory to write.")
@@ -83,6 +85,56 @@ def cc_cmd(
         click.echo(text, err=True)
     names = ", ".join(sorted(spus)) or "none"
     click.echo(f"built {app}: PPU program {'yes' if sources else 'none'}, SPU programs: {names}", err=True)
+
+
+@click.command("make")
+@click.argument("directory", default=".", type=click.Path(file_okay=False, exists=True))
+@click.option("-o", "output", type=click.Path(file_okay=False), help="The app directory to write.")
+@click.option(
+    "--count-intrinsics",
+    is_flag=True,
+    help="Charge each SPU intrinsic its issue cost in simulated time (see docs/c-programs.md).",
+)
+def make_cmd(directory: str, output: str | None, count_intrinsics: bool) -> None:
+    """Build a C app from an SDK sample's own Makefiles (the make.footer style).
+
+    Reads DIRECTORY's Makefile and those of its DIRS: PROGRAM_ppu and PROGRAM_spu (or
+    PROGRAMS_*) with their sources (OBJS, else every .c file beside the Makefile),
+    LIBRARY_embed and IMPORTS (which SPU programs the PPU program embeds), CFLAGS,
+    CPPFLAGS, CC_OPT_LEVEL, INCLUDE and DEFINES. The app goes where make would put the
+    PPU program (DIR/PROGRAM_ppu) unless -o says otherwise.
+
+        cellsim make samples/simple && cellsim exec samples/simple/simple
+    """
+    project = makefile.read(directory)
+    if len(project.ppu) > 1:
+        names = ", ".join(p.name for p in project.ppu)
+        raise UsageError(
+            f"{directory}: its Makefiles build several PPU programs ({names}); cellsim builds one"
+        )
+    ppu = project.ppu[0] if project.ppu else None
+    spus = makefile.embedded(project, ppu) if ppu else list(project.spu)
+    if ppu is None and not spus:
+        raise UsageError(f"{directory}: its Makefiles set no PROGRAM_ppu and no PROGRAM_spu")
+    first = ppu or project.spu[spus[0]]
+    out = Path(output) if output else first.directory / first.name
+    warnings: list[str] = []
+    app = build(
+        ppu.sources if ppu else [],
+        {n: project.spu[n].sources for n in spus},
+        out,
+        count_intrinsics=count_intrinsics,
+        warnings=warnings,
+        spu_cflags={n: project.spu[n].flags for n in spus},
+        ppu_cflags=ppu.flags if ppu else (),
+        ppu_libs=makefile.link_flags(ppu) if ppu else (),
+    )
+    for text in warnings:  # the compiler's own words (-Wall), as cc prints them
+        click.echo(text, err=True)
+    click.echo(
+        f"built {app}: PPU program {ppu.name if ppu else 'none'}, SPU programs: {', '.join(spus) or 'none'}",
+        err=True,
+    )
 
 
 def _placement(text: str | None) -> list[int] | None:

@@ -4,10 +4,10 @@ An image is never loaded into cellsim's own process: each program that runs it
 gets a process of its own (:mod:`cellsim.c.process`), which loads a fresh copy,
 so a rebuilt image runs its new code, every SPE has its own statics and C
 library state, and a fault ends that program only. An image's writable data
-(``.data`` and ``.bss``) is where an SPU program's statics live: its process
-maps the SPE's local store over it, at a fixed local-store address (past the
-reserved part, with the host page offset kept so alignments carry over), so a
-pointer to a static is, in the local store, that address plus its offset. A PPU
+(``.data`` and ``.bss``) is where an SPU program's statics live: an SPU image
+is linked to load into its local store's window in its process, so its data
+pages are local-store pages at their own local-store addresses (or, if the
+loader put it elsewhere, copied past the reserved part). A PPU
 image's data is simulated main memory the same way, so SPEs can DMA to and from
 the PPU's statics.
 """

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define CELLSIM_RUNTIME /* the functions themselves, not libspe2.h's call-site macros */
 #include "cellsim_proto.h"
@@ -33,12 +34,21 @@ static uint64_t rq_at(int op, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3
 
 spe_context_ptr_t spe_context_create(unsigned int flags, spe_gang_context_ptr_t gang) {
     (void)gang;
+    /* the request first: the allocation is a request too, which would take the call site */
+    int spe = (int)RQ(CELLSIM_RQ_CTX_CREATE, flags, 0, 0, 0, 0, 0);
     struct spe_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
         return 0;
-    ctx->spe = (int)RQ(CELLSIM_RQ_CTX_CREATE, flags, 0, 0, 0, 0, 0);
+    ctx->spe = spe;
     ctx->flags = flags;
     return ctx;
+}
+
+/* The affinity is a placement hint: cellsim places SPEs by the machine's policy (--placement). */
+spe_context_ptr_t spe_context_create_affinity(unsigned int flags, spe_context_ptr_t affinity_neighbor,
+                                              spe_gang_context_ptr_t gang) {
+    (void)affinity_neighbor;
+    return spe_context_create(flags, gang);
 }
 
 int spe_context_destroy(spe_context_ptr_t spe) {
@@ -59,12 +69,29 @@ int spe_gang_context_destroy(spe_gang_context_ptr_t gang) {
     return 0;
 }
 
+/* The name as spe_image_open got it (any directory dropped), into the payload. */
+static void name_to_payload(const char *name) {
+    char *out = cellsim_payload();
+    strncpy(out, name, sizeof ((spe_program_handle_t *)0)->name - 1);
+    out[sizeof ((spe_program_handle_t *)0)->name - 1] = 0;
+}
+
+/* As libspe2: NULL with errno ENOENT when no SPU program of the app has that name. */
 spe_program_handle_t *spe_image_open(const char *filename) {
+    if (!filename) {
+        errno = EINVAL;
+        return 0;
+    }
+    const char *base = strrchr(filename, '/');
+    base = base ? base + 1 : filename;
+    name_to_payload(base);
+    if (!RQ(CELLSIM_RQ_IMAGE_OPEN, 0, 0, 0, 0, 0, 0)) {
+        errno = ENOENT;
+        return 0;
+    }
     spe_program_handle_t *h = calloc(1, sizeof *h);
     if (!h)
         return 0;
-    const char *base = strrchr(filename, '/');
-    base = base ? base + 1 : filename;
     h->handle_size = sizeof *h;
     strncpy(h->name, base, sizeof h->name - 1);
     return h;
@@ -76,37 +103,76 @@ int spe_image_close(spe_program_handle_t *program) {
 }
 
 int spe_program_load(spe_context_ptr_t spe, spe_program_handle_t *program) {
+    if (!spe || !program) {
+        errno = EINVAL;
+        return -1;
+    }
     /* the name travels by value: the simulator cannot read this process's memory */
-    char *name = cellsim_payload();
-    strncpy(name, program->name, sizeof program->name);
-    name[sizeof program->name] = 0;
+    name_to_payload(program->name);
     RQ(CELLSIM_RQ_PROGRAM_LOAD, spe->spe, 0, 0, 0, 0, 0);
     spe->program = program;
     return 0;
 }
 
-int spe_context_run(spe_context_ptr_t spe, unsigned int *entry, unsigned int runflags, void *argp,
-                    void *envp, spe_stop_info_t *stopinfo) {
-    (void)runflags;
-    uint64_t r = RQ(CELLSIM_RQ_CTX_RUN, spe->spe, argp, envp, 0, 0, 0);
-    if (entry)
-        *entry = SPE_DEFAULT_ENTRY;
+/* A stop as the simulator encodes it (CTX_RUN, STOP_INFO), into libspe2's stop info;
+ * -1 with errno for a program that died, as spe_context_run returns it. The exit code is
+ * cut to 8 bits, as libspe2 reports it (exit(-1) is 255). */
+static int decode_stop(uint64_t r, spe_stop_info_t *stopinfo) {
+    if (stopinfo)
+        memset(stopinfo, 0, sizeof *stopinfo);
     if (r >> 63) {
-        /* the SPU program died: as libspe2, -1 with errno and the stop reason */
-        unsigned int reason = (unsigned int)(r >> 40) & 0xFF;
         if (stopinfo) {
-            memset(stopinfo, 0, sizeof *stopinfo);
-            stopinfo->stop_reason = reason;
+            stopinfo->stop_reason = (unsigned int)(r >> 40) & 0xFF;
             stopinfo->result.spe_runtime_error = (int)(uint32_t)r;
         }
         errno = (int)(r >> 32) & 0xFF;
         return -1;
     }
     if (stopinfo) {
-        memset(stopinfo, 0, sizeof *stopinfo);
         stopinfo->stop_reason = SPE_EXIT;
-        stopinfo->result.spe_exit_code = (int)(uint32_t)r;
+        stopinfo->result.spe_exit_code = (int)(r & 0xFF);
     }
+    return 0;
+}
+
+/* A register's preferred doubleword: the first 8 bytes of its quadword, host order. */
+static uint64_t user_reg(const void *regs, int n) {
+    uint64_t v;
+    memcpy(&v, (const char *)regs + 16 * n, sizeof v);
+    return v;
+}
+
+int spe_context_run(spe_context_ptr_t spe, unsigned int *entry, unsigned int runflags, void *argp,
+                    void *envp, spe_stop_info_t *stopinfo) {
+    uint64_t r;
+    if (runflags & SPE_RUN_USER_REGS) {
+        /* argp is 48 bytes: r3, r4, r5 as the SPU program gets them (speid, argp, envp) */
+        if (!argp) {
+            errno = EINVAL;
+            return -1;
+        }
+        r = RQ(CELLSIM_RQ_CTX_RUN, spe->spe, user_reg(argp, 1), user_reg(argp, 2), 1, user_reg(argp, 0), 0);
+    } else {
+        r = RQ(CELLSIM_RQ_CTX_RUN, spe->spe, argp, envp, 0, 0, 0);
+    }
+    if (entry)
+        *entry = SPE_DEFAULT_ENTRY;
+    return decode_stop(r, stopinfo);
+}
+
+int spe_stop_info_read(spe_context_ptr_t spe, spe_stop_info_t *stopinfo) {
+    if (!spe || !stopinfo) {
+        errno = EINVAL;
+        return -1;
+    }
+    uint64_t r = RQ(CELLSIM_RQ_STOP_INFO, spe->spe, 0, 0, 0, 0, 0);
+    if (r == UINT64_MAX) { /* the context has not stopped yet */
+        errno = ESRCH;
+        return -1;
+    }
+    int saved = errno;
+    decode_stop(r, stopinfo);
+    errno = saved;
     return 0;
 }
 
@@ -161,19 +227,20 @@ void *spe_ps_area_get(spe_context_ptr_t spe, int area) {
     return (void *)RQ(CELLSIM_RQ_PS_AREA, spe->spe, area, 0, 0, 0, 0);
 }
 
-int spe_mfcio_get(spe_context_ptr_t spe, unsigned int lsa, void *ea, unsigned int size, unsigned int tag,
-                  unsigned int tid, unsigned int rid) {
-    (void)tid, (void)rid;
-    RQ(CELLSIM_RQ_MFCIO, spe->spe, 0x40, lsa, ea, size, tag);
-    return 0;
-}
-
-int spe_mfcio_put(spe_context_ptr_t spe, unsigned int lsa, void *ea, unsigned int size, unsigned int tag,
-                  unsigned int tid, unsigned int rid) {
-    (void)tid, (void)rid;
-    RQ(CELLSIM_RQ_MFCIO, spe->spe, 0x20, lsa, ea, size, tag);
-    return 0;
-}
+/* The proxy DMAs: one request each, with the MFC opcode (get 0x40, put 0x20; +1 barrier, +2 fence). */
+#define CELLSIM_PROXY_DMA(fn, opcode)                                                                    \
+    int fn(spe_context_ptr_t spe, unsigned int lsa, void *ea, unsigned int size, unsigned int tag,      \
+           unsigned int tid, unsigned int rid) {                                                        \
+        (void)tid, (void)rid;                                                                            \
+        RQ(CELLSIM_RQ_MFCIO, spe->spe, (opcode), lsa, ea, size, tag);                                    \
+        return 0;                                                                                        \
+    }
+CELLSIM_PROXY_DMA(spe_mfcio_get, 0x40)
+CELLSIM_PROXY_DMA(spe_mfcio_getb, 0x41)
+CELLSIM_PROXY_DMA(spe_mfcio_getf, 0x42)
+CELLSIM_PROXY_DMA(spe_mfcio_put, 0x20)
+CELLSIM_PROXY_DMA(spe_mfcio_putb, 0x21)
+CELLSIM_PROXY_DMA(spe_mfcio_putf, 0x22)
 
 int spe_mfcio_tag_status_read(spe_context_ptr_t spe, unsigned int mask, unsigned int behavior,
                               unsigned int *tag_status) {
@@ -190,10 +257,11 @@ struct cellsim_event_handler {
 };
 
 spe_event_handler_ptr_t spe_event_handler_create(void) {
+    int number = (int)RQ(CELLSIM_RQ_EVENT_HANDLER, 0, 0, 0, 0, 0, 0); /* before the allocation's request */
     struct cellsim_event_handler *h = calloc(1, sizeof *h);
     if (!h)
         return 0;
-    h->number = (int)RQ(CELLSIM_RQ_EVENT_HANDLER, 0, 0, 0, 0, 0, 0);
+    h->number = number;
     return h;
 }
 
@@ -317,4 +385,69 @@ int __wrap_pthread_mutex_lock(pthread_mutex_t *m) {
     while (pthread_mutex_trylock(m) == EBUSY)
         RQ(CELLSIM_RQ_PPE_COMPUTE, 100, 0, 0, 0, 0, 0);
     return 0;
+}
+
+/* pthread_exit ends the simulated thread, as returning from its function does. */
+void __wrap_pthread_exit(void *value) { cellsim_thread_exit((int64_t)(intptr_t)value); }
+
+/* Condition variables. All simulated threads share one host thread, so a wait cannot
+ * block the host: a condition variable is a counter of signals (in the program's own
+ * pthread_cond_t, whose initializer is zeros), and a waiter looks at it in simulated
+ * time, with a backoff up to CELLSIM_COND_POLL cycles. A signal wakes every waiter
+ * (POSIX allows spurious wakeups; programs loop on their predicate). */
+#define CELLSIM_COND_POLL 1600
+
+static volatile uint64_t *cond_count(pthread_cond_t *c) { return (volatile uint64_t *)(void *)c; }
+
+int __wrap_pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *attr) {
+    (void)attr;
+    memset(c, 0, sizeof *c);
+    return 0;
+}
+
+int __wrap_pthread_cond_destroy(pthread_cond_t *c) {
+    (void)c;
+    return 0;
+}
+
+int __wrap_pthread_cond_signal(pthread_cond_t *c) {
+    ++*cond_count(c);
+    return 0;
+}
+
+int __wrap_pthread_cond_broadcast(pthread_cond_t *c) {
+    ++*cond_count(c);
+    return 0;
+}
+
+/* Waits until the counter moves or `cycles` (UINT64_MAX: no limit) have passed; 0 or ETIMEDOUT. */
+static int cond_wait_for(pthread_cond_t *c, pthread_mutex_t *m, uint64_t cycles) {
+    uint64_t seen = *cond_count(c), waited = 0, step = 100;
+    pthread_mutex_unlock(m);
+    int r = 0;
+    while (*cond_count(c) == seen) {
+        if (waited >= cycles) {
+            r = ETIMEDOUT;
+            break;
+        }
+        uint64_t now = step < cycles - waited ? step : cycles - waited;
+        RQ(CELLSIM_RQ_PPE_COMPUTE, now, 0, 0, 0, 0, 0);
+        waited += now;
+        if (step < CELLSIM_COND_POLL)
+            step *= 2;
+    }
+    __wrap_pthread_mutex_lock(m);
+    return r;
+}
+
+int __wrap_pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m) { return cond_wait_for(c, m, UINT64_MAX); }
+
+/* The deadline is the host's clock (CLOCK_REALTIME); the wait lasts as long in simulated time. */
+int __wrap_pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abstime) {
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    int64_t ns = (int64_t)(abstime->tv_sec - now.tv_sec) * 1000000000 + (abstime->tv_nsec - now.tv_nsec);
+    uint64_t hz = RQ(CELLSIM_RQ_TIME, 2, 0, 0, 0, 0, 0); /* the core clock */
+    uint64_t cycles = ns <= 0 ? 0 : (uint64_t)((double)ns * (double)hz / 1e9);
+    return cond_wait_for(c, m, cycles);
 }

@@ -26,6 +26,7 @@ import ctypes
 import os
 import shutil
 import signal
+import struct
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +47,15 @@ HOST = "cellsim-host"
 LS_BASE = 0x2000_0000_0000
 MEMORY_BASE = 0x3000_0000_0000
 LS_STRIDE = 1 << 32
+SPU_LS_AT = 0x1000_0000_0000
+"""Where an SPU program's process maps its own local store (4 GB-aligned: a pointer's low
+32 bits are its local-store address); its image is linked to load at ``SPU_LS_AT +
+SPU_IMAGE_LSA``, so that its code and statics sit in the local store as on the SPU."""
+SPU_IMAGE_LSA = 0x4000
+SPU_LS_BYTES = 256 * 1024
+SPU_STACK_GUARD = SPU_LS_BYTES - 64 * 1024
+"""The guard page at the foot of an SPU program's stack (the top 64 KB of its local store)."""
+LS_WINDOW = 1 << 32
 CTL_BYTES = 16384
 MAGIC = 0x31314D49534C4C45
 
@@ -155,7 +165,7 @@ class CrashReport:
         else:
             what = f"was killed by {self.signal_name} ({_SIGNAL_WORDS.get(self.signal, 'a fatal signal')}"
             if self.address is not None and self.signal in (signal.SIGSEGV, signal.SIGBUS):
-                what += f" at address 0x{self.address:x}"
+                what += f" at address 0x{self.address:x}{_in_local_store(self.address)}"
             what += ")"
         if self.location:
             what += f" at {self.location}"
@@ -164,6 +174,22 @@ class CrashReport:
         elif not self.location:
             what += "; it had made no SDK call"
         return what
+
+
+def _in_local_store(address: int) -> str:
+    """What a faulting address is to an SPU program: a local-store address, the
+    guard page at the foot of its stack, or past the end of its local store."""
+    lsa = address - SPU_LS_AT
+    if not 0 <= lsa < LS_WINDOW:
+        return ""
+    if lsa >= SPU_LS_BYTES:
+        return f", local-store address 0x{lsa:x}: past the end of the 256 KB local store"
+    if SPU_STACK_GUARD <= lsa < SPU_STACK_GUARD + 4096:
+        return (
+            f", local-store address 0x{lsa:x}: the guard page below the stack "
+            "(a stack overflow, or a run past the data)"
+        )
+    return f", local-store address 0x{lsa:x}"
 
 
 _SIGNAL_WORDS: dict[int, str] = {
@@ -207,7 +233,8 @@ class CProcess:
         self.has_turn = False
         self.words[0] = TURN_CHILD  # the turn is the process's until its hello
         argv = [str(host_program(image)), str(PROTOCOL), str(image), str(self.block.fd), str(os.getpid())]
-        argv += [f"{fd}:0x{at:x}:{size}" for fd, at, size in maps]
+        # an SPU program's own local store is mapped around its image, which is linked into it
+        argv += [f"{fd}:0x{at:x}:{size}" + (":image" if at == SPU_LS_AT else "") for fd, at, size in maps]
         fds = [self.block.fd, *(fd for fd, _, _ in maps)]
         try:
             self.proc = subprocess.Popen(argv, pass_fds=fds, close_fds=True)
@@ -245,19 +272,24 @@ class CProcess:
             raise ProcessEnded(self._ended())
         raise HostLimit(why)
 
-    def setup(self, fd: int, offset: int, home: int) -> None:
+    def setup(self, fd: int, offset: int, home: int, heap: tuple[int, int] = (0, 0)) -> None:
         """The image's data becomes the pages of ``fd`` from ``offset``
-        (mapped at ``home`` in the process too), after its first contents are copied there."""
+        (mapped at ``home`` in the process too), after its first contents are
+        copied there; an SPU program's ``malloc`` takes ``heap`` (its bounds in the process)."""
         w = self.words
         w[W_CMD] = CMD_SETUP
-        w[W_CARGS : W_CARGS + 3] = (fd, offset, home)
+        w[W_CARGS : W_CARGS + 5] = (fd, offset, home, *heap)
         self._wait()
 
-    def new_thread(self, kind: int, fn: int, a0: int = 0, a1: int = 0, a2: int = 0) -> list[int]:
-        """Starts a C thread; returns its first request (see :meth:`resume`)."""
+    def new_thread(
+        self, kind: int, fn: int, a0: int = 0, a1: int = 0, a2: int = 0, stack: tuple[int, int] = (0, 0)
+    ) -> list[int]:
+        """Starts a C thread on ``stack`` (its address in the process and its
+        bytes; (0, 0): the process maps one); returns its first request (see :meth:`resume`)."""
         w = self.words
         w[W_CMD] = CMD_NEW_THREAD
-        w[W_CARGS : W_CARGS + 5] = (kind, fn, a0, a1, a2)
+        w[W_CARGS : W_CARGS + 6] = (kind, fn, a0, a1, a2, stack[0])
+        w[W_REPLY] = stack[1]
         return self._request()
 
     def resume(self, thread: int, reply: int) -> list[int]:
@@ -334,6 +366,29 @@ class CProcess:
         return CrashReport(None, status, None, None, self.last_call)
 
 
+def _link_address(image: Path) -> int:
+    """The address an ELF image's first loaded segment was linked at (0 for a plain
+    shared object): where ``addr2line`` counts its addresses from."""
+    try:
+        with image.open("rb") as f:
+            head = f.read(64)
+            if head[:4] != b"\x7fELF" or head[4] != 2:  # 64-bit ELF only
+                return 0
+            order = "<" if head[5] == 1 else ">"
+            (phoff,) = struct.unpack_from(order + "Q", head, 32)
+            phentsize, phnum = struct.unpack_from(order + "HH", head, 54)
+            f.seek(phoff)
+            table = f.read(phentsize * phnum)
+    except OSError:
+        return 0
+    for i in range(phnum):
+        (kind,) = struct.unpack_from(order + "I", table, i * phentsize)
+        if kind == 1:  # PT_LOAD
+            (vaddr,) = struct.unpack_from(order + "Q", table, i * phentsize + 16)
+            return int(vaddr) & ~0xFFF
+    return 0
+
+
 def _locate(image: Path, pc: int, frames: list[int], lo: int, hi: int) -> str | None:
     """``file:line (function)`` of the first frame in the image's own code: the
     faulting instruction, or the call that led out of the image (``abort()``)."""
@@ -341,7 +396,8 @@ def _locate(image: Path, pc: int, frames: list[int], lo: int, hi: int) -> str | 
         frames = frames[frames.index(pc) :]
     elif lo <= pc < hi:
         frames = [pc, *frames]
-    candidates = [(f if f == pc else f - 1) - lo for f in frames if lo <= f < hi]
+    bias = lo - _link_address(image)  # 0 for an SPU image loaded where it was linked
+    candidates = [(f if f == pc else f - 1) - bias for f in frames if lo <= f < hi]
     if not candidates or shutil.which("addr2line") is None:
         return None
     try:
@@ -380,6 +436,8 @@ __all__ = [
     "LS_BASE",
     "MEMORY_BASE",
     "PROTOCOL",
+    "SPU_IMAGE_LSA",
+    "SPU_LS_AT",
     "CProcess",
     "CrashReport",
     "ProcessEnded",

@@ -43,6 +43,7 @@ typedef struct cellsim_thread {
     int64_t op, result;
     void *stack;
     size_t stack_size;
+    int own_stack; /* mapped here (else the simulator's memory: a local store, main memory) */
     int started;
     /* ucontext starts the thread on its stack; _setjmp/_longjmp switch after that
      * (no signal-mask system calls on the hot path) */
@@ -99,7 +100,38 @@ static void trampoline(void) {
 
 static int64_t thread_switch(cellsim_thread *t);
 
-static cellsim_thread *thread_new(int kind, void *fn, uint64_t a0, uint64_t a1, uint64_t a2) {
+/* The thread's stack, a guard page below it: in the simulator's memory when it gives one
+ * (an SPU program's in its local store, a PPE thread's in main memory, as on the Cell),
+ * else mapped here. An overflow faults instead of corrupting memory. */
+static int stack_new(cellsim_thread *t, void *at, size_t bytes) {
+    size_t guard = 4096;
+    if (at && bytes > 2 * guard) {
+        t->stack = at;
+        t->stack_size = bytes;
+    } else {
+        t->stack_size = STACK_BYTES + guard;
+        t->stack = mmap(0, t->stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+        if (t->stack == MAP_FAILED)
+            return 0;
+        t->own_stack = 1;
+    }
+    mprotect(t->stack, guard, PROT_NONE);
+    getcontext(&t->coro);
+    t->coro.uc_stack.ss_sp = (char *)t->stack + guard;
+    t->coro.uc_stack.ss_size = t->stack_size - guard;
+    t->coro.uc_link = 0;
+    return 1;
+}
+
+static void stack_free(cellsim_thread *t) {
+    if (t->own_stack)
+        munmap(t->stack, t->stack_size);
+    else
+        mprotect(t->stack, 4096, PROT_READ | PROT_WRITE); /* the simulator's memory again */
+}
+
+static cellsim_thread *thread_new(int kind, void *fn, uint64_t a0, uint64_t a1, uint64_t a2, void *stack_at,
+                                  size_t stack_bytes) {
     cellsim_thread *t = calloc(1, sizeof *t);
     if (!t)
         return 0;
@@ -108,19 +140,10 @@ static cellsim_thread *thread_new(int kind, void *fn, uint64_t a0, uint64_t a1, 
     t->a0 = a0;
     t->a1 = a1;
     t->a2 = a2;
-    /* a guard page below the stack: an overflow faults instead of corrupting memory */
-    size_t guard = 4096;
-    t->stack_size = STACK_BYTES + guard;
-    t->stack = mmap(0, t->stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-    if (t->stack == MAP_FAILED) {
+    if (!stack_new(t, stack_at, stack_bytes)) {
         free(t);
         return 0;
     }
-    mprotect(t->stack, guard, PROT_NONE);
-    getcontext(&t->coro);
-    t->coro.uc_stack.ss_sp = (char *)t->stack + guard;
-    t->coro.uc_stack.ss_size = STACK_BYTES;
-    t->coro.uc_link = 0;
     makecontext(&t->coro, trampoline, 0);
     for (size_t i = 0; i < nthreads; i++)
         if (!threads[i]) {
@@ -130,7 +153,7 @@ static cellsim_thread *thread_new(int kind, void *fn, uint64_t a0, uint64_t a1, 
         }
     cellsim_thread **more = realloc(threads, (nthreads + 16) * sizeof *more);
     if (!more) {
-        munmap(t->stack, t->stack_size);
+        stack_free(t);
         free(t);
         return 0;
     }
@@ -144,7 +167,7 @@ static cellsim_thread *thread_new(int kind, void *fn, uint64_t a0, uint64_t a1, 
 
 static void thread_free(cellsim_thread *t) {
     threads[t->number] = 0;
-    munmap(t->stack, t->stack_size);
+    stack_free(t);
     free(t);
 }
 
@@ -211,6 +234,15 @@ uint64_t cellsim_request(int op, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t
         _longjmp(t->caller_jb, 1);
     current = t;
     return t->reply;
+}
+
+/* pthread_exit in a PPE thread ends that simulated thread (the PPU main's: with status 0,
+ * the run goes on until every thread has ended), never the host thread of them all. */
+void cellsim_thread_exit(int64_t value) {
+    if (!current)
+        abort(); /* only simulated threads run the program's code */
+    finish(current, CELLSIM_RQ_DONE, current->kind == KIND_PPU_MAIN ? 0 : value);
+    __builtin_unreachable();
 }
 
 /* exit() ends the simulated thread's program, never the process of its threads. */
@@ -321,6 +353,9 @@ static void report(cellsim_thread *t, int64_t op) {
         thread_free(t);
 }
 
+/* An SPU program's heap (spu_runtime.c); a PPU image has none (its heap is main memory). */
+__attribute__((weak)) void cellsim_heap_setup(char *lo, char *hi);
+
 static void setup(void) {
     /* the image's data becomes the pages of a shared file (a local store, main
      * memory), after its first contents are copied there */
@@ -330,7 +365,10 @@ static void setup(void) {
     off_t offset = (off_t)ctl->cargs[1];
     char *home = (char *)(uintptr_t)ctl->cargs[2]; /* the same file's pages at offset, mapped */
     if (hi > lo) {
-        memcpy(home, (void *)lo, hi - lo);
+        /* through the file: the image may sit in its own home (an SPU image linked into its
+         * local store), whose pages are then not mapped there yet */
+        if (pwrite(fd, (void *)lo, hi - lo, offset) != (ssize_t)(hi - lo) && home != (char *)lo)
+            memcpy(home, (void *)lo, hi - lo);
         void *p = mmap((void *)lo, hi - lo, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, offset);
         if (p != (void *)lo) {
             snprintf(ctl->text, sizeof ctl->text, "cannot map the program's data onto its home");
@@ -339,6 +377,8 @@ static void setup(void) {
             _exit(127);
         }
     }
+    if (cellsim_heap_setup && ctl->cargs[4] > ctl->cargs[3])
+        cellsim_heap_setup((char *)(uintptr_t)ctl->cargs[3], (char *)(uintptr_t)ctl->cargs[4]);
     ctl->msg = CELLSIM_MSG_READY;
 }
 
@@ -379,7 +419,8 @@ int cellsim_serve(cellsim_ctl *c, void *main_fn) {
             if (ctl->cargs[0] == KIND_PPU_MAIN)
                 ctl->cargs[3] = (uint64_t)(uintptr_t)payload_argv((int)ctl->cargs[2]);
             cellsim_thread *t = thread_new((int)ctl->cargs[0], (void *)(uintptr_t)ctl->cargs[1], ctl->cargs[2],
-                                           ctl->cargs[3], ctl->cargs[4]);
+                                           ctl->cargs[3], ctl->cargs[4], (void *)(uintptr_t)ctl->cargs[5],
+                                           (size_t)ctl->reply);
             if (!t) {
                 snprintf(ctl->text, sizeof ctl->text, "no host memory for a C thread's stack");
                 ctl->msg = CELLSIM_MSG_ERROR;

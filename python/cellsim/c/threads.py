@@ -16,6 +16,7 @@ import errno
 import signal
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -31,6 +32,7 @@ from ..exceptions import (
     UsageError,
 )
 from ..machine import Machine, Program
+from . import names
 from . import requests as rq
 from .image import KIND_PPU_MAIN, KIND_PTHREAD, KIND_SPU_MAIN, PAGE, Image, ls_page
 from .process import (
@@ -43,6 +45,9 @@ from .process import (
     R_ODD,
     R_OP,
     R_RESULT,
+    SPU_LS_AT,
+    SPU_LS_BYTES,
+    SPU_STACK_GUARD,
     W_CPU_NS,
     W_MEASURE,
     CProcess,
@@ -57,6 +62,12 @@ if TYPE_CHECKING:
 
 U64 = (1 << 64) - 1
 LS_BYTES = 256 * 1024
+SPU_STACK_BYTES = SPU_LS_BYTES - SPU_STACK_GUARD
+"""An SPU program's C stack (a guard page included): the top of its local store, as on the Cell."""
+PPU_STACK_BYTES = 1 << 20
+"""A PPE thread's C stack (a guard page included), in main memory, as on the Cell."""
+PPU_STACKS_RESERVED = 32 << 20
+"""The top of main memory kept for PPE threads' stacks (at most a 16th of it)."""
 
 
 @dataclass
@@ -112,8 +123,13 @@ class CEnv:
     # each C thread's process, for the wall-limit report
     running: dict[int, tuple[CProcess, str]] = field(default_factory=dict)
     crashes: list[Crash] = field(default_factory=list)
+    # each SPE's last stop under spe_context_run (spe_stop_info_read)
+    stops: dict[int, ppe.StopInfo] = field(default_factory=dict)
 
     ls_bases: list[int] = field(default_factory=list)
+    # PPE threads' stacks (EAs) free for the next thread
+    free_stacks: list[int] = field(default_factory=list)
+    stacks_made: int = 0
 
     def __post_init__(self) -> None:
         self.memory_hi = MEMORY_BASE + int(self.machine.info["memory_bytes"])
@@ -143,6 +159,25 @@ class CEnv:
         """The pointer to main-memory EA ``ea`` in the C processes."""
         return self.memory_lo + ea
 
+    @property
+    def stacks_floor(self) -> int:
+        """Where the PPE threads' stacks begin: the top of main memory, outside the
+        allocator's way, so that the program's own allocations (and their timing)
+        are where they would be without them."""
+        size = self.memory_hi - self.memory_lo
+        return size - min(PPU_STACKS_RESERVED, size // 16) // PPU_STACK_BYTES * PPU_STACK_BYTES
+
+    def ppe_stack(self) -> int:
+        """Main memory for a PPE thread's stack (EA): a freed one, else the next of
+        the top of memory, else (many threads at once) an allocation."""
+        if self.free_stacks:
+            return self.free_stacks.pop()
+        ea = self.memory_hi - self.memory_lo - (self.stacks_made + 1) * PPU_STACK_BYTES
+        self.stacks_made += 1
+        if ea >= self.stacks_floor:
+            return ea
+        return int(self.machine.alloc(PPU_STACK_BYTES, PAGE))
+
 
 def env_of(machine: Machine) -> CEnv:
     env: CEnv | None = getattr(machine, "_c_env", None)
@@ -170,6 +205,7 @@ class CThread:
         self.fn = fn
         self.args = args
         self.ls_base = 0
+        self.stack = (0, 0)  # the C stack: its address in the process, its bytes
         self.update_mode = spu.MFC_TAG_UPDATE_ALL
         self.channel_cmd = [0] * 6  # MFC_LSA .. MFC_TagID, for MFC_Cmd writes
         # DMA lists whose elements are translated in the local store while the
@@ -200,8 +236,13 @@ class CThread:
         proc = self.proc
         tid = self.program.tid
         self.env.running[tid] = (proc, self.program.who)
+        stack_ea = None
+        if self.kind != KIND_SPU_MAIN:  # a PPE thread's stack is main memory
+            stack_ea = self.env.ppe_stack()
+            self.stack = (self.env.host(stack_ea), PPU_STACK_BYTES)
         try:
-            w = self._resume(lambda: proc.new_thread(self.kind, self.fn, *self.args))
+            a0, a1, a2 = (*self.args, 0, 0, 0)[:3]
+            w = self._resume(lambda: proc.new_thread(self.kind, self.fn, a0, a1, a2, stack=self.stack))
             number = proc.thread
             while True:
                 op = w[R_OP]
@@ -213,6 +254,8 @@ class CThread:
             raise self._runaway(str(e)) from None
         finally:
             self.env.running.pop(tid, None)
+            if stack_ea is not None:
+                self.env.free_stacks.append(stack_ea)
 
     def _resume(self, go: Callable[[], list[int]]) -> list[int]:
         """Runs the thread to its next request; charges the work it reported."""
@@ -292,10 +335,12 @@ class CThread:
             return self.ls_base + (x - proc.seg_start)
         if x < LS_BYTES:
             return x
+        if SPU_LS_AT <= x < SPU_LS_AT + LS_BYTES:  # the stack, or any pointer into the local store
+            return x - SPU_LS_AT
         raise MfcError(
-            f"{what} 0x{x:x} is not in the local store: DMA buffers must be static (global or "
-            "static variables, e.g. `static char buf[N] __attribute__((aligned(128)))`); the C "
-            "stack and the host heap are not local store",
+            f"{what} 0x{x:x} is not in the local store: DMA buffers are statics (global or "
+            "static variables, e.g. `static char buf[N] __attribute__((aligned(128)))`) or "
+            "variables on the SPU program's stack; the host heap (malloc) is not local store",
             kind="ls_range",
             spe=self.program.spe,
             cycle=self.program.engine_now(),
@@ -398,6 +443,11 @@ class CThread:
         return self.program.machine.spe_count
 
     def ctx_create(self, a: list[int]) -> int:
+        if a[0] & _ISOLATE_FLAGS:
+            raise UsageError(
+                f"spe_context_create: flags 0x{a[0]:x} ask for an isolated SPE (SPE_ISOLATE or "
+                "SPE_ISOLATE_EMULATE), which cellsim does not model"
+            )
         ctx = ppe.spe_context_create(a[0])
         self.env.contexts[ctx.spe] = ctx
         return ctx.spe
@@ -406,30 +456,53 @@ class CThread:
         ppe.spe_context_destroy(self.context(a[0]))
         return 0
 
-    def program_load(self, a: list[int]) -> int:
+    def _image(self) -> str | None:
+        """The SPU program the name in the payload reaches (see :mod:`cellsim.c.names`), or None."""
         name = self.proc.payload(256).split(b"\0", 1)[0].decode(errors="replace")
         app = self.env.app
-        if app is None or name not in app.spu:
+        hits = names.resolve(name, app.spu) if app is not None else []
+        return hits[0] if len(hits) == 1 else None
+
+    def image_open(self, a: list[int]) -> int:
+        return int(self._image() is not None)
+
+    def program_load(self, a: list[int]) -> int:
+        program = self._image()
+        app = self.env.app
+        if program is None or app is None:
+            name = self.proc.payload(256).split(b"\0", 1)[0].decode(errors="replace")
             known = ", ".join(sorted(app.spu)) if app else "none"
             raise UsageError(f"spe_program_load: no SPU program {name!r} in this app (it has: {known})")
-        ppe.spe_program_load(self.context(a[0]), CProgram(app.spu[name]))
+        ppe.spe_program_load(self.context(a[0]), CProgram(app.spu[program]))
         return 0
 
     def ctx_run(self, a: list[int]) -> int:
         ctx = self.context(a[0])
-        argp, envp = self.env.ea(a[1]), self.env.ea(a[2])
-        for name, ptr in (("argp", argp), ("envp", envp)):
-            if not self.program.machine.is_mapped(ptr) and ptr >= 1 << 32:
-                raise UsageError(
-                    f"spe_context_run: {name} 0x{ptr:x} is a host pointer outside simulated memory (the "
-                    "PPU's stack?): give the SPE memory from malloc/posix_memalign or a static variable"
-                )
-        stop = ppe.spe_context_run(ctx, argp=argp, envp=envp)
-        if stop.stop_reason == "exit":
-            return stop.exit_code & 0xFFFFFFFF
-        # libspe2: -1, errno and the stop info; the C side decodes this
-        reason = _STOP_REASONS[stop.stop_reason]
-        return 1 << 63 | reason << 40 | stop.errno << 32 | (stop.exit_code & 0xFFFFFFFF)
+        user_regs = bool(a[3])
+        if user_regs:  # r3-r5 are the program's three arguments, whatever their values
+            regs = (a[4], a[1], a[2])
+            argp = envp = 0
+        else:
+            regs = None
+            argp, envp = self.env.ea(a[1]), self.env.ea(a[2])
+            for name, ptr in (("argp", argp), ("envp", envp)):
+                if not self.program.machine.is_mapped(ptr) and ptr >= 1 << 32:
+                    raise UsageError(
+                        f"spe_context_run: {name} 0x{ptr:x} is a host pointer outside simulated memory: "
+                        "give the SPE memory from malloc/posix_memalign, a static or a PPU stack variable"
+                    )
+        program = ctx.program
+        if program is not None:
+            ctx.program = _Run(program, self.env, ctx.spe, regs)
+        try:
+            stop = ppe.spe_context_run(ctx, argp=argp, envp=envp)
+        finally:
+            ctx.program = program
+        return _encode_stop(stop)
+
+    def stop_info(self, a: list[int]) -> int:
+        stop = self.env.stops.get(self.context(a[0]).spe)
+        return U64 if stop is None else _encode_stop(stop)
 
     def in_mbox_write(self, a: list[int]) -> int:
         spe, count, behavior = a[0], a[2], a[3]
@@ -481,6 +554,13 @@ class CThread:
     def alloc(self, a: list[int]) -> int:
         size, align = a[0], a[1]
         buf = self.program.machine.alloc(max(size, 1), align)
+        floor = self.env.stacks_floor
+        if int(buf) + size > floor:
+            raise UsageError(
+                f"malloc({size}): main memory exhausted: the allocation would pass 0x{floor:x}, where the "
+                f"top {(self.env.memory_hi - self.env.memory_lo - floor) >> 20} MB of main memory hold the "
+                "PPE threads' stacks"
+            )
         return self.env.host(int(buf))
 
     def time(self, a: list[int]) -> int:
@@ -489,6 +569,8 @@ class CThread:
         hz = int(m.info["timebase_hz"])
         if a[0] == rq.TIME_TIMEBASE_HZ:
             return hz
+        if a[0] == rq.TIME_CORE_HZ:
+            return int(m.core_hz)
         return m.cycles * hz // int(m.core_hz)
 
     def ppe_compute(self, a: list[int]) -> int:
@@ -498,7 +580,9 @@ class CThread:
     def mfcio(self, a: list[int]) -> int:
         spe, opcode, lsa, ea, size, tag = a[:6]
         ctx = self.context(spe)
-        call = ppe.spe_mfcio_get if opcode == spu.MFC_GET_CMD else ppe.spe_mfcio_put
+        call = _PROXY_DMAS.get(opcode)
+        if call is None:
+            raise UsageError(f"spe_mfcio_*: MFC opcode 0x{opcode:x} is not a proxy get or put")
         call(ctx, lsa, self.env.ea(ea), size, tag)
         return 0
 
@@ -526,6 +610,50 @@ class CThread:
         got = ppe.wait_events(self.env.handlers[a[0]], a[1], timeout)
         return sum(bit << (4 * spe) for spe, bit in got)
 
+
+class _Run:
+    """The program of one ``spe_context_run``: with ``SPE_RUN_USER_REGS`` it gets
+    r3-r5 as its three arguments; its stop is recorded for ``spe_stop_info_read``
+    the moment it stops (before the stop event wakes anyone)."""
+
+    def __init__(self, program: Any, env: CEnv, spe: int, regs: tuple[int, int, int] | None) -> None:
+        self.program = program
+        self.env = env
+        self.spe = spe
+        self.regs = regs
+        self.__name__ = getattr(program, "__name__", "program")
+
+    def __call__(self, speid: int, argp: int, envp: int) -> int:
+        args = self.regs if self.regs is not None else (speid, argp, envp)
+        code = int(self.program(*args) or 0)
+        m = self.env.machine
+        crash = m._spe_crashes.get(_current("spe_context_run").tid)
+        if crash is not None:
+            reason, detail, err = stop_of(crash)
+            self.env.stops[self.spe] = ppe.StopInfo(reason, detail, err, crash)
+        else:
+            self.env.stops[self.spe] = ppe.StopInfo("exit", code)
+        return code
+
+
+def _encode_stop(stop: ppe.StopInfo) -> int:
+    """A stop as the C runtime decodes it (``decode_stop`` in ppu_runtime.c)."""
+    if stop.stop_reason == "exit":
+        return stop.exit_code & 0xFFFFFFFF
+    # libspe2: -1, errno and the stop info
+    reason = _STOP_REASONS[stop.stop_reason]
+    return 1 << 63 | reason << 40 | stop.errno << 32 | (stop.exit_code & 0xFFFFFFFF)
+
+
+_PROXY_DMAS: dict[int, Callable[[ppe.SpeContext, int, int, int, int], None]] = {
+    0x40: ppe.spe_mfcio_get,
+    0x41: ppe.spe_mfcio_getb,
+    0x42: ppe.spe_mfcio_getf,
+    0x20: ppe.spe_mfcio_put,
+    0x21: ppe.spe_mfcio_putb,
+    0x22: ppe.spe_mfcio_putf,
+}
+_ISOLATE_FLAGS = 0x80 | 0x100  # libspe2.h's SPE_ISOLATE, SPE_ISOLATE_EMULATE
 
 # spe_context_run's stop reasons (libspe2.h's SPE_*)
 _STOP_REASONS = {"exit": 1, "runtime_error": 3, "runtime_exception": 4, "runtime_fatal": 5}
@@ -597,7 +725,9 @@ _HANDLERS: dict[int, _Handler] = {
         (rq.CTX_CREATE, "spe_context_create", CThread.ctx_create, False),
         (rq.CTX_DESTROY, "spe_context_destroy", CThread.ctx_destroy, False),
         (rq.SPE_COUNT, "spe_cpu_info_get", CThread.spe_count, False),
+        (rq.IMAGE_OPEN, "spe_image_open", CThread.image_open, False),
         (rq.PROGRAM_LOAD, "spe_program_load", CThread.program_load, False),
+        (rq.STOP_INFO, "spe_stop_info_read", CThread.stop_info, False),
         (rq.CTX_RUN, "spe_context_run", CThread.ctx_run, False),
         (rq.IN_MBOX_WRITE, "spe_in_mbox_write", CThread.in_mbox_write, False),
         (rq.OUT_MBOX_READ, "spe_out_mbox_read", CThread.out_mbox_read, False),
@@ -646,7 +776,7 @@ class CProgram:
     the error names the SPE, the signal and the C line. ``_exit(n)`` ends the
     program with exit code ``n``, as ``exit(n)`` does."""
 
-    def __init__(self, image: Image | str, name: str | None = None) -> None:
+    def __init__(self, image: Image | str | Path, name: str | None = None) -> None:
         from .app import load_spu
 
         self.image = image if isinstance(image, Image) else load_spu(image, name)
@@ -660,9 +790,12 @@ class CProgram:
         who = f"SPE {p.spe}"
         size = int(m.info["ls_bytes"])
         fd = m._engine.share_local_store(p.spe)
-        proc = CProcess(m, self.image.path, self.image.name, [(fd, env.ls_host(p.spe), size)], who)
+        proc = CProcess(m, self.image.path, self.image.name, [(fd, SPU_LS_AT, size)], who)
         try:
             thread = CThread(env, proc, p, KIND_SPU_MAIN, proc.main_fn, speid, argp, envp)
+            # the stack is the top of the local store, below it the program's data
+            p.ls_top = min(p.ls_top, size - SPU_STACK_BYTES)
+            thread.stack = (SPU_LS_AT + size - SPU_STACK_BYTES, SPU_STACK_BYTES)
             self._setup(thread, fd, size)
             code = thread.run()
         except ProcessEnded as ended:
@@ -680,22 +813,38 @@ class CProgram:
         return code & 0xFFFFFFFF
 
     def _setup(self, t: CThread, fd: int, size: int) -> None:
-        """The program's statics become local-store bytes, past the reserved part."""
+        """The program's statics become local-store bytes: where the image was
+        loaded, in its local store's window (so ``(unsigned int)&x`` is the
+        local-store address); else (a loader that ignored the link address,
+        a larger reserved area) copied past the reserved part."""
         p, proc = t.program, t.proc
-        page = ls_page(int(p.machine.info["ls_reserved_bytes"]))
+        reserved = ls_page(int(p.machine.info["ls_reserved_bytes"]))
+        page = (proc.seg_start - SPU_LS_AT) // PAGE * PAGE
+        in_place = reserved <= page < size
+        if not in_place:
+            page = reserved
         t.ls_base = page + proc.seg_start % PAGE
         end = t.ls_base + proc.seg_size
         mapped_end = -(-end // PAGE) * PAGE
         if end > p.ls_top or mapped_end > size:
             proc.close()
             raise MfcError(
-                f"the C program {self.image.name}'s static data ({proc.seg_size} bytes) does not fit in the "
-                f"local store of SPE {p.spe}: it would end at 0x{end:x}, the local store at 0x{p.ls_top:x}",
+                f"the C program {self.image.name}'s static data ({proc.seg_size} bytes"
+                + (", after its code" if in_place else "")
+                + f") does not fit in the local store of SPE {p.spe}: it would end at 0x{end:x}, past "
+                f"0x{p.ls_top:x} where its stack begins ({SPU_STACK_BYTES // 1024} KB at the top of the "
+                "local store)",
                 kind="ls_overflow",
                 spe=p.spe,
                 command=f"load {self.image.name}",
             )
-        proc.setup(fd, page, t.env.ls_host(int(p.spe or 0)) + page)
+        # the heap: from a page past the data (kept for Python helpers, cellsim.sync) to the stack
+        heap = (mapped_end + PAGE, p.ls_top)
+        if in_place and heap[0] < heap[1]:
+            proc.setup(fd, page, SPU_LS_AT + page, (SPU_LS_AT + heap[0], SPU_LS_AT + heap[1]))
+            p.ls_top = heap[0]
+        else:  # malloc is the host's (not DMA-able)
+            proc.setup(fd, page, SPU_LS_AT + page)
         p.ls_next = max(p.ls_next, end)  # Python helpers (cellsim.sync) allocate past it
 
     def __repr__(self) -> str:

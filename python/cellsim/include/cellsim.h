@@ -11,10 +11,10 @@
 #define spu_compute(cycles) ((void)CELLSIM_RQ(CELLSIM_RQ_COMPUTE, (cycles), 0, 0, 0, 0, 0))
 #define ppu_compute(cycles) ((void)CELLSIM_RQ(CELLSIM_RQ_PPE_COMPUTE, (cycles), 0, 0, 0, 0, 0))
 
-/* The local-store address of a pointer to an SPU program's static data. On the SPU
- * `(unsigned int)&buf` is that address; here a pointer is a host pointer, so code
- * that sends an LS address to someone else (the PPE, another SPE's DMA) converts it
- * with this. The DMA calls take pointers as they are. */
+/* The local-store address of a pointer to an SPU program's static data. cellsim
+ * loads an SPU image into its local store, so `(unsigned int)&buf` is that address
+ * as on the SPU; this is right also where the loader could not put the image there
+ * (see docs/c-programs.md, "Memory"). */
 #define cellsim_lsa(p) ((unsigned int)CELLSIM_RQ(CELLSIM_RQ_LSA, (uintptr_t)(p), 0, 0, 0, 0, 0))
 
 #endif

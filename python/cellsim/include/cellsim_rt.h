@@ -26,7 +26,7 @@ enum cellsim_request {
     CELLSIM_RQ_CTX_CREATE = 10, /* flags -> context number */
     CELLSIM_RQ_CTX_DESTROY = 11,
     CELLSIM_RQ_PROGRAM_LOAD = 12, /* ctx, image name */
-    CELLSIM_RQ_CTX_RUN = 13,      /* ctx, argp, envp -> exit code */
+    CELLSIM_RQ_CTX_RUN = 13,      /* ctx, argp (r4), envp (r5), user regs?, r3 -> exit code */
     CELLSIM_RQ_IN_MBOX_WRITE = 14, /* ctx, data ptr, count, behavior -> written */
     CELLSIM_RQ_OUT_MBOX_READ = 15, /* ctx, data ptr, count, interrupt, behavior -> read */
     CELLSIM_RQ_MBOX_STATUS = 16,   /* ctx, which (0 in, 1 out, 2 out-intr) */
@@ -43,8 +43,13 @@ enum cellsim_request {
     CELLSIM_RQ_LSA = 27,           /* pointer to an SPU static -> its local-store address */
     CELLSIM_RQ_EVENT_HANDLER = 28, /* what (0 create, 1 destroy, 2 register, 3 deregister), handler, ctx, events */
     CELLSIM_RQ_EVENT_WAIT = 29,    /* handler, max events, timeout -> 4 event bits per logical SPE */
-    CELLSIM_RQ_TIME = 30,          /* what (0 timebase ticks since the run began, 1 timebase Hz) -> value */
+    CELLSIM_RQ_TIME = 30,          /* what (0 timebase ticks since the run began, 1 timebase Hz, 2 core Hz) -> value */
+    CELLSIM_RQ_IMAGE_OPEN = 31,    /* image name in the payload -> 1 if it names one SPU program */
+    CELLSIM_RQ_STOP_INFO = 32,     /* ctx -> its last stop, encoded as CTX_RUN's result */
 };
+
+/* Ends the calling simulated thread with `value` (pthread_exit). */
+void cellsim_thread_exit(int64_t value) __attribute__((noreturn));
 
 uint64_t cellsim_request(int op, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4,
                          uint64_t a5, const char *file, int line);

@@ -35,6 +35,11 @@ typedef signed long long vec_llong2 __attribute__((vector_size(16)));
 typedef float vec_float4 __attribute__((vector_size(16)));
 typedef double vec_double2 __attribute__((vector_size(16)));
 typedef vec_uint4 qword;
+/* the SPU language's `vector bool T`: masks, the unsigned vectors of the same width */
+typedef vec_uchar16 vec_bchar16;
+typedef vec_ushort8 vec_bshort8;
+typedef vec_uint4 vec_bint4;
+typedef vec_ullong2 vec_bllong2;
 
 #ifdef CELLSIM_COUNT_INTRINSICS
 #define __CS_EVEN(n) (cellsim_even_cycles += (n))
@@ -107,6 +112,7 @@ typedef vec_uint4 qword;
 #define spu_orc(a, b) ({ __CS_EVEN(1); (__typeof__(a))((a) | ~(b)); })
 #define spu_nand(a, b) ({ __CS_EVEN(1); (__typeof__(a))(~((a) & (b))); })
 #define spu_nor(a, b) ({ __CS_EVEN(1); (__typeof__(a))(~((a) | (b))); })
+#define spu_eqv(a, b) ({ __CS_EVEN(1); (__typeof__(a))(~((a) ^ (b))); })
 
 /* Compares give a mask vector: unsigned elements of the operands' width, all ones where true. */
 #define __CS_MASK_T(v)                                      \
@@ -251,6 +257,21 @@ static inline int __cs_sat_s32(double x) { return x >= 2147483647.0 ? 2147483647
         __r;                                                                               \
     })
 
+static inline unsigned int __cs_sat_u32(double x) { return x >= 4294967295.0 ? 4294967295u : x <= 0 ? 0u : (unsigned int)x; }
+#define spu_convtu(a, scale)                                                               \
+    ({                                                                                     \
+        vec_uint4 __r;                                                                     \
+        __CS_EVEN(1);                                                                      \
+        for (int __i = 0; __i < 4; __i++) __r[__i] = __cs_sat_u32((double)(a)[__i] * (double)(1u << (scale))); \
+        __r;                                                                               \
+    })
+
+/* -- ordering: each SDK call is already in program order with the MFC, so these only keep
+ * the compiler from moving memory accesses across them -------------------------------- */
+#define spu_sync() __atomic_signal_fence(__ATOMIC_SEQ_CST)
+#define spu_dsync() __atomic_signal_fence(__ATOMIC_SEQ_CST)
+#define spu_sync_c() __atomic_signal_fence(__ATOMIC_SEQ_CST)
+
 /* -- more arithmetic: multiplies of halfwords, byte sums and averages ------------------ */
 
 /* 16 x 16 -> 32-bit products of the even (0, 2, 4, 6) or odd halfwords. */
@@ -271,6 +292,14 @@ static inline vec_uchar16 __cs_cntb(vec_uchar16 a) {
     return r;
 }
 #define spu_cntb(a) ({ __CS_EVEN(1); (__typeof__(a))__cs_cntb((vec_uchar16)(a)); })
+
+/* Leading zeros of each word (32 for a zero word). */
+static inline vec_uint4 __cs_cntlz(vec_uint4 a) {
+    vec_uint4 r;
+    for (int i = 0; i < 4; i++) r[i] = a[i] ? (unsigned int)__builtin_clz(a[i]) : 32u;
+    return r;
+}
+#define spu_cntlz(a) ({ __CS_EVEN(1); __cs_cntlz((vec_uint4)(a)); })
 
 static inline vec_uchar16 __cs_absd(vec_uchar16 a, vec_uchar16 b) {
     vec_uchar16 r;

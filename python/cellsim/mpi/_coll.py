@@ -120,6 +120,7 @@ class Coll:
         )
         self.pending: list[Req] = []
         self.kumar = self.proto.name == "kumar"
+        self.rank.called_coll(self.comm.ctx, self.seq, self.what_base)
 
     # -- messages ------------------------------------------------------------------------
 
@@ -589,6 +590,16 @@ def mismatch(req: Req, tag: int, src_rank: int) -> T.Exception:
     coll: Coll = req.data["coll"]
     kind, seq = tag >> 24, tag & 0xFFFFFF
     other = _NAMES.get(kind, f"kind {kind}")
+    mine = coll.rank.coll_called(coll.comm.ctx, seq) if seq != coll.seq else None
+    if mine is not None:
+        # the mismatch was an earlier call of this rank's, which finished without hearing
+        # from the other (a root that only sends, a rank that only sends to the root)
+        return T.Exception(
+            T.ERR_OTHER,
+            f"mismatched collective calls on {coll.comm.name}: collective #{seq} is {other} on rank "
+            f"{src_rank} but {mine.split(' on ')[0]} on rank {coll.comm.rank} (seen by rank "
+            f"{coll.comm.rank} in its {coll.kind}, collective #{coll.seq})",
+        )
     return T.Exception(
         T.ERR_OTHER,
         f"mismatched collective calls on {coll.comm.name}: rank {coll.comm.rank} is in {coll.kind} "

@@ -47,6 +47,7 @@ from ..spec import MachineLike
 from . import _types as T
 from ._coll import Coll
 from ._comm import CommState, finalize_checks
+from ._costs import COSTS, Costs
 from ._errors import MPIAbort
 from ._program import RankModules, RankProgram, load_program, user_dirs
 from ._runtime import LS_STARTUP, PEER, PROTOCOL_CODES, STARTUP, STARTUP_MAGIC, ComputeRule, Heap, Rank, World
@@ -274,6 +275,7 @@ def mpirun(
     stderr: TextIO | None = None,
     prefix: bool = True,
     raise_errors: bool = True,
+    costs: Costs | None = None,
 ) -> MpirunResult:
     """Runs ``program`` as ``n`` MPI ranks on one simulated Cell (one SPE each).
 
@@ -302,6 +304,9 @@ def mpirun(
         raise_errors: raise the run's error (a rank's exception with a note
             naming the rank, ``MPIDeadlockError``...) instead of returning it
             in ``MpirunResult.error``.
+        costs: the SPU cycles of the library's own steps (default
+            ``cellsim.mpi._costs.COSTS``, from their instruction counts): other
+            values weigh what the protocol's SPU work costs against its DMAs.
     """
     if protocol not in PROTOCOLS:
         raise UsageError(f"unknown protocol {protocol!r}: choose {' or '.join(PROTOCOLS)}")
@@ -319,7 +324,7 @@ def mpirun(
         )
     with RankModules(user_dirs(program, module, command)) as modules:
         prog = load_program(program, module=module, command=command)
-        options = (trace, stdout, stderr, prefix, raise_errors, wall_limit_s)
+        options = (trace, stdout, stderr, prefix, raise_errors, wall_limit_s, costs or COSTS)
         return _run(prog, modules, m, n, args, protocol, rule, *options)
 
 
@@ -337,9 +342,10 @@ def _run(
     prefix: bool,
     raise_errors: bool,
     wall_limit_s: float | None,
+    costs: Costs,
 ) -> MpirunResult:
     """The run itself (see :func:`mpirun`)."""
-    world = World(m, n, protocol, rule)
+    world = World(m, n, protocol, rule, costs)
     if trace is not None:
         world.spans = []
     out = _RankStream(stdout or sys.stdout, prefix)
@@ -518,9 +524,9 @@ def _format_traceback(e: BaseException) -> str:
     as mpi4py's compiled frames are), then the exception."""
     pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     frames = traceback.extract_tb(e.__traceback__)
+    # none of the program's own frames (an error found in MPI_Finalize, which the
+    # launcher calls): the exception alone, no frame of cellsim's
     mine = [f for f in frames if not os.path.abspath(f.filename).startswith(pkg + os.sep)]
-    if not mine and frames:
-        mine = [frames[-1]]
     head = "Traceback (most recent call last):\n" if mine else ""
     return head + "".join(traceback.format_list(mine)) + "".join(traceback.format_exception_only(type(e), e))
 

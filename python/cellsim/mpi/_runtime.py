@@ -103,6 +103,10 @@ TAG_CTL = 28  # credits, acknowledgements, signals
 TAG_SYNC = 29  # blocking DMAs
 
 
+RECENT_COLLS = 64
+"""How many of a rank's last collectives per communicator a mismatch can still name."""
+
+
 @dataclass(frozen=True)
 class ComputeRule:
     """How the time a program spends between MPI calls becomes simulated time.
@@ -377,6 +381,9 @@ class Rank:
         self.proto: Protocol | None = None
         self.next_ctx = 2  # 0: COMM_WORLD, 1: COMM_SELF
         self.coll_seq: dict[int, int] = {}
+        # (context, sequence number mod RECENT_COLLS) -> (number, the call): what this rank
+        # called as its recent collectives, to name both calls of a mismatch seen later
+        self.recent_colls: dict[tuple[int, int], tuple[int, str]] = {}
         self.last_exit = time.perf_counter()
         self.in_call = 0
         self.argv: list[str] = []
@@ -640,6 +647,15 @@ class Rank:
         s = self.coll_seq.get(ctx, 0) + 1
         self.coll_seq[ctx] = s
         return s
+
+    def called_coll(self, ctx: int, seq: int, what: str) -> None:
+        """Remembers that this rank's collective ``seq`` on ``ctx`` is ``what``."""
+        self.recent_colls[(ctx, seq % RECENT_COLLS)] = (seq, what)
+
+    def coll_called(self, ctx: int, seq: int) -> str | None:
+        """What this rank called as its collective ``seq`` on ``ctx``, if recent."""
+        got = self.recent_colls.get((ctx, seq % RECENT_COLLS))
+        return got[1] if got is not None and got[0] == seq else None
 
 
 def current_rank(call: str = "this MPI call") -> Rank:
