@@ -28,7 +28,9 @@ def main() -> None:
     for group in ["", *a.groups]:
         overrides = tuple(group.split())
         t = time.perf_counter()
-        recs = mapping.run(figures=[2, 3], transmissions=a.transmissions, runs=3, out=None, overrides=overrides)
+        recs = mapping.run(
+            figures=[2, 3], transmissions=a.transmissions, runs=3, out=None, overrides=overrides
+        )
         board = v.score(v.Setting.of(overrides), [exp], {"mapping": recs}, lambda e: True)
         held, judged = board.held()
         print(f"{board.setting.label}: {held}/{judged} ({time.perf_counter() - t:.0f} s)")
