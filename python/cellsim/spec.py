@@ -69,6 +69,13 @@ def _toml_value(v: Any) -> str:
     return str(v)
 
 
+def _pass_delay_ns(messaging: Mapping[str, Any]) -> float:
+    """The library's wait after every pass: its ``pass_delay_ns`` if it polls ``every_pass``."""
+    if messaging.get("polling", "on_idle") != "every_pass":
+        return 0.0
+    return float(messaging.get("pass_delay_ns", 0.0))
+
+
 @dataclass(frozen=True)
 class MachineFacts:
     """What the layers above the engine read of a machine, from its resolved file."""
@@ -89,6 +96,11 @@ class MachineFacts:
     ramps: tuple[str, ...]
     bif_link_gbs: float | None
     """The link between the chips (GB/s each way), on a two-chip machine."""
+    messaging_dma_wait: str = "batched"
+    """When Keller and Varbanescu's message-passing library waits for its DMAs (``messaging.dma_wait``)."""
+    messaging_pass_delay_ns: float = 0.0
+    """Its wait after every pass of its loop (``messaging.pass_delay_ns`` when ``messaging.polling =
+    "every_pass"``; 0: it waits only after a pass that did nothing)."""
 
 
 @dataclass(frozen=True)
@@ -180,6 +192,8 @@ class MachineSpec:
             tlb_entries=int(t["tlb"]["entries"]),
             ramps=tuple(t["ramps"]),
             bif_link_gbs=float(bif["link_gbs"]) if bif else None,
+            messaging_dma_wait=str(t.get("messaging", {}).get("dma_wait", "batched")),
+            messaging_pass_delay_ns=_pass_delay_ns(t.get("messaging", {})),
         )
 
     def setting(self, key: str) -> Any:

@@ -7,6 +7,7 @@
 //! `section.key=value` strings applied before validation, so a sweep over a
 //! parameter needs no new file.
 
+pub mod software;
 pub mod variants;
 
 use crate::error::ConfigError;
@@ -320,6 +321,10 @@ pub struct MicParams {
     /// The turn's idle time, ns, when `turnaround = "gap"`.
     #[serde(default = "turnaround_ns_default")]
     pub turnaround_ns: f64,
+    /// What a write of less than a line costs the DRAM (a model variant:
+    /// `[variants.partial_write]`).
+    #[serde(default)]
+    pub partial_write: PartialWrite,
     /// When the write buffers drain into DRAM (a model variant:
     /// `[variants.write_drain]`).
     #[serde(default)]
@@ -327,6 +332,17 @@ pub struct MicParams {
     /// Writes held before a batch drains, when `write_drain = "batch"`.
     #[serde(default = "drain_lines_default")]
     pub drain_lines: u32,
+}
+
+/// What a write of less than a 128-byte line costs the DRAM (`mic.partial_write`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PartialWrite {
+    /// Its own bytes' burst, like any write.
+    #[default]
+    Posted,
+    /// Read-modify-write: the line is read, merged and written back whole.
+    Rmw,
 }
 
 fn banks_default() -> u32 {
@@ -430,6 +446,9 @@ pub struct MachineConfig {
     /// candidate forms (see [`variants`]), by name.
     #[serde(default)]
     pub variants: BTreeMap<String, Variant>,
+    /// The message-passing library's settings (software, checked here).
+    #[serde(default)]
+    pub messaging: software::MessagingParams,
 }
 
 fn one() -> u32 {
@@ -593,6 +612,12 @@ impl MachineConfig {
             ("mic.refresh_interval_ns", mic.refresh_interval_ns, 1.0, 1e9),
             ("mic.refresh_ns", mic.refresh_ns, 0.0, 1e9),
             ("tlb.miss_ns", self.tlb.miss_ns, 0.0, 1e6),
+            (
+                "messaging.pass_delay_ns",
+                self.messaging.pass_delay_ns,
+                0.0,
+                1e6,
+            ),
         ];
         if let Some(b) = &self.bif {
             floats.push(("bif.link_gbs", b.link_gbs, 0.001, 10_000.0));

@@ -43,6 +43,11 @@
 //! they drain back to back, one turn for the batch; a write that finds the
 //! bus idle drains at once. Under load the bus turns once a batch; a lone
 //! stream that mixes reads and writes still turns at nearly every write.
+//! With `mic.partial_write = "rmw"` a write of less than a line (a 16-byte
+//! notification put) is a read-modify-write: the MIC reads the whole line
+//! from DRAM, merges the bytes and writes the line back, so a small write
+//! costs two line bursts and a read's latency in place of its own short
+//! burst.
 //!
 //! Each chip has one such controller in front of its own memory. A request
 //! from the other chip of a blade reaches it through the BIF and the chip's
@@ -81,6 +86,8 @@ pub struct BankTiming {
     pub banks: Option<(u32, u32, Cycle)>,
     /// Read/write turnaround of the data bus, cycles (variant `mic.turnaround`; 0: none).
     pub turnaround: Cycle,
+    /// Writes of less than a line read the line first (variant `mic.partial_write`).
+    pub partial_rmw: bool,
     /// Writes gathered before a batch drains (variant `mic.write_drain =
     /// "batch"`; 0: each write drains as it arrives).
     pub drain_lines: u32,
@@ -163,6 +170,7 @@ pub struct Mic {
     dram_variants: bool,
     /// The direction of the data bus's last access (writes: true).
     last_write: bool,
+    partial_rmw: bool,
     drain_lines: u32,
     /// Writes waiting for their batch, oldest first (`drain_lines` > 0).
     held: VecDeque<HeldWrite>,
@@ -210,6 +218,7 @@ impl Mic {
                 crate::config::Turnaround::None => 0,
                 crate::config::Turnaround::Gap => clock.ns_to_cycles(cfg.mic.turnaround_ns),
             },
+            partial_rmw: cfg.mic.partial_write == crate::config::PartialWrite::Rmw,
             drain_lines: match cfg.mic.write_drain {
                 crate::config::WriteDrain::Arrival => 0,
                 crate::config::WriteDrain::Batch => cfg.mic.drain_lines,
@@ -242,6 +251,7 @@ impl Mic {
             turnaround: t.turnaround,
             dram_variants: t.banks.is_some() || t.turnaround > 0,
             last_write: false,
+            partial_rmw: t.partial_rmw,
             drain_lines: t.drain_lines,
             held: VecDeque::new(),
             stats: MicStats::default(),
@@ -412,6 +422,7 @@ impl Mic {
     pub fn write(&mut self, arrive: Cycle, addr: u64, bytes: u32) -> Option<Cycle> {
         debug_assert!(self.write_buffers_free > 0);
         self.write_buffers_free -= 1;
+        let (arrive, bytes) = self.merge_partial(arrive, addr, bytes);
         self.stats.writes += 1;
         self.stats.write_bytes += bytes as u64;
         let burst = self.burst(bytes);
@@ -543,6 +554,22 @@ impl Part for Mic {
     }
 }
 
+impl Mic {
+    /// With `mic.partial_write = "rmw"`, a write of less than a line first
+    /// reads its line (a DRAM read, latency and burst) once its data is
+    /// here; returns when the merged write may start and its size (the
+    /// whole line). Other writes pass unchanged.
+    fn merge_partial(&mut self, arrive: Cycle, addr: u64, bytes: u32) -> (Cycle, u32) {
+        const LINE: u32 = 128;
+        if !self.partial_rmw || bytes >= LINE {
+            return (arrive, bytes);
+        }
+        let line = addr & !(LINE as u64 - 1);
+        let merged = self.schedule_read(arrive, line, LINE);
+        (merged, LINE)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -589,6 +616,25 @@ mod tests {
         assert!(
             !m.windows_writes(),
             "qs20: puts are posted outside the window"
+        );
+    }
+
+    #[test]
+    fn a_partial_write_reads_its_line_first_only_in_the_rmw_variant() {
+        let (mut posted, _) = mic(&[]);
+        assert_eq!(posted.write(10, 16, 16), Some(12), "16 B: a 2-cycle burst");
+        let (mut rmw, t) = mic(&["mic.partial_write=rmw"]);
+        let drained = rmw.write(10, 16, 16).unwrap();
+        assert_eq!(
+            drained,
+            10 + t.dram_latency + 16,
+            "the line's read, then its write"
+        );
+        assert_eq!((rmw.stats.reads, rmw.stats.write_bytes), (1, 128));
+        assert_eq!(
+            rmw.write(drained, 256, 128),
+            Some(drained + 16),
+            "a whole line is written as it is"
         );
     }
 

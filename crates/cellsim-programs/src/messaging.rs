@@ -71,6 +71,10 @@ pub const TAG_DATA: u32 = 1;
 /// Tag group of the notification, acknowledgement and done puts.
 pub const TAG_SIG: u32 = 2;
 
+/// [`cb::FLAGS`]: wait for every DMA before going on (the machine file's
+/// `messaging.dma_wait = "each"`), not for a poll's packet gets together.
+pub const FLAG_WAIT_EACH: u32 = 1;
+
 /// Exit value of a task whose control block is not one (bad magic).
 pub const EXIT_BAD_CB: u32 = 0xBAD0_0001;
 
@@ -116,6 +120,11 @@ pub mod cb {
     /// Bytes from one matrix row to the next (0: [`super::ROW_BYTES`]); the
     /// local-store row buffers are this long too.
     pub const ROW_STRIDE: usize = 21;
+    /// How the library runs ([`super::FLAG_WAIT_EACH`]; 0: as the paper reads).
+    pub const FLAGS: usize = 22;
+    /// SPU cycles the library waits after every pass of its loop that did
+    /// something (0: it waits only after an idle pass, [`POLL_CYCLES`]).
+    pub const PASS_DELAY: usize = 23;
     /// First out-peer record ([`OUT_WORDS`] words each).
     pub const OUT: usize = 24;
     /// Words per out-peer: task, logical SPE, LS of my `nbuf` send buffers,
@@ -197,6 +206,10 @@ pub struct Endpoint {
     /// Cycles between polls when idle.
     pub poll_cycles: Cycle,
     call_cycles: Cycle,
+    /// [`FLAG_WAIT_EACH`]: every DMA is waited for as it is issued.
+    wait_each: bool,
+    /// Cycles waited after every pass that did something (0: none).
+    pass_delay: Cycle,
     iterations: u32,
     ntasks: u32,
     row_bytes: u64,
@@ -288,6 +301,8 @@ impl Endpoint {
             nbuf: w(cb::NBUF).clamp(1, MAX_NBUF),
             poll_cycles: w(cb::POLL_CYCLES) as Cycle,
             call_cycles: w(cb::CALL_CYCLES) as Cycle,
+            wait_each: w(cb::FLAGS) & FLAG_WAIT_EACH != 0,
+            pass_delay: w(cb::PASS_DELAY) as Cycle,
             iterations: w(cb::ITERATIONS),
             ntasks: w(cb::NTASKS),
             row_bytes: match w(cb::ROW_STRIDE) {
@@ -353,7 +368,17 @@ impl Endpoint {
             + self.outs[o].task as u64 * self.row_bytes
             + self.task as u64 * SLOT_BYTES;
         self.spu.mfc_put(sig, ea, 16, TAG_SIG).await;
+        self.wait_if_each(TAG_SIG).await;
         buf
+    }
+
+    /// In the wait-for-each library, waits for the DMA just issued in `tag`'s
+    /// group (the round trip a blocking call pays).
+    async fn wait_if_each(&self, tag: u32) {
+        if self.wait_each {
+            self.spu.mfc_write_tag_mask(1 << tag).await;
+            self.spu.mfc_read_tag_status_all().await;
+        }
     }
 
     /// Reads this task's notification row with one get and updates what
@@ -481,12 +506,17 @@ impl Endpoint {
         let dst = self.recv_buffer(j, slot);
         let src = MemoryMap::ls_ea(p.spe) + (p.peer_send_lsa + slot * self.packet) as u64;
         self.spu.mfc_get(dst, src, size, TAG_DATA).await;
+        self.wait_if_each(TAG_DATA).await;
         self.pulled[j] += 1;
         dst
     }
 
-    /// Waits for the packet gets issued.
+    /// Waits for the packet gets issued (each was waited for already in the
+    /// wait-for-each library).
     pub async fn wait_pulls(&mut self) {
+        if self.wait_each {
+            return;
+        }
         self.spu.mfc_write_tag_mask(1 << TAG_DATA).await;
         self.spu.mfc_read_tag_status_all().await;
     }
@@ -501,6 +531,7 @@ impl Endpoint {
         let ea =
             self.ack_ea + self.ins[j].task as u64 * self.row_bytes + self.task as u64 * SLOT_BYTES;
         self.spu.mfc_put(sig, ea, 16, TAG_SIG).await;
+        self.wait_if_each(TAG_SIG).await;
     }
 
     /// Whether every packet sent so far is acknowledged.
@@ -616,6 +647,8 @@ pub async fn forward_task(spu: Spu, argp: u64, envp: u64) -> u32 {
         if !progressed {
             let polls = (0..ep.n_in).any(|j| ep.pulled[j] < ep.ins[j].target);
             fresh = ep.idle(polls, !ep.all_acked()).await;
+        } else if ep.pass_delay > 0 {
+            ep.spu.compute(ep.pass_delay).await;
         }
     }
     ep.close().await;
@@ -708,6 +741,8 @@ pub async fn exchange_task(spu: Spu, argp: u64, envp: u64) -> u32 {
         if !progressed {
             let polls = (0..ep.n_in).any(|j| ep.pulled[j] < ep.ins[j].target);
             fresh = ep.idle(polls, !ep.all_acked()).await;
+        } else if ep.pass_delay > 0 {
+            ep.spu.compute(ep.pass_delay).await;
         }
     }
     ep.close().await;

@@ -81,7 +81,11 @@ MAX_DMA = 16384
 # control-block word offsets (crates/cellsim-programs/src/messaging.rs, mod cb)
 _MAGIC, _TASK, _NTASKS, _PACKET, _NBUF, _POLL, _CALL, _ITER = range(8)
 _NOTIFY, _ACK, _DONE, _N_OUT, _N_IN = 8, 10, 12, 14, 15
-_ROW, _ACKROW, _SIG, _RESULT, _PAYLOAD, _ROW_STRIDE = 16, 17, 18, 19, 20, 21
+_ROW, _ACKROW, _SIG, _RESULT, _PAYLOAD, _ROW_STRIDE, _FLAGS, _PASS_DELAY = 16, 17, 18, 19, 20, 21, 22, 23
+FLAG_WAIT_EACH = 1
+"""Control-block flag: wait for every DMA as it is issued (``messaging.dma_wait = "each"``)."""
+DMA_WAITS = ("batched", "each")
+"""When the library waits for its DMAs: the choices of the machine file's ``messaging.dma_wait``."""
 _OUT, _OUT_WORDS = 24, 6
 _IN, _IN_WORDS = _OUT + MAX_PEERS * _OUT_WORDS, 8
 _WORDS = _IN + MAX_PEERS * _IN_WORDS
@@ -235,6 +239,8 @@ def setup(
     pinned: bool = False,
     seed: int = 0,
     done_bytes: int = 128,
+    dma_wait: str = "batched",
+    pass_delay_cycles: int = 0,
 ) -> Setup:
     """The PPE's side of the start-up: allocates the notification and
     acknowledgement matrices, the done flags and one control block per task,
@@ -254,8 +260,15 @@ def setup(
         pinned: task ids written into the local stores, else passed as ``envp``.
         seed: seed of the payload bytes.
         done_bytes: size of the done-flag region (at least 128).
+        dma_wait: when the library waits for its DMAs (:data:`DMA_WAITS`).
+        pass_delay_cycles: SPU cycles the library waits after every pass of its loop
+            that did something (0: none; ``messaging.polling = "every_pass"``).
     """
     check_parameters(packet, nbuf, poll_cycles, call_cycles)
+    if dma_wait not in DMA_WAITS:
+        raise UsageError(f"dma_wait {dma_wait!r} is not one of {', '.join(DMA_WAITS)}")
+    if pass_delay_cycles < 0:
+        raise UsageError(f"pass delay {pass_delay_cycles} must not be negative")
     n = len(tasks)
     if n > MAX_TASKS:
         raise UsageError(
@@ -310,6 +323,8 @@ def setup(
             lay.payload,
             stride,
         )
+        w[_FLAGS] = FLAG_WAIT_EACH if dma_wait == "each" else 0
+        w[_PASS_DELAY] = pass_delay_cycles
         for o, op in enumerate(t.outs):
             b = _OUT + o * _OUT_WORDS
             w[b : b + _OUT_WORDS] = [op.task, spes[op.task], lay.send[o], op.target, op.initial, op.bytes]
@@ -360,6 +375,8 @@ class Endpoint:
     nbuf: int
     poll_cycles: int
     call_cycles: int
+    wait_each: bool
+    pass_delay: int
     iterations: int
     ntasks: int
     notify_ea: int
@@ -409,6 +426,8 @@ class Endpoint:
         ep.row_lsa, ep.ackrow_lsa, ep.sig_lsa = w[_ROW], w[_ACKROW], w[_SIG]
         ep.result_lsa, ep.payload_lsa = w[_RESULT], w[_PAYLOAD]
         ep.row_bytes = w[_ROW_STRIDE] or ROW_BYTES
+        ep.wait_each = bool(w[_FLAGS] & FLAG_WAIT_EACH)
+        ep.pass_delay = w[_PASS_DELAY]
         ep.outs = [w[_OUT + o * _OUT_WORDS : _OUT + (o + 1) * _OUT_WORDS] for o in range(ep.n_out)]
         ep.ins = [w[_IN + j * _IN_WORDS : _IN + (j + 1) * _IN_WORDS] for j in range(ep.n_in)]
         ep.sent, ep.acked = [0] * ep.n_out, [0] * ep.n_out
@@ -450,7 +469,13 @@ class Endpoint:
         self._set_u32(sig, self.sent[o])
         ea = self.notify_ea + self.outs[o][0] * self.row_bytes + self.task * SLOT_BYTES
         mfc_put(sig, ea, 16, TAG_SIG)
+        self._wait_if_each(TAG_SIG)
         return buf
+
+    def _wait_if_each(self, tag: int) -> None:
+        """In the wait-for-each library, waits for the DMA just issued in ``tag``'s group."""
+        if self.wait_each:
+            library_wait_tags(1 << tag)
 
     def poll_notifications(self) -> None:
         """Reads this task's notification row with one get."""
@@ -481,12 +506,14 @@ class Endpoint:
         p = self.ins[j]
         dst = self.recv_buffer(j, slot)
         mfc_get(dst, Machine.ls_ea(p[1]) + p[2] + slot * self.packet, size, TAG_DATA)
+        self._wait_if_each(TAG_DATA)
         self.pulled[j] += 1
         return dst
 
     def wait_pulls(self) -> None:
-        """Waits for the packet gets issued."""
-        library_wait_tags(1 << TAG_DATA)
+        """Waits for the packet gets issued (each was waited for already in the wait-for-each library)."""
+        if not self.wait_each:
+            library_wait_tags(1 << TAG_DATA)
 
     def ack(self, j: int) -> None:
         """Acknowledges in-peer ``j``'s next pulled packet."""
@@ -496,6 +523,7 @@ class Endpoint:
         self._set_u32(sig, self.recvd[j])
         ea = self.ack_ea + self.ins[j][0] * self.row_bytes + self.task * SLOT_BYTES
         mfc_put(sig, ea, 16, TAG_SIG)
+        self._wait_if_each(TAG_SIG)
 
     def all_acked(self) -> bool:
         """Whether every packet sent so far is acknowledged."""
@@ -563,6 +591,8 @@ def forward_task(speid: int, argp: int, envp: int) -> int:
             break
         if not progressed:
             compute(ep.poll_cycles)
+        elif ep.pass_delay:
+            compute(ep.pass_delay)
     ep.close()
     return 0
 
@@ -619,5 +649,7 @@ def exchange_task(speid: int, argp: int, envp: int) -> int:
             break
         if not progressed:
             compute(ep.poll_cycles)
+        elif ep.pass_delay:
+            compute(ep.pass_delay)
     ep.close()
     return 0

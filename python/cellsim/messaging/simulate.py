@@ -312,6 +312,8 @@ def simulate(
         pinned=mode == "pinned",
         seed=int(rng.integers(2**32)),
         done_bytes=hv_bytes,
+        dma_wait=target.spec.facts.messaging_dma_wait,
+        pass_delay_cycles=_ns_cycles(target.spec.facts.messaging_pass_delay_ns, hz),
     )
     skew = [
         _ns_cycles(rng.uniform(0, variation.skew_ns), hz) if variation.skew_ns > 0 else 0 for _ in range(k)
