@@ -4,7 +4,8 @@ The SPU channel numbers live in the engine (``program.rs``), the SDK header C pr
 (``spu_mfcio.h``), ``cellsim.spu`` and the C requests' names (``cellsim.c.requests``); the MFC
 opcodes in the engine (``mfc/command.rs``), the header and ``cellsim.spu``; the atomic status
 and SPU event bits in the engine, the header and ``cellsim.spu``; the C runtime's request codes
-in ``cellsim_rt.h`` and ``cellsim.c.requests``. Until they come from one source, every copy is
+in ``cellsim_rt.h`` and ``cellsim.c.requests``; the control block shared with a C program's process
+in ``cellsim_proto.h`` and ``cellsim.c.process``. Until they come from one source, every copy is
 read here and compared with the others.
 """
 
@@ -121,3 +122,53 @@ def test_c_request_codes_agree():
     c = {m[1]: int(m[2]) for m in re.finditer(r"CELLSIM_RQ_(\w+) = (\d+)", text)}
     assert len(c) >= 25
     assert {name: getattr(requests, name, None) for name in c} == c
+
+
+def test_the_control_block_layout_agrees_with_the_c_header(tmp_path: Path) -> None:
+    """The control block shared with each C program's process is ``cellsim_ctl`` in
+    ``cellsim_proto.h`` and ``Ctl`` in ``cellsim.c.process``: the C compiler's offsets of every
+    field, the size and the protocol's constants are the Python side's."""
+    import ctypes
+    import json
+    import shutil
+    import subprocess
+
+    import pytest
+
+    from cellsim.c import process
+
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    fields = [name for name, *_ in process.Ctl._fields_]
+    prints = "\n".join(f'    printf("\\"{f}\\": %zu,", offsetof(cellsim_ctl, {f}));' for f in fields)
+    src = tmp_path / "layout.c"
+    src.write_text(
+        '#include <stddef.h>\n#include <stdio.h>\n#include "cellsim_proto.h"\n'
+        'int main(void) {\n    printf("{");\n' + prints + "\n"
+        '    printf("\\"=sizeof\\": %zu, \\"=ctl_bytes\\": %d, \\"=protocol\\": %d, \\"=magic\\": %llu, '
+        '\\"=ls_base\\": %llu, \\"=memory_base\\": %llu, \\"=cmds\\": [%d, %d, %d, %d], '
+        '\\"=msgs\\": [%d, %d, %d, %d, %d]}", sizeof(cellsim_ctl), CELLSIM_CTL_BYTES, CELLSIM_PROTOCOL, '
+        "(unsigned long long)CELLSIM_MAGIC, (unsigned long long)CELLSIM_LS_BASE, "
+        "(unsigned long long)CELLSIM_MEMORY_BASE, CELLSIM_CMD_SETUP, CELLSIM_CMD_NEW_THREAD, "
+        "CELLSIM_CMD_RESUME, CELLSIM_CMD_QUIT, CELLSIM_MSG_HELLO, CELLSIM_MSG_READY, "
+        "CELLSIM_MSG_REQUEST, CELLSIM_MSG_CRASH, CELLSIM_MSG_ERROR);\n    return 0;\n}\n"
+    )
+    exe = tmp_path / "layout"
+    header_dir = Path(process.__file__).parent
+    subprocess.run([cc, "-I", str(header_dir), str(src), "-o", str(exe)], check=True)
+    # constants under "=" names: a field of the block may share a constant's name (magic)
+    c = json.loads(subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout)
+    assert {f: c[f] for f in fields} == {f: getattr(process.Ctl, f).offset for f in fields}
+    assert c["=sizeof"] == ctypes.sizeof(process.Ctl)
+    assert c["=ctl_bytes"] == process.CTL_BYTES and c["=magic"] == process.MAGIC
+    assert c["=protocol"] == process.PROTOCOL
+    assert (c["=ls_base"], c["=memory_base"]) == (process.LS_BASE, process.MEMORY_BASE)
+    assert c["=cmds"] == [process.CMD_SETUP, process.CMD_NEW_THREAD, process.CMD_RESUME, process.CMD_QUIT]
+    assert c["=msgs"] == [
+        process.MSG_HELLO,
+        process.MSG_READY,
+        process.MSG_REQUEST,
+        process.MSG_CRASH,
+        process.MSG_ERROR,
+    ]
