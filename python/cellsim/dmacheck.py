@@ -18,7 +18,9 @@ reports its tag group complete. The checker stops the program with a
 The report names the SPE, both tags, the range and both call sites: the
 program's line (Python) or ``file.c:line`` (C programs, whose DMAs reach
 the chip through the same calls). Native (Rust) programs issue theirs inside
-the engine and are not checked. Off by default: the chip's realistic stale
+the engine, whose twin of this checker (``cellsim_engine::dma_check``, the same
+rules; DMA lists not checked) raises the same error with their Rust
+``file:line`` sites. Off by default: the chip's realistic stale
 data stays what a program sees, and the check costs one test of a global
 when no machine has it on.
 """

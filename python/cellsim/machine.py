@@ -280,6 +280,7 @@ class Machine:
                 int(self.info["memory_bytes"]), ea0, stride, int(self.info["ls_bytes"]), self.spe_count
             )
             dmacheck.ACTIVE.add(self)
+            self._engine.set_check_dma(True)  # native (Rust) programs check in the engine
         self._programs: dict[int, Program] = {}
         self._results: dict[int, Any] = {}
         # SPE programs run by spe_context_run, and the C programs among them that

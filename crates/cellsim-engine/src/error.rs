@@ -209,6 +209,15 @@ pub enum SimError {
     /// A program misused the API in a way that is not an MFC rule.
     #[error("{0}")]
     Usage(String),
+    /// A native program raced with its own DMA (the checker is on:
+    /// [`crate::Machine::set_check_dma`]; see [`crate::dma_check`]).
+    #[error("DMA hazard on SPE {spe}: {}", .hazard.message)]
+    DmaHazard {
+        /// Logical SPE of the program.
+        spe: u32,
+        /// What raced with what.
+        hazard: Box<crate::dma_check::Hazard>,
+    },
     /// An invariant of the model does not hold (a link or port overbooked):
     /// a bug in cellsim, found by `Machine::verify`.
     #[error("{0}")]

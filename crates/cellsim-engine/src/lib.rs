@@ -55,6 +55,7 @@ pub mod bif;
 pub mod bus;
 pub mod calendar;
 pub mod config;
+pub mod dma_check;
 pub mod eib;
 pub mod error;
 pub mod ls_loop;

@@ -238,6 +238,8 @@ pub struct Machine {
     pub(crate) fault: Option<SimError>,
     /// The host's check, run every [`WATCH_EVERY`] steps.
     watchdog: Option<Watchdog>,
+    /// Native programs started from now on carry a DMA hazard checker.
+    check_dma: bool,
     /// Steps until the next watchdog check.
     watch_countdown: u32,
     /// The external thread that [`Machine::advance`] handed back and that
@@ -357,6 +359,7 @@ impl Machine {
             events: events::Events::default(),
             fault: None,
             watchdog: None,
+            check_dma: false,
             watch_countdown: WATCH_EVERY,
             awaiting: None,
             now: 0,
@@ -737,6 +740,7 @@ impl Machine {
             envp,
             self.spes[p as usize].ls.clone(),
             self.cfg.spu.ls_reserved_bytes,
+            self.check_dma,
         );
         let fut = Box::pin(program(spu));
         Ok(self.add_thread(
@@ -750,6 +754,14 @@ impl Machine {
             ),
             delay,
         ))
+    }
+
+    /// Native SPU programs started from now on check their DMAs for races
+    /// with their own accesses and with each other (see [`crate::dma_check`]):
+    /// a race stops the run with [`SimError::DmaHazard`]. Off by default,
+    /// and then it costs a test of an empty option per DMA and access.
+    pub fn set_check_dma(&mut self, on: bool) {
+        self.check_dma = on;
     }
 
     /// Starts an external program (driven from outside, e.g. Python) on

@@ -26,6 +26,7 @@
 //! assert!(summary.cycles > 0);
 //! ```
 
+use crate::dma_check::DmaChecker;
 use crate::error::MfcErrorKind;
 use crate::mfc::command::{MfcCommand, Opcode};
 use crate::mfc::tags::TagUpdate;
@@ -35,6 +36,7 @@ use crate::storage::Storage;
 use crate::time::Cycle;
 use std::cell::{Cell, RefCell};
 use std::future::Future;
+use std::panic::Location;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -453,6 +455,8 @@ pub(crate) struct Port {
     pub(crate) script: Cell<Option<Script>>,
     /// A polling loop the program declared with its last request.
     pub(crate) poll: RefCell<Option<Box<PollLoop>>>,
+    /// The DMA hazard checker, when the machine has it on.
+    pub(crate) check: Option<RefCell<DmaChecker>>,
 }
 
 /// The handle a native SPE program uses: the Rust twin of `spu_mfcio.h`.
@@ -468,6 +472,7 @@ impl Spu {
         envp: u64,
         ls: Arc<Storage>,
         ls_reserved: u32,
+        check_dma: bool,
     ) -> (Spu, Rc<Port>) {
         let top = ls.len() as u32;
         let port = Rc::new(Port {
@@ -481,6 +486,7 @@ impl Spu {
             ls_top: top,
             script: Cell::new(None),
             poll: RefCell::new(None),
+            check: check_dma.then(|| RefCell::new(DmaChecker::default())),
         });
         (Spu { port: port.clone() }, port)
     }
@@ -506,23 +512,48 @@ impl Spu {
     }
 
     /// Copies bytes out of the local store.
+    #[track_caller]
     pub fn ls_read(&self, lsa: u32, out: &mut [u8]) {
+        self.checked(lsa, out.len(), false);
         self.port.ls.read(lsa as usize, out)
     }
 
     /// Copies bytes into the local store.
+    #[track_caller]
     pub fn ls_write(&self, lsa: u32, data: &[u8]) {
+        self.checked(lsa, data.len(), true);
         self.port.ls.write(lsa as usize, data)
     }
 
     /// Reads a big-endian u32 from the local store.
+    #[track_caller]
     pub fn ls_read_u32(&self, lsa: u32) -> u32 {
+        self.checked(lsa, 4, false);
         self.port.ls.read_u32_be(lsa as usize)
     }
 
     /// Writes a big-endian u32 to the local store.
+    #[track_caller]
     pub fn ls_write_u32(&self, lsa: u32, v: u32) {
+        self.checked(lsa, 4, true);
         self.port.ls.write_u32_be(lsa as usize, v)
+    }
+
+    /// The DMA hazard checker sees an access of the program's (when on).
+    #[track_caller]
+    #[inline]
+    fn checked(&self, lsa: u32, len: usize, write: bool) {
+        if let Some(c) = &self.port.check {
+            c.borrow_mut().access(lsa, len, write, Location::caller());
+        }
+    }
+
+    /// A tag-status read's reply: the checker forgets the groups it reports done.
+    fn tags_done(&self, status: u64) -> u32 {
+        if let Some(c) = &self.port.check {
+            c.borrow_mut().completed(status as u32);
+        }
+        status as u32
     }
 
     fn call(&self, r: Request) -> Call<'_> {
@@ -532,7 +563,12 @@ impl Spu {
         }
     }
 
+    #[track_caller]
     fn dma(&self, op: Opcode, lsa: u32, ea: u64, size: u32, tag: u32) -> Call<'_> {
+        if let Some(c) = &self.port.check {
+            c.borrow_mut()
+                .issue(op, lsa, ea, size, tag, Location::caller());
+        }
         self.call(Request::Mfc(MfcCommand {
             list: 0,
             op,
@@ -544,28 +580,76 @@ impl Spu {
     }
 
     /// `mfc_get(ls, ea, size, tag, 0, 0)`.
-    pub async fn mfc_get(&self, lsa: u32, ea: u64, size: u32, tag: u32) {
-        self.dma(Opcode::Get, lsa, ea, size, tag).await;
+    #[track_caller]
+    pub fn mfc_get(&self, lsa: u32, ea: u64, size: u32, tag: u32) -> impl Future<Output = ()> + '_ {
+        let call = self.dma(Opcode::Get, lsa, ea, size, tag);
+        async move {
+            call.await;
+        }
     }
     /// `mfc_getb`.
-    pub async fn mfc_getb(&self, lsa: u32, ea: u64, size: u32, tag: u32) {
-        self.dma(Opcode::GetB, lsa, ea, size, tag).await;
+    #[track_caller]
+    pub fn mfc_getb(
+        &self,
+        lsa: u32,
+        ea: u64,
+        size: u32,
+        tag: u32,
+    ) -> impl Future<Output = ()> + '_ {
+        let call = self.dma(Opcode::GetB, lsa, ea, size, tag);
+        async move {
+            call.await;
+        }
     }
     /// `mfc_getf`.
-    pub async fn mfc_getf(&self, lsa: u32, ea: u64, size: u32, tag: u32) {
-        self.dma(Opcode::GetF, lsa, ea, size, tag).await;
+    #[track_caller]
+    pub fn mfc_getf(
+        &self,
+        lsa: u32,
+        ea: u64,
+        size: u32,
+        tag: u32,
+    ) -> impl Future<Output = ()> + '_ {
+        let call = self.dma(Opcode::GetF, lsa, ea, size, tag);
+        async move {
+            call.await;
+        }
     }
     /// `mfc_put(ls, ea, size, tag, 0, 0)`.
-    pub async fn mfc_put(&self, lsa: u32, ea: u64, size: u32, tag: u32) {
-        self.dma(Opcode::Put, lsa, ea, size, tag).await;
+    #[track_caller]
+    pub fn mfc_put(&self, lsa: u32, ea: u64, size: u32, tag: u32) -> impl Future<Output = ()> + '_ {
+        let call = self.dma(Opcode::Put, lsa, ea, size, tag);
+        async move {
+            call.await;
+        }
     }
     /// `mfc_putb`.
-    pub async fn mfc_putb(&self, lsa: u32, ea: u64, size: u32, tag: u32) {
-        self.dma(Opcode::PutB, lsa, ea, size, tag).await;
+    #[track_caller]
+    pub fn mfc_putb(
+        &self,
+        lsa: u32,
+        ea: u64,
+        size: u32,
+        tag: u32,
+    ) -> impl Future<Output = ()> + '_ {
+        let call = self.dma(Opcode::PutB, lsa, ea, size, tag);
+        async move {
+            call.await;
+        }
     }
     /// `mfc_putf`.
-    pub async fn mfc_putf(&self, lsa: u32, ea: u64, size: u32, tag: u32) {
-        self.dma(Opcode::PutF, lsa, ea, size, tag).await;
+    #[track_caller]
+    pub fn mfc_putf(
+        &self,
+        lsa: u32,
+        ea: u64,
+        size: u32,
+        tag: u32,
+    ) -> impl Future<Output = ()> + '_ {
+        let call = self.dma(Opcode::PutF, lsa, ea, size, tag);
+        async move {
+            call.await;
+        }
     }
     /// The commands of `body` (1 to 4), in order, `times` times: the same
     /// requests, at the same cycles, as
@@ -615,8 +699,12 @@ impl Spu {
         self.call(first).await as usize
     }
     /// `mfc_barrier(tag)`.
-    pub async fn mfc_barrier(&self, tag: u32) {
-        self.dma(Opcode::Barrier, 0, 0, 0, tag).await;
+    #[track_caller]
+    pub fn mfc_barrier(&self, tag: u32) -> impl Future<Output = ()> + '_ {
+        let call = self.dma(Opcode::Barrier, 0, 0, 0, tag);
+        async move {
+            call.await;
+        }
     }
     /// `mfc_write_tag_mask(mask)`.
     pub async fn mfc_write_tag_mask(&self, mask: u32) {
@@ -628,16 +716,20 @@ impl Spu {
     }
     /// `mfc_read_tag_status_all()`: waits until every group in the mask is done.
     pub async fn mfc_read_tag_status_all(&self) -> u32 {
-        self.call(Request::ReadTagStatus(TagUpdate::All)).await as u32
+        let status = self.call(Request::ReadTagStatus(TagUpdate::All)).await;
+        self.tags_done(status)
     }
     /// `mfc_read_tag_status_any()`: waits until some group in the mask is done.
     pub async fn mfc_read_tag_status_any(&self) -> u32 {
-        self.call(Request::ReadTagStatus(TagUpdate::Any)).await as u32
+        let status = self.call(Request::ReadTagStatus(TagUpdate::Any)).await;
+        self.tags_done(status)
     }
     /// `mfc_read_tag_status_immediate()`.
     pub async fn mfc_read_tag_status_immediate(&self) -> u32 {
-        self.call(Request::ReadTagStatus(TagUpdate::Immediate))
-            .await as u32
+        let status = self
+            .call(Request::ReadTagStatus(TagUpdate::Immediate))
+            .await;
+        self.tags_done(status)
     }
     /// `spu_read_decrementer()`.
     pub async fn spu_read_decrementer(&self) -> u32 {
@@ -796,6 +888,7 @@ impl Ppe {
             ls_top: 0,
             script: Cell::new(None),
             poll: RefCell::new(None),
+            check: None,
         });
         (Ppe { port: port.clone() }, port)
     }

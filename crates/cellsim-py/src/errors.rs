@@ -63,11 +63,28 @@ fn build(py: Python<'_>, e: &SimError) -> PyResult<PyErr> {
             }
             "ConfigError"
         }
+        SimError::DmaHazard { spe, hazard } => return dma_hazard(py, e, *spe, hazard),
         SimError::Usage(_) => "UsageError",
         SimError::Invariant(_) => "InvariantError",
         _ => "CellsimError",
     };
     let obj = exc.getattr(class)?.call((e.to_string(),), Some(&kw))?;
+    Ok(PyErr::from_value(obj))
+}
+
+/// A native program's DMA race as `cellsim.dmacheck.DmaHazardError`, the
+/// class the Python and C programs' checker raises.
+fn dma_hazard(
+    py: Python<'_>,
+    e: &SimError,
+    spe: u32,
+    h: &cellsim_engine::dma_check::Hazard,
+) -> PyResult<PyErr> {
+    let class = py.import("cellsim.dmacheck")?.getattr("DmaHazardError")?;
+    let tags = PyTuple::new(py, &h.tags)?;
+    let range = (h.range.0, h.range.1, h.range.2);
+    let sites = (h.sites.0.clone(), h.sites.1.clone());
+    let obj = class.call1((e.to_string(), spe, tags, range, sites))?;
     Ok(PyErr::from_value(obj))
 }
 

@@ -246,6 +246,12 @@ impl PyEngine {
         self.m.set_exact_reference(on);
     }
 
+    /// Native programs loaded from now on check their DMAs for races
+    /// (`Machine(check_dma=True)`; the engine's twin of `cellsim.dmacheck`).
+    fn set_check_dma(&mut self, on: bool) {
+        self.m.set_check_dma(on);
+    }
+
     /// Stops runs after `cycles` simulated cycles.
     fn set_time_limit(&mut self, cycles: u64) {
         self.m.set_time_limit(cycles);

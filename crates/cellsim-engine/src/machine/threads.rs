@@ -340,6 +340,22 @@ impl Machine {
                     "the native program on {who} panicked: {msg}"
                 )));
             }
+            Ok(_)
+                if port
+                    .check
+                    .as_ref()
+                    .is_some_and(|c| c.borrow().hazard.is_some()) =>
+            {
+                let hazard = port
+                    .check
+                    .as_ref()
+                    .and_then(|c| c.borrow_mut().hazard.take());
+                let spe = self.threads[tid].spe.map_or(0, |s| s.logical);
+                return Err(SimError::DmaHazard {
+                    spe,
+                    hazard: Box::new(hazard.expect("checked above")),
+                });
+            }
             Ok(Poll::Ready(code)) => Request::Exit(code),
             Ok(Poll::Pending) => match port.request.take() {
                 Some(req) => {

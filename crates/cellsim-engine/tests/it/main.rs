@@ -3,6 +3,7 @@
 //!
 //! - `timing`: datasheet-style latency and bandwidth probes;
 //! - `errors`: bad inputs and the errors they raise;
+//! - `dma_check`: the DMA hazard checker for native programs;
 //! - `events`: the SPU event facility, each event alone, and libspe2's event wait;
 //! - `deadlock`, `runaway`: runs that cannot end;
 //! - `hostile`: lists rewritten after issue, time overflow, polling forever, fuzzed commands;
@@ -18,6 +19,7 @@
 
 mod deadlock;
 mod determinism;
+mod dma_check;
 mod errors;
 mod events;
 mod fast_forward;
