@@ -152,3 +152,17 @@ def test_a_c_programs_race_names_its_c_lines(tmp_path: Path) -> None:
     (line,) = r.stderr.splitlines()
     assert line.startswith("error: DMA race on SPE 0: mfc_put (tag 2) at ")
     assert "spu.c:6" in line and "mfc_get (tag 1) at " in line and "spu.c:5" in line
+
+
+def test_native_programs_run_alike_with_the_checker_on() -> None:
+    """Native (Rust) programs are checked in the engine (its twin of this checker, tested in
+    the engine's own tests with a racy program); a correct one runs cycle for cycle as without."""
+    from cellsim.experiments._common import load_dma_bench
+
+    def run(check: bool) -> tuple[int, object]:
+        m = Machine("qs20-1chip", seed=3, check_dma=check)
+        load_dma_bench(m, 0, put=False, ea=int(m.alloc(1 << 16)), size=4096, batch=1, count=16, native=True)
+        r = m.run()
+        return r.cycles, r.stats
+
+    assert run(True) == run(False)

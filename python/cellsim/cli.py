@@ -391,8 +391,9 @@ def _common_params() -> list[click.Parameter]:
         click.Option(
             ["--check-dma", "check_dma"],
             is_flag=True,
-            help="stop a Python or C benchmark program at a DMA race (a local-store range used while a DMA "
-            "moves it, overlapping DMAs without a fence or barrier); native programs are not checked",
+            help="stop a benchmark program (Python, C or native) at a DMA race (a local-store range used "
+            "while a DMA moves it, overlapping DMAs without a fence or barrier); the papers' DMA benchmarks "
+            "rewrite one buffer on purpose and are reported",
         ),
         click.Option(
             ["--exact-reference", "exact_reference"],
