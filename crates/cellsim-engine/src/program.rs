@@ -465,6 +465,22 @@ pub struct Spu {
     port: Rc<Port>,
 }
 
+/// The single DMAs of [`Spu`]: plain functions returning the call's future,
+/// so that `#[track_caller]` sees the program's line when it issues (an
+/// `async fn`'s body runs only when first polled, inside this file).
+macro_rules! single_dmas {
+    ($($(#[$doc:meta])* $name:ident => $op:ident,)*) => {$(
+        $(#[$doc])*
+        #[track_caller]
+        pub fn $name(&self, lsa: u32, ea: u64, size: u32, tag: u32) -> impl Future<Output = ()> + '_ {
+            let call = self.dma(Opcode::$op, lsa, ea, size, tag);
+            async move {
+                call.await;
+            }
+        }
+    )*};
+}
+
 impl Spu {
     pub(crate) fn new(
         spe: u32,
@@ -579,77 +595,19 @@ impl Spu {
         }))
     }
 
-    /// `mfc_get(ls, ea, size, tag, 0, 0)`.
-    #[track_caller]
-    pub fn mfc_get(&self, lsa: u32, ea: u64, size: u32, tag: u32) -> impl Future<Output = ()> + '_ {
-        let call = self.dma(Opcode::Get, lsa, ea, size, tag);
-        async move {
-            call.await;
-        }
-    }
-    /// `mfc_getb`.
-    #[track_caller]
-    pub fn mfc_getb(
-        &self,
-        lsa: u32,
-        ea: u64,
-        size: u32,
-        tag: u32,
-    ) -> impl Future<Output = ()> + '_ {
-        let call = self.dma(Opcode::GetB, lsa, ea, size, tag);
-        async move {
-            call.await;
-        }
-    }
-    /// `mfc_getf`.
-    #[track_caller]
-    pub fn mfc_getf(
-        &self,
-        lsa: u32,
-        ea: u64,
-        size: u32,
-        tag: u32,
-    ) -> impl Future<Output = ()> + '_ {
-        let call = self.dma(Opcode::GetF, lsa, ea, size, tag);
-        async move {
-            call.await;
-        }
-    }
-    /// `mfc_put(ls, ea, size, tag, 0, 0)`.
-    #[track_caller]
-    pub fn mfc_put(&self, lsa: u32, ea: u64, size: u32, tag: u32) -> impl Future<Output = ()> + '_ {
-        let call = self.dma(Opcode::Put, lsa, ea, size, tag);
-        async move {
-            call.await;
-        }
-    }
-    /// `mfc_putb`.
-    #[track_caller]
-    pub fn mfc_putb(
-        &self,
-        lsa: u32,
-        ea: u64,
-        size: u32,
-        tag: u32,
-    ) -> impl Future<Output = ()> + '_ {
-        let call = self.dma(Opcode::PutB, lsa, ea, size, tag);
-        async move {
-            call.await;
-        }
-    }
-    /// `mfc_putf`.
-    #[track_caller]
-    pub fn mfc_putf(
-        &self,
-        lsa: u32,
-        ea: u64,
-        size: u32,
-        tag: u32,
-    ) -> impl Future<Output = ()> + '_ {
-        let call = self.dma(Opcode::PutF, lsa, ea, size, tag);
-        async move {
-            call.await;
-        }
+    single_dmas! {
+        /// `mfc_get(ls, ea, size, tag, 0, 0)`.
+        mfc_get => Get,
+        /// `mfc_getb`.
+        mfc_getb => GetB,
+        /// `mfc_getf`.
+        mfc_getf => GetF,
+        /// `mfc_put(ls, ea, size, tag, 0, 0)`.
+        mfc_put => Put,
+        /// `mfc_putb`.
+        mfc_putb => PutB,
+        /// `mfc_putf`.
+        mfc_putf => PutF,
     }
     /// The commands of `body` (1 to 4), in order, `times` times: the same
     /// requests, at the same cycles, as

@@ -35,9 +35,19 @@ fn reading_bytes_a_get_still_moves_is_a_hazard_naming_both_lines() {
     assert_eq!(spe, 1);
     assert_eq!(hazard.tags, vec![5]);
     assert_eq!(hazard.range, ("ls", 0x4080, 0x4084));
-    assert!(hazard.sites.0.ends_with("dma_check.rs:15"), "{:?}", hazard.sites);
-    assert!(hazard.sites.1.ends_with("dma_check.rs:20"), "{:?}", hazard.sites);
-    assert!(hazard.message.contains("reads local-store bytes 0x4080-0x4084"));
+    assert!(
+        hazard.sites.0.ends_with("dma_check.rs:15"),
+        "{:?}",
+        hazard.sites
+    );
+    assert!(
+        hazard.sites.1.ends_with("dma_check.rs:20"),
+        "{:?}",
+        hazard.sites
+    );
+    assert!(hazard
+        .message
+        .contains("reads local-store bytes 0x4080-0x4084"));
 }
 
 #[test]
@@ -46,7 +56,10 @@ fn a_program_that_waits_runs_alike_with_the_checker_and_without() {
     let (mut b, rb) = fetch_then_read(false, true);
     assert!(ra.is_ok() && rb.is_ok());
     assert_eq!(a.now(), b.now());
-    assert_eq!(a.run().map(|s| s.cycles).ok(), b.run().map(|s| s.cycles).ok());
+    assert_eq!(
+        a.run().map(|s| s.cycles).ok(),
+        b.run().map(|s| s.cycles).ok()
+    );
 }
 
 #[test]
