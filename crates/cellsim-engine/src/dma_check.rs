@@ -18,7 +18,7 @@
 use std::ops::Range;
 use std::panic::Location;
 
-use crate::mfc::command::Opcode;
+use crate::mfc::command::{Opcode, Ordering};
 
 /// One DMA in flight, as the program issued it.
 #[derive(Debug, Clone)]
@@ -106,17 +106,14 @@ impl DmaChecker {
             if d.tag == new.tag && (ordering || d.ordered) {
                 return None;
             }
-            let (space, hit) = if d.get || new.get {
-                ("ls", overlap(&d.ls, &new.ls))
-            } else {
-                ("ls", None)
-            };
-            let (space, hit) = match hit {
-                Some(h) => (space, Some(h)),
-                None if !d.get || !new.get => ("ea", overlap(&d.ea, &new.ea)),
-                None => (space, None),
-            };
-            let (lo, hi) = hit?;
+            // a get writes the local store, a put main memory: a race needs a writer
+            let ls = (d.get || new.get)
+                .then(|| overlap(&d.ls, &new.ls).map(|h| ("ls", h)))
+                .flatten();
+            let ea = (!d.get || !new.get)
+                .then(|| overlap(&d.ea, &new.ea).map(|h| ("ea", h)))
+                .flatten();
+            let (space, (lo, hi)) = ls.or(ea)?;
             Some(Hazard {
                 message: format!(
                     "{} (tag {}) at {} overlaps {} bytes 0x{lo:x}-0x{hi:x} of {} (tag {}) issued at {}, \
@@ -174,15 +171,11 @@ impl DmaChecker {
 }
 
 /// A single DMA's direction (get: true) and whether it is a fence or
-/// barrier form; `None` for the commands not checked.
+/// barrier form; `None` for the commands not checked (lists, signals, the
+/// atomic unit's, the syncs).
 fn kind(op: Opcode) -> Option<(bool, bool)> {
-    match op {
-        Opcode::Get => Some((true, false)),
-        Opcode::GetB | Opcode::GetF => Some((true, true)),
-        Opcode::Put => Some((false, false)),
-        Opcode::PutB | Opcode::PutF => Some((false, true)),
-        _ => None,
-    }
+    let single = !op.is_list() && !op.is_sndsig() && op.atomic().is_none();
+    (single && (op.is_get() || op.is_put())).then(|| (op.is_get(), op.ordering() != Ordering::None))
 }
 
 #[cfg(test)]

@@ -115,12 +115,11 @@ class Coll:
         assert self.proto is not None
         self.p = self.comm.size
         self.me = self.comm.rank
-        self.what_base = (
-            f"{self.kind}{'' if self.root is None else f'(root={self.root})'} on {self.comm.name}"
-        )
+        self.call = f"{self.kind}{'' if self.root is None else f'(root={self.root})'}"
+        self.what_base = f"{self.call} on {self.comm.name}"
         self.pending: list[Req] = []
         self.kumar = self.proto.name == "kumar"
-        self.rank.called_coll(self.comm.ctx, self.seq, self.what_base)
+        self.rank.called_coll(self.comm.ctx, self.seq, self.call)
 
     # -- messages ------------------------------------------------------------------------
 
@@ -597,7 +596,7 @@ def mismatch(req: Req, tag: int, src_rank: int) -> T.Exception:
         return T.Exception(
             T.ERR_OTHER,
             f"mismatched collective calls on {coll.comm.name}: collective #{seq} is {other} on rank "
-            f"{src_rank} but {mine.split(' on ')[0]} on rank {coll.comm.rank} (seen by rank "
+            f"{src_rank} but {mine} on rank {coll.comm.rank} (seen by rank "
             f"{coll.comm.rank} in its {coll.kind}, collective #{coll.seq})",
         )
     return T.Exception(
