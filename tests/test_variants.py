@@ -145,3 +145,63 @@ def test_the_fast_forward_agrees_with_the_reference_with_write_batches() -> None
     *exact, none = run(True)
     *fast, _ = run(False)
     assert exact == fast and none == 0
+
+
+RETRY = ("eib.command_retry=target", "eib.target_queue=2", "eib.retry_backoff_bus_cycles=16")
+GRANT_HOPS = ("eib.grant_delay=hops", "eib.grant_delay_bus_cycles=4")
+
+
+def test_command_retries_slow_a_stream_to_a_busy_target_and_leave_memory_alone() -> None:
+    """With two command slots per target, one SPE's nonblocking gets from another local store
+    are retried (the slots are held through the command phase, far longer than two transfers);
+    gets from memory never are (the MIC's queues are its windows)."""
+    assert _gbs("get", RETRY) < 0.5 * _gbs("get", ())
+    assert _gbs("get", RETRY, "memory") == _gbs("get", (), "memory")
+    wide = ("eib.command_retry=target", "eib.target_queue=64")
+    assert _gbs("get", wide) == _gbs("get", ()), "a queue that never fills costs nothing"
+
+
+def test_a_grant_delay_by_hops_costs_far_pairs_more_than_near_ones() -> None:
+    """The arbiter's decision per segment: a lone 128-byte get from a neighbour's local store
+    waits less for it than one from across the ring; with the fixed decision both wait alike."""
+
+    def latency(overrides: tuple[str, ...], partner: int) -> int:
+        m = cellsim.Machine("qs20-1chip", seed=1, overrides=list(overrides), placement=range(8))
+        load_dma_bench(
+            m, 1, put=False, ea=m.ls_ea(partner) + 0x20000, size=128, batch=1, count=4, native=True
+        )
+        return m.run().cycles
+
+    near, far = 3, 6  # on the ramps, SPE1 is one segment from SPE3 and six (halfway) from SPE6
+    base = latency((), near), latency((), far)
+    hops = latency(GRANT_HOPS, near) - base[0], latency(GRANT_HOPS, far) - base[1]
+    assert 0 < hops[0] < hops[1]
+    fixed = ("eib.grant_delay=fixed", "eib.grant_delay_bus_cycles=4")
+    assert latency(fixed, near) - base[0] == latency(fixed, far) - base[1] > 0
+
+
+def test_the_halfway_tie_break_moves_only_halfway_transfers() -> None:
+    """Pairwise gets of physical SPE pairs one or three segments apart take no halfway path:
+    the tie-break changes nothing; complement with physical numbering has halfway flows."""
+    from cellsim.experiments import collective
+
+    def agg(pattern: str, overrides: list[str]) -> float:
+        (r,) = collective.run(
+            patterns=[pattern], ops=["get"], numberings=["physical"], count=8, overrides=overrides
+        )
+        return float(r["aggregate_gbs"])
+
+    assert agg("pairwise", ["eib.halfway=clockwise"]) == agg("pairwise", [])
+    assert agg("complement", ["eib.halfway=clockwise"]) != agg("complement", [])
+
+
+@pytest.mark.parametrize("overrides", [RETRY, GRANT_HOPS], ids=["retry", "grant_hops"])
+def test_the_fast_forward_agrees_with_the_reference_with_retries_and_grant_delays(
+    overrides: tuple[str, ...], pairwise
+) -> None:
+    """The targets' slots, the back-offs and the decisions in flight are in the shapes: the
+    jump lands on the reference's cycles, stats and bytes."""
+    assert pairwise(True, overrides)[:3] == pairwise(False, overrides)[:3]
+    *exact, none = _put_stream(overrides, True)
+    *fast, _ = _put_stream(overrides, False)
+    assert exact == fast and none == 0

@@ -258,6 +258,83 @@ pub struct EibParams {
     /// Write buffers per receiving port when puts need a credit.
     #[serde(default = "put_credits_default")]
     pub put_credits: u32,
+    /// Whether a command to a unit whose command queue is full gets a
+    /// "retry" combined response (a model variant: the machine file's
+    /// `[variants.command_retry]`).
+    #[serde(default)]
+    pub command_retry: CommandRetry,
+    /// Commands an element other than the memory controller holds, from the
+    /// command bus's acceptance until its data has left or arrived, when
+    /// `command_retry = "target"`.
+    #[serde(default = "target_queue_default")]
+    pub target_queue: u32,
+    /// Bus cycles a requester waits after a retry's combined response before
+    /// it sends again.
+    #[serde(default = "retry_backoff_default")]
+    pub retry_backoff_bus_cycles: u64,
+    /// How long the data arbiter takes to decide a grant (a model variant:
+    /// the machine file's `[variants.grant_delay]`).
+    #[serde(default)]
+    pub grant_delay: GrantDelay,
+    /// The decision's bus cycles (`grant_delay = "fixed"`), or per segment
+    /// of the transfer's path (`"hops"`).
+    #[serde(default = "grant_delay_default")]
+    pub grant_delay_bus_cycles: u64,
+    /// Which way a transfer exactly halfway round goes (a model variant:
+    /// the machine file's `[variants.halfway]`).
+    #[serde(default)]
+    pub halfway: Halfway,
+}
+
+fn target_queue_default() -> u32 {
+    8
+}
+
+fn retry_backoff_default() -> u64 {
+    16
+}
+
+fn grant_delay_default() -> u64 {
+    1
+}
+
+/// Whether a command whose target's queue is full is retried (`eib.command_retry`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CommandRetry {
+    /// Every command is accepted (the targets' queues never fill).
+    #[default]
+    None,
+    /// Each element but the memory controller holds `eib.target_queue`
+    /// commands; one more gets a retry and is sent again after
+    /// `eib.retry_backoff_bus_cycles` (see [`crate::eib::retry`]).
+    Target,
+}
+
+/// The data arbiter's decision time (`eib.grant_delay`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GrantDelay {
+    /// A transfer may be granted as soon as its data is ready.
+    #[default]
+    None,
+    /// `eib.grant_delay_bus_cycles` after its data is ready.
+    Fixed,
+    /// `eib.grant_delay_bus_cycles` per segment of its path after its data is ready.
+    Hops,
+}
+
+/// Which way a transfer exactly halfway round the ring goes (`eib.halfway`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Halfway {
+    /// Either: the first ring of the four whose path is free.
+    #[default]
+    Either,
+    /// Always clockwise.
+    Clockwise,
+    /// Clockwise from an even ramp, counter-clockwise from an odd one.
+    BySource,
 }
 
 fn mic_priority_default() -> bool {
@@ -496,6 +573,12 @@ pub struct Timing {
     pub put_ack: Cycle,
     /// A receiving port's gap when it changes sender, cycles.
     pub recv_switch: Cycle,
+    /// A retried command's back-off after its combined response, cycles
+    /// (variant `eib.command_retry`).
+    pub retry_backoff: Cycle,
+    /// The data arbiter's decision, cycles (per segment with
+    /// `eib.grant_delay = "hops"`; variant `eib.grant_delay`).
+    pub grant_delay: Cycle,
     /// MIC snoop delay, cycles.
     pub mic_snoop: Cycle,
     /// MIC write acceptance, cycles.
@@ -784,6 +867,13 @@ impl MachineConfig {
                 "must be 1 to 64",
             );
         }
+        if !(1..=64).contains(&self.eib.target_queue) {
+            return bad(
+                "eib.target_queue",
+                self.eib.target_queue.to_string(),
+                "must be 1 to 64",
+            );
+        }
         if !(1..=16).contains(&self.eib.arbiter_window) {
             return bad(
                 "eib.arbiter_window",
@@ -1014,6 +1104,8 @@ impl MachineConfig {
             ring_start_interval: bus(self.eib.ring_start_interval_bus_cycles),
             put_ack: bus(self.eib.put_ack_bus_cycles),
             recv_switch: bus(self.eib.recv_switch_bus_cycles),
+            retry_backoff: bus(self.eib.retry_backoff_bus_cycles),
+            grant_delay: bus(self.eib.grant_delay_bus_cycles),
             mic_snoop: bus(self.mic.snoop_bus_cycles),
             mic_accept: bus(self.mic.accept_bus_cycles),
             dram_latency: clock.ns_to_cycles(self.mic.dram_latency_ns),

@@ -18,10 +18,11 @@ pub mod check;
 pub(crate) mod chip_bus;
 pub mod command_bus;
 pub mod inbound;
+pub mod retry;
 pub mod ring;
 pub(crate) mod round;
 
-use crate::config::MachineConfig;
+use crate::config::{Halfway, MachineConfig};
 use crate::part::Part;
 use crate::steady::{shift, Shape};
 use crate::time::Cycle;
@@ -114,6 +115,14 @@ impl Eib {
         for (a, row) in routes.iter_mut().enumerate() {
             for (b, route) in row.iter_mut().enumerate() {
                 let (hops, dir) = Topology::route(Ramp(a as u8), Ramp(b as u8));
+                // A transfer exactly halfway round: the variant `eib.halfway`
+                // picks its direction (data only: the grant reads the mask).
+                let dir = dir.or(match cfg.eib.halfway {
+                    Halfway::Either => None,
+                    Halfway::Clockwise => Some(Direction::Clockwise),
+                    Halfway::BySource if a % 2 == 0 => Some(Direction::Clockwise),
+                    Halfway::BySource => Some(Direction::CounterClockwise),
+                });
                 let mask = rings
                     .iter()
                     .enumerate()
@@ -377,6 +386,34 @@ mod tests {
         e.try_grant(0, Ramp(3), Ramp(5), 128).unwrap();
         let c = e.try_grant(0, Ramp(4), Ramp(5), 128).unwrap_err();
         assert_eq!(c, 20 - 2);
+    }
+
+    #[test]
+    fn a_halfway_transfer_goes_the_way_the_variant_says() {
+        let with = |h: &str| {
+            Eib::new(&MachineConfig::load("qs20-1chip", &[format!("eib.halfway={h}")]).unwrap())
+        };
+        // Ramps 2 and 8 are six segments apart both ways.
+        let cw = |e: &mut Eib, s: u8, d: u8| {
+            let g = e.try_grant(0, Ramp(s), Ramp(d), 128).unwrap();
+            assert_eq!(g.hops, 6);
+            e.ring_direction(g.ring as usize) == Direction::Clockwise
+        };
+        // Either: the first free ring, clockwise first; with both clockwise
+        // rings' segments taken, counter-clockwise.
+        let mut e = with("either");
+        assert!(cw(&mut e, 2, 8));
+        assert!(cw(&mut e, 3, 9));
+        assert!(!cw(&mut e, 4, 10));
+        let mut e = with("clockwise");
+        assert!(cw(&mut e, 2, 8));
+        assert!(cw(&mut e, 3, 9));
+        assert!(e.try_grant(0, Ramp(4), Ramp(10), 128).is_err());
+        let mut e = with("by_source");
+        assert!(cw(&mut e, 2, 8));
+        assert!(!cw(&mut e, 3, 9));
+        // Transfers shorter than halfway are not touched.
+        assert_eq!(e.try_grant(0, Ramp(1), Ramp(11), 128).unwrap().hops, 2);
     }
 
     #[test]

@@ -73,6 +73,9 @@ pub(crate) enum Event {
     Snoop(OpId),
     /// Data is ready at the sender and the command phase is over.
     DataReady(OpId),
+    /// The data arbiter has decided on a ready transfer (variant
+    /// `eib.grant_delay`): it asks for a ring.
+    Decided(OpId),
     /// The requester learns its bus request is complete.
     Complete(OpId),
     /// An MFC command retires: physical SPE, slot, in the proxy queue.
@@ -182,6 +185,9 @@ pub struct Machine {
     pub(crate) calendar: Calendar<Event>,
     /// Each chip's bus.
     pub(crate) chips: Vec<ChipBus>,
+    /// The data arbiter's decision time (variant `eib.grant_delay`; `None`:
+    /// a ready transfer asks for a ring at once).
+    pub(crate) grant_delay: crate::config::GrantDelay,
     /// Each chip's memory controller (one NUMA node per chip).
     pub(crate) mics: Vec<Mic>,
     /// Where the pages of main memory are.
@@ -319,6 +325,7 @@ impl Machine {
         });
         Ok(Machine {
             chips: (0..chips).map(|_| ChipBus::new(&cfg, &topo)).collect(),
+            grant_delay: cfg.eib.grant_delay,
             mics: memory_controllers(&cfg, seed),
             numa: Numa::new(
                 chips,
@@ -1067,6 +1074,7 @@ impl Machine {
             Event::Dmac(p) => self.dmac(p),
             Event::Snoop(op) => self.snoop(op),
             Event::DataReady(op) => self.data_ready(op),
+            Event::Decided(op) => self.ask_for_ring(op),
             Event::Complete(op) => self.complete(op),
             Event::Retire(p, slot, proxy) => {
                 self.retired_for_looks(p);

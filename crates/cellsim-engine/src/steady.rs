@@ -62,6 +62,12 @@ impl Shape {
         self.words.push(t.max(floor) - floor);
     }
 
+    /// The cycle the shape is taken at.
+    #[inline]
+    pub fn now(&self) -> Cycle {
+        self.now
+    }
+
     /// An optional time.
     #[inline]
     pub fn maybe_time(&mut self, t: Option<Cycle>) {

@@ -4,6 +4,7 @@
 
 use super::arbiter::DataArbiter;
 use super::command_bus::{Biu, CommandBus};
+use super::retry::Retries;
 use super::Eib;
 use crate::config::MachineConfig;
 use crate::part::Part;
@@ -27,11 +28,27 @@ pub(crate) struct ChipBus {
     /// Puts need a credit or a line (either put flow-control variant): the
     /// data arbiter's round is the copy that checks them.
     pub(crate) put_flow: bool,
+    /// The targets' command queues and the requesters' back-offs, when a
+    /// full queue answers "retry" (`eib.command_retry = "target"`; see
+    /// [`super::retry`]). The command bus's cycle and the arbiter's round
+    /// have a copy for it, chosen once per call.
+    pub(crate) retries: Option<Retries>,
+    /// Put lines or retries: the command bus's cycle is one of the copies
+    /// for the variants (one flag read per cycle, as before the retries).
+    pub(crate) cb_variants: bool,
+    /// Which copy of the arbiter's round runs: 0 no variant, 1 put flow
+    /// control, 2 and 3 command retries without and with it.
+    pub(crate) round_mode: u8,
 }
 
 impl ChipBus {
     pub(crate) fn new(cfg: &MachineConfig, topo: &Topology) -> ChipBus {
+        let put_lines = cfg.biu.put_flow == crate::config::BiuPutFlow::Lines;
+        let put_flow = put_lines || cfg.eib.put_flow == crate::config::PutFlow::Credits;
+        let retry = cfg.eib.command_retry == crate::config::CommandRetry::Target;
         ChipBus {
+            cb_variants: put_lines || retry,
+            round_mode: put_flow as u8 + 2 * retry as u8,
             eib: Eib::new(cfg),
             arbiter: DataArbiter::new(
                 if cfg.eib.mic_priority {
@@ -52,6 +69,8 @@ impl ChipBus {
             put_lines: cfg.biu.put_flow == crate::config::BiuPutFlow::Lines,
             put_flow: cfg.biu.put_flow == crate::config::BiuPutFlow::Lines
                 || cfg.eib.put_flow == crate::config::PutFlow::Credits,
+            retries: (cfg.eib.command_retry == crate::config::CommandRetry::Target)
+                .then(|| Retries::new(cfg.eib.target_queue)),
         }
     }
 }
@@ -75,6 +94,9 @@ impl Part for ChipBus {
         self.command_bus.shape(s);
         self.bius.iter().for_each(|b| b.shape(s));
         s.maybe_time(self.cb_wake);
+        if let Some(r) = &self.retries {
+            r.shape(s);
+        }
     }
 
     fn shift(&mut self, from: Cycle, dt: Cycle) {
@@ -82,6 +104,9 @@ impl Part for ChipBus {
         self.arbiter.shift(from, dt);
         self.command_bus.shift(from, dt);
         self.bius.iter_mut().for_each(|b| b.shift(from, dt));
+        if let Some(r) = self.retries.as_mut() {
+            r.shift(dt);
+        }
         for w in [&mut self.arb_wake, &mut self.cb_wake]
             .into_iter()
             .flatten()

@@ -128,6 +128,12 @@ impl Biu {
         Some(id & !PUT_LINE)
     }
 
+    /// The oldest request waiting for the command bus.
+    #[inline]
+    pub fn head(&self) -> Option<OpId> {
+        (!self.queue.is_empty()).then(|| self.queue.get(0) & !PUT_LINE)
+    }
+
     /// Requests waiting for the command bus.
     #[inline]
     pub fn queued(&self) -> usize {
@@ -184,6 +190,31 @@ impl CommandBus {
         bius: &[Biu; RAMPS],
         bus_cycle: Cycle,
     ) -> Option<Ramp> {
+        self.select_by(now, bus_cycle, |r| bius[r].can_send::<LINES>(now))
+    }
+
+    /// [`CommandBus::select`] skipping the elements that back off after a
+    /// retry (variant `eib.command_retry`).
+    #[inline]
+    pub fn select_held<const LINES: bool>(
+        &mut self,
+        now: Cycle,
+        bius: &[Biu; RAMPS],
+        bus_cycle: Cycle,
+        retries: &super::retry::Retries,
+    ) -> Option<Ramp> {
+        self.select_by(now, bus_cycle, |r| {
+            retries.may_send(r, now) && bius[r].can_send::<LINES>(now)
+        })
+    }
+
+    #[inline(always)]
+    fn select_by(
+        &mut self,
+        now: Cycle,
+        bus_cycle: Cycle,
+        can_send: impl Fn(usize) -> bool,
+    ) -> Option<Ramp> {
         if now < self.next_free {
             return None;
         }
@@ -191,8 +222,8 @@ impl CommandBus {
         // ranges, not a modulo per step).
         let start = self.rr + 1;
         let r = (start..RAMPS)
-            .find(|&r| bius[r].can_send::<LINES>(now))
-            .or_else(|| (0..start.min(RAMPS)).find(|&r| bius[r].can_send::<LINES>(now)))?;
+            .find(|&r| can_send(r))
+            .or_else(|| (0..start.min(RAMPS)).find(|&r| can_send(r)))?;
         self.rr = r;
         self.next_free = now + bus_cycle;
         self.accepted += 1;

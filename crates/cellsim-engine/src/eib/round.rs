@@ -62,7 +62,12 @@ impl ChipBus {
     // Always inlined into the machine's out-of-line round: the same code as
     // when it was written there.
     #[inline(always)]
-    pub(crate) fn arbiter_round<const FLOW: bool>(&mut self, cx: Round<'_>) -> RoundEnd {
+    /// `RETRY`: whether a grant frees its target's command slot (variant
+    /// `eib.command_retry`, see [`super::retry`]).
+    pub(crate) fn arbiter_round<const FLOW: bool, const RETRY: bool>(
+        &mut self,
+        cx: Round<'_>,
+    ) -> RoundEnd {
         let Round {
             now,
             chip,
@@ -81,6 +86,7 @@ impl ChipBus {
             eib,
             bius,
             put_lines,
+            retries,
             ..
         } = self;
         // The put flow-control state the grants read, one capture of the
@@ -116,6 +122,22 @@ impl ChipBus {
             let g = eib.try_grant(now, src.local(), dst.local(), op.size)?;
             if to_ls {
                 eib.hold_put_buffer(dst.local(), g.arrive);
+            }
+            if RETRY {
+                // The command's target is done with it when its data has
+                // left it (a get) or arrived (a put): its slot frees then.
+                let at_target = match op.kind {
+                    OpKind::Read => op.leg != Leg::FromBif,
+                    OpKind::Write => op.leg != Leg::ToBif,
+                };
+                if at_target && op.target.local() != topo.mic(0) {
+                    let free = match op.kind {
+                        OpKind::Read => g.start + g.beats_time,
+                        OpKind::Write => g.arrive,
+                    };
+                    let r = retries.as_mut().expect("retries on");
+                    r.granted(op.target.local().idx(), free);
+                }
             }
             let from_requester = op.leg != Leg::FromBif && matches!(op.owner, Owner::Mfc { .. });
             if FLOW && flow_at.lines && op.kind == OpKind::Write && from_requester {

@@ -27,6 +27,7 @@ use super::threads::{ThreadId, ThreadState};
 use super::{Event, Machine, SpeUnit};
 use crate::atomic::Holder;
 use crate::bus::{BusOp, Leg, OpId, OpKind, Owner, Space};
+use crate::config::GrantDelay;
 use crate::eib::round::Round;
 use crate::mailbox::Outbound;
 use crate::memory_map::ps;
@@ -45,31 +46,55 @@ impl Machine {
     pub(super) fn run_command_bus(&mut self, chip: usize) {
         // The variant of outbound put lines chooses the code once: with it
         // off (the default), the BIUs' checks are what they were before it.
-        if self.chips[chip].put_lines {
-            self.command_bus_with_lines(chip)
+        // So does the variant of command retries (`eib.command_retry`).
+        if self.chips[chip].cb_variants {
+            self.command_bus_variants(chip)
         } else {
-            self.command_bus_cycle::<false>(chip)
+            self.command_bus_cycle::<false, false>(chip)
         }
     }
 
     #[inline(never)]
-    fn command_bus_with_lines(&mut self, chip: usize) {
-        self.command_bus_cycle::<true>(chip)
+    fn command_bus_variants(&mut self, chip: usize) {
+        match (
+            self.chips[chip].put_lines,
+            self.chips[chip].retries.is_some(),
+        ) {
+            (true, false) => self.command_bus_cycle::<true, false>(chip),
+            (false, true) => self.command_bus_cycle::<false, true>(chip),
+            (true, true) => self.command_bus_cycle::<true, true>(chip),
+            (false, false) => self.command_bus_cycle::<false, false>(chip),
+        }
     }
 
-    /// [`Machine::run_command_bus`], with puts needing outbound lines or not.
+    /// [`Machine::run_command_bus`], with puts needing outbound lines or
+    /// not, and with commands to a full target retried or not.
     #[inline(always)]
-    fn command_bus_cycle<const LINES: bool>(&mut self, chip: usize) {
+    fn command_bus_cycle<const LINES: bool, const RETRY: bool>(&mut self, chip: usize) {
         let now = self.now;
         let c = &mut self.chips[chip];
-        let Some(local) = c.command_bus.select::<LINES>(now, &c.bius, Self::BUS) else {
-            if c.bius.iter().any(|b| b.can_send::<LINES>(now)) {
+        let selected = if RETRY {
+            let r = c.retries.as_ref().expect("retries on");
+            c.command_bus
+                .select_held::<LINES>(now, &c.bius, Self::BUS, r)
+        } else {
+            c.command_bus.select::<LINES>(now, &c.bius, Self::BUS)
+        };
+        let Some(local) = selected else {
+            if RETRY {
+                self.wake_after_retries::<LINES>(chip);
+            } else if c.bius.iter().any(|b| b.can_send::<LINES>(now)) {
                 self.wake_command_bus(chip, now + Self::BUS);
             }
             return;
         };
         // The count the fast-forward's looks read (select counted it on the chip).
         self.commands_accepted += 1;
+        if RETRY && self.retried(chip, local) {
+            self.wake_after_retries::<LINES>(chip);
+            return;
+        }
+        let c = &mut self.chips[chip];
         let biu = &mut c.bius[local.idx()];
         let id = biu.pop::<LINES>(now).expect("selected BIU has a request");
         biu.outstanding += 1;
@@ -120,12 +145,64 @@ impl Machine {
                 }
             }
         }
-        if self.chips[chip]
+        if RETRY {
+            self.wake_after_retries::<LINES>(chip);
+        } else if self.chips[chip]
             .bius
             .iter()
             .any(|b| b.can_send::<LINES>(now))
         {
             self.wake_command_bus(chip, now + Self::BUS);
+        }
+    }
+
+    /// Whether the command at the head of element `local`'s BIU finds its
+    /// target's command queue full (variant `eib.command_retry`): then its
+    /// combined response is "retry" and the element backs off; otherwise the
+    /// command takes a slot of the queue. The memory controller's queues
+    /// are its own (windows, write buffers): commands to memory never retry.
+    #[inline(never)]
+    fn retried(&mut self, chip: usize, local: Ramp) -> bool {
+        let now = self.now;
+        let id = self.chips[chip].bius[local.idx()]
+            .head()
+            .expect("selected BIU has a request");
+        let target = self.ops[id].target;
+        if target.local() == self.topo.mic(0) {
+            return false;
+        }
+        let at = self.chips[target.chip()]
+            .retries
+            .as_mut()
+            .expect("every chip has retries");
+        if at.take(now, target.local().idx()) {
+            return false;
+        }
+        let until = now
+            + self.timing.command_phase
+            + self.other_chips_snoop(id)
+            + self.timing.retry_backoff;
+        self.chips[chip]
+            .retries
+            .as_mut()
+            .expect("retries on")
+            .back_off(local.idx(), until);
+        true
+    }
+
+    /// Wakes the command bus when the next element may send: next bus
+    /// cycle, or when the earliest back-off ends (variant `eib.command_retry`).
+    #[inline(never)]
+    fn wake_after_retries<const LINES: bool>(&mut self, chip: usize) {
+        let now = self.now;
+        let c = &self.chips[chip];
+        let r = c.retries.as_ref().expect("retries on");
+        let t = (0..c.bius.len())
+            .filter(|&i| c.bius[i].can_send::<LINES>(now))
+            .map(|i| r.held_until(i).max(now + Self::BUS))
+            .min();
+        if let Some(t) = t {
+            self.wake_command_bus(chip, t);
         }
     }
 
@@ -260,6 +337,30 @@ impl Machine {
     /// Data is at the sender (of this leg) and the command phase is over:
     /// ask the sender's chip for a ring.
     pub(super) fn data_ready(&mut self, id: OpId) {
+        if self.grant_delay != GrantDelay::None {
+            return self.grant_decision(id);
+        }
+        self.ask_for_ring(id);
+    }
+
+    /// The data arbiter takes `eib.grant_delay_bus_cycles` (per segment of
+    /// the path with `eib.grant_delay = "hops"`) to decide on a transfer
+    /// whose data is ready (variant `eib.grant_delay`): it asks for a ring then.
+    #[inline(never)]
+    fn grant_decision(&mut self, id: OpId) {
+        let (src, dst) = self.ops[id].leg_ends(&self.topo);
+        let d = match self.grant_delay {
+            GrantDelay::Hops => {
+                crate::topology::Topology::route(src, dst).0 as Cycle * self.timing.grant_delay
+            }
+            _ => self.timing.grant_delay,
+        };
+        self.schedule(self.now + d, Event::Decided(id));
+    }
+
+    /// The data is ready and the arbiter considers it: ask the sender's
+    /// chip for a ring.
+    pub(super) fn ask_for_ring(&mut self, id: OpId) {
         let (src, dst) = self.ops[id].leg_ends(&self.topo);
         let chip = src.chip();
         let c = &mut self.chips[chip];
@@ -279,10 +380,21 @@ impl Machine {
         // them off a round pays no check for them (docs/performance.md).
         // Two copies of the round, not one per combination: each copy's
         // grant closure has the ring's `try_grant` inlined.
+        // With command retries (`eib.command_retry`) a third and fourth
+        // copy free the targets' command slots.
+        match self.chips[chip].round_mode {
+            1 => self.arbiter_round::<true, false>(chip),
+            0 => self.arbiter_round::<false, false>(chip),
+            _ => self.arbiter_round_retries(chip),
+        }
+    }
+
+    #[inline(never)]
+    fn arbiter_round_retries(&mut self, chip: usize) {
         if self.chips[chip].put_flow {
-            self.arbiter_round::<true>(chip)
+            self.arbiter_round::<true, true>(chip)
         } else {
-            self.arbiter_round::<false>(chip)
+            self.arbiter_round::<false, true>(chip)
         }
     }
 
@@ -292,7 +404,7 @@ impl Machine {
     // Out of line: inlined into the step loop's loop over chips, the
     // addresses its grant closure captures are hoisted and spilled there.
     #[inline(never)]
-    fn arbiter_round<const FLOW: bool>(&mut self, chip: usize) {
+    fn arbiter_round<const FLOW: bool, const RETRY: bool>(&mut self, chip: usize) {
         let now = self.now;
         let Machine {
             chips,
@@ -307,7 +419,7 @@ impl Machine {
             timing,
             ..
         } = self;
-        let end = chips[chip].arbiter_round::<FLOW>(Round {
+        let end = chips[chip].arbiter_round::<FLOW, RETRY>(Round {
             now,
             chip,
             calendar,

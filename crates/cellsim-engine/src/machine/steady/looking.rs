@@ -22,6 +22,7 @@ enum EventTag {
     Wake = 4,
     Enqueue = 5,
     Retire = 6,
+    Decided = 7,
 }
 
 impl EventTag {
@@ -265,6 +266,10 @@ impl Machine {
                 }
                 Event::Complete(op) => {
                     s.raw(EventTag::Complete.word());
+                    s.op(op)
+                }
+                Event::Decided(op) => {
+                    s.raw(EventTag::Decided.word());
                     s.op(op)
                 }
                 _ => unreachable!("events outside shapes are skipped"),

@@ -251,6 +251,7 @@ impl Machine {
             Event::Retire(..) => true,
             Event::Inject(_) => false,
             Event::Dmac(_) | Event::Snoop(_) | Event::DataReady(_) | Event::Complete(_) => true,
+            Event::Decided(_) => true,
         }
     }
 

@@ -1,0 +1,151 @@
+//! Command retries: the variant `eib.command_retry = "target"`.
+//!
+//! The address concentrator reflects every command to every element, and the
+//! combined response may say "retry" when an element cannot take the command
+//! (Kistler et al. 2006 describe the command bus, the snoops and the combined
+//! response; the depth of the queues and the back-off are not published).
+//! Here each element other than the memory controller (whose read and write
+//! queues are the MIC's own model: its windows and write buffers) holds
+//! `eib.target_queue` commands addressed to it, from the command bus's
+//! acceptance until its data has left it (a get) or arrived at it (a put).
+//! A command for an element whose queue is full uses its command-bus slot
+//! and is answered "retry" after the command phase; its requester sends
+//! nothing more until `eib.retry_backoff_bus_cycles` after that answer, then
+//! sends the same command again (it stays at the head of its BIU's queue).
+//! The mechanism is inferred: a per-target cost that could make where a
+//! ring's tasks sit matter (Keller and Varbanescu 2010).
+
+use crate::steady::{shift, Shape};
+use crate::time::Cycle;
+use crate::topology::RAMPS;
+
+/// The targets' command queues and the requesters' back-offs of one chip.
+#[derive(Debug, Clone)]
+pub struct Retries {
+    depth: u32,
+    /// Per target: commands accepted whose data has not been granted yet
+    /// (their slot's end is not known).
+    pending: [u32; RAMPS],
+    /// Per target: when the granted commands' slots free.
+    frees: [Vec<Cycle>; RAMPS],
+    /// Per requester: it sends nothing before this cycle.
+    hold: [Cycle; RAMPS],
+    /// Commands answered "retry" so far.
+    pub retried: u64,
+}
+
+impl Retries {
+    /// Queues of `depth` commands at every target.
+    pub fn new(depth: u32) -> Retries {
+        Retries {
+            depth,
+            pending: [0; RAMPS],
+            frees: std::array::from_fn(|_| Vec::with_capacity(depth as usize)),
+            hold: [0; RAMPS],
+            retried: 0,
+        }
+    }
+
+    /// Whether target `t` can take another command at `now`: if so it takes
+    /// it (a slot until [`Retries::granted`] says when it frees).
+    #[inline]
+    pub fn take(&mut self, now: Cycle, t: usize) -> bool {
+        let q = &mut self.frees[t];
+        q.retain(|&f| f > now);
+        if self.pending[t] + q.len() as u32 >= self.depth {
+            return false;
+        }
+        self.pending[t] += 1;
+        true
+    }
+
+    /// A command that took a slot at `t` will not move data (a failed
+    /// conditional store): its slot frees at once.
+    #[inline]
+    pub fn drop_pending(&mut self, t: usize) {
+        self.pending[t] -= 1;
+    }
+
+    /// The data of a command holding a slot at `t` was granted: the slot
+    /// frees at `free`.
+    #[inline]
+    pub fn granted(&mut self, t: usize, free: Cycle) {
+        self.pending[t] -= 1;
+        self.frees[t].push(free);
+    }
+
+    /// Requester `r`'s command was answered "retry": it waits until `until`.
+    #[inline]
+    pub fn back_off(&mut self, r: usize, until: Cycle) {
+        self.hold[r] = until;
+        self.retried += 1;
+    }
+
+    /// Whether requester `r` may send at `now`.
+    #[inline]
+    pub fn may_send(&self, r: usize, now: Cycle) -> bool {
+        self.hold[r] <= now
+    }
+
+    /// When requester `r` may send again.
+    #[inline]
+    pub fn held_until(&self, r: usize) -> Cycle {
+        self.hold[r]
+    }
+
+    /// Writes the state that decides the future (see [`crate::steady`]): the
+    /// pending counts, the slots still taken and the back-offs; `retried`
+    /// is a counter.
+    pub(crate) fn shape(&self, s: &mut Shape) {
+        let now = s.now();
+        for (p, q) in self.pending.iter().zip(&self.frees) {
+            s.raw(*p as u64);
+            let mut live: Vec<Cycle> = q.iter().copied().filter(|&f| f > now).collect();
+            live.sort_unstable();
+            s.raw(live.len() as u64);
+            live.iter().for_each(|&f| s.time(f));
+        }
+        self.hold.iter().for_each(|&h| s.time(h));
+    }
+
+    /// Moves every time `dt` later.
+    pub(crate) fn shift(&mut self, dt: Cycle) {
+        self.frees
+            .iter_mut()
+            .for_each(|q| q.iter_mut().for_each(|t| shift(t, dt)));
+        self.hold.iter_mut().for_each(|t| shift(t, dt));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_target_refuses_until_a_slot_frees() {
+        let mut r = Retries::new(2);
+        assert!(r.take(0, 5));
+        assert!(r.take(0, 5));
+        assert!(!r.take(1, 5), "two commands held: the third is retried");
+        assert!(r.take(1, 6), "another target has its own queue");
+        r.granted(5, 40);
+        assert!(
+            !r.take(39, 5),
+            "granted, its slot is held until its data has moved"
+        );
+        assert!(r.take(40, 5));
+        r.drop_pending(5);
+        assert!(r.take(41, 5));
+    }
+
+    #[test]
+    fn a_retried_requester_waits_its_back_off() {
+        let mut r = Retries::new(1);
+        assert!(r.may_send(3, 0));
+        r.back_off(3, 120);
+        assert!(!r.may_send(3, 119));
+        assert!(r.may_send(3, 120));
+        assert!(r.may_send(4, 0));
+        assert_eq!(r.retried, 1);
+    }
+}
