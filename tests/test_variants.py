@@ -195,7 +195,11 @@ def test_the_halfway_tie_break_moves_only_halfway_transfers() -> None:
     assert agg("complement", ["eib.halfway=clockwise"]) != agg("complement", [])
 
 
-@pytest.mark.parametrize("overrides", [RETRY, GRANT_HOPS], ids=["retry", "grant_hops"])
+@pytest.mark.parametrize(
+    "overrides",
+    [RETRY, ("eib.command_retry=snoop", "eib.target_queue=4"), GRANT_HOPS],
+    ids=["retry", "snoop", "grant_hops"],
+)
 def test_the_fast_forward_agrees_with_the_reference_with_retries_and_grant_delays(
     overrides: tuple[str, ...], pairwise
 ) -> None:
@@ -205,3 +209,13 @@ def test_the_fast_forward_agrees_with_the_reference_with_retries_and_grant_delay
     *exact, none = _put_stream(overrides, True)
     *fast, _ = _put_stream(overrides, False)
     assert exact == fast and none == 0
+
+
+def test_a_snoop_queue_spares_a_paced_stream_and_retries_a_burst() -> None:
+    """Slots held only through the command phase: one SPE's nonblocking gets from another local
+    store, paced by the port, keep fewer commands in the phase than the queue holds after the
+    first burst; the same depth held until the data has moved throttles the stream."""
+    snoop = ("eib.command_retry=snoop", "eib.target_queue=12", "eib.retry_backoff_bus_cycles=16")
+    target = ("eib.command_retry=target", "eib.target_queue=12", "eib.retry_backoff_bus_cycles=16")
+    assert _gbs("get", snoop) == _gbs("get", ())
+    assert _gbs("get", target) < 0.8 * _gbs("get", ())

@@ -306,9 +306,12 @@ pub enum CommandRetry {
     #[default]
     None,
     /// Each element but the memory controller holds `eib.target_queue`
-    /// commands; one more gets a retry and is sent again after
-    /// `eib.retry_backoff_bus_cycles` (see [`crate::eib::retry`]).
+    /// commands until its data has moved; one more gets a retry and is sent
+    /// again after `eib.retry_backoff_bus_cycles` (see [`crate::eib::retry`]).
     Target,
+    /// The same with a snoop queue: a command holds its slot only until
+    /// the combined response.
+    Snoop,
 }
 
 /// The data arbiter's decision time (`eib.grant_delay`).

@@ -1074,7 +1074,7 @@ impl Machine {
             Event::Dmac(p) => self.dmac(p),
             Event::Snoop(op) => self.snoop(op),
             Event::DataReady(op) => self.data_ready(op),
-            Event::Decided(op) => self.ask_for_ring(op),
+            Event::Decided(op) => self.decided(op),
             Event::Complete(op) => self.complete(op),
             Event::Retire(p, slot, proxy) => {
                 self.retired_for_looks(p);

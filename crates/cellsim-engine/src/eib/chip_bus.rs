@@ -45,10 +45,13 @@ impl ChipBus {
     pub(crate) fn new(cfg: &MachineConfig, topo: &Topology) -> ChipBus {
         let put_lines = cfg.biu.put_flow == crate::config::BiuPutFlow::Lines;
         let put_flow = put_lines || cfg.eib.put_flow == crate::config::PutFlow::Credits;
-        let retry = cfg.eib.command_retry == crate::config::CommandRetry::Target;
+        use crate::config::CommandRetry;
+        let retry = cfg.eib.command_retry != CommandRetry::None;
+        // Only slots held until the data has moved are freed by the round.
+        let freed_by_grants = cfg.eib.command_retry == CommandRetry::Target;
         ChipBus {
             cb_variants: put_lines || retry,
-            round_mode: put_flow as u8 + 2 * retry as u8,
+            round_mode: put_flow as u8 + 2 * freed_by_grants as u8,
             eib: Eib::new(cfg),
             arbiter: DataArbiter::new(
                 if cfg.eib.mic_priority {
@@ -69,8 +72,7 @@ impl ChipBus {
             put_lines: cfg.biu.put_flow == crate::config::BiuPutFlow::Lines,
             put_flow: cfg.biu.put_flow == crate::config::BiuPutFlow::Lines
                 || cfg.eib.put_flow == crate::config::PutFlow::Credits,
-            retries: (cfg.eib.command_retry == crate::config::CommandRetry::Target)
-                .then(|| Retries::new(cfg.eib.target_queue)),
+            retries: retry.then(|| Retries::new(cfg.eib.target_queue, !freed_by_grants)),
         }
     }
 }

@@ -14,6 +14,10 @@
 //! sends the same command again (it stays at the head of its BIU's queue).
 //! The mechanism is inferred: a per-target cost that could make where a
 //! ring's tasks sit matter (Keller and Varbanescu 2010).
+//!
+//! With `eib.command_retry = "snoop"` the queue is a snoop queue: a command
+//! holds its slot from acceptance only until its combined response, a time
+//! known when it is accepted (the arbiter's grants free nothing).
 
 use crate::steady::{shift, Shape};
 use crate::time::Cycle;
@@ -23,6 +27,8 @@ use crate::topology::RAMPS;
 #[derive(Debug, Clone)]
 pub struct Retries {
     depth: u32,
+    /// Slots free at the combined response (`"snoop"`), not when the data has moved.
+    pub until_response: bool,
     /// Per target: commands accepted whose data has not been granted yet
     /// (their slot's end is not known).
     pending: [u32; RAMPS],
@@ -36,9 +42,10 @@ pub struct Retries {
 
 impl Retries {
     /// Queues of `depth` commands at every target.
-    pub fn new(depth: u32) -> Retries {
+    pub fn new(depth: u32, until_response: bool) -> Retries {
         Retries {
             depth,
+            until_response,
             pending: [0; RAMPS],
             frees: std::array::from_fn(|_| Vec::with_capacity(depth as usize)),
             hold: [0; RAMPS],
@@ -123,7 +130,7 @@ mod tests {
 
     #[test]
     fn a_full_target_refuses_until_a_slot_frees() {
-        let mut r = Retries::new(2);
+        let mut r = Retries::new(2, false);
         assert!(r.take(0, 5));
         assert!(r.take(0, 5));
         assert!(!r.take(1, 5), "two commands held: the third is retried");
@@ -139,8 +146,18 @@ mod tests {
     }
 
     #[test]
+    fn a_snoop_queue_frees_at_the_response_not_after_the_data() {
+        // The caller (the command bus) says when a snoop queue's slot frees.
+        let mut r = Retries::new(1, true);
+        assert!(r.take(0, 5));
+        r.granted(5, 100);
+        assert!(!r.take(99, 5));
+        assert!(r.take(100, 5));
+    }
+
+    #[test]
     fn a_retried_requester_waits_its_back_off() {
-        let mut r = Retries::new(1);
+        let mut r = Retries::new(1, false);
         assert!(r.may_send(3, 0));
         r.back_off(3, 120);
         assert!(!r.may_send(3, 119));

@@ -171,17 +171,18 @@ impl Machine {
         if target.local() == self.topo.mic(0) {
             return false;
         }
+        let response = now + self.timing.command_phase + self.other_chips_snoop(id);
         let at = self.chips[target.chip()]
             .retries
             .as_mut()
             .expect("every chip has retries");
         if at.take(now, target.local().idx()) {
+            if at.until_response {
+                at.granted(target.local().idx(), response);
+            }
             return false;
         }
-        let until = now
-            + self.timing.command_phase
-            + self.other_chips_snoop(id)
-            + self.timing.retry_backoff;
+        let until = response + self.timing.retry_backoff;
         self.chips[chip]
             .retries
             .as_mut()
@@ -336,6 +337,7 @@ impl Machine {
 
     /// Data is at the sender (of this leg) and the command phase is over:
     /// ask the sender's chip for a ring.
+    #[inline(always)]
     pub(super) fn data_ready(&mut self, id: OpId) {
         if self.grant_delay != GrantDelay::None {
             return self.grant_decision(id);
@@ -358,9 +360,16 @@ impl Machine {
         self.schedule(self.now + d, Event::Decided(id));
     }
 
+    /// The arbiter has decided on transfer `id` (variant `eib.grant_delay`).
+    #[inline(never)]
+    pub(super) fn decided(&mut self, id: OpId) {
+        self.ask_for_ring(id);
+    }
+
     /// The data is ready and the arbiter considers it: ask the sender's
     /// chip for a ring.
-    pub(super) fn ask_for_ring(&mut self, id: OpId) {
+    #[inline(always)]
+    fn ask_for_ring(&mut self, id: OpId) {
         let (src, dst) = self.ops[id].leg_ends(&self.topo);
         let chip = src.chip();
         let c = &mut self.chips[chip];
