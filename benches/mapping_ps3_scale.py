@@ -28,9 +28,10 @@ def main() -> None:
     ap.add_argument("--transmissions", type=at_least(1), default=None)
     ap.add_argument("--figures", type=int, nargs="+", default=[2, 3], help="the paper's figures (2 3: PS3)")
     ap.add_argument("--set", action="append", default=[], metavar='"KEY=VALUE ..."', dest="groups")
+    ap.add_argument("--no-default", action="store_true", help="score only the --set groups")
     a = ap.parse_args()
     exp = get("mapping")
-    for group in ["", *a.groups]:
+    for group in [*([] if a.no_default else [""]), *a.groups]:
         overrides = tuple(group.split())
         t = time.perf_counter()
         recs = mapping.run(
