@@ -90,11 +90,17 @@ impl Machine {
         };
         // The count the fast-forward's looks read (select counted it on the chip).
         self.commands_accepted += 1;
-        if RETRY && self.retried(chip, local) {
-            self.wake_after_retries::<LINES>(chip);
-            return;
-        }
-        let c = &mut self.chips[chip];
+        // Without retries the chip's bus is still the one selected from
+        // (no second look-up).
+        let c = if RETRY {
+            if self.retried(chip, local) {
+                self.wake_after_retries::<LINES>(chip);
+                return;
+            }
+            &mut self.chips[chip]
+        } else {
+            c
+        };
         let biu = &mut c.bius[local.idx()];
         let id = biu.pop::<LINES>(now).expect("selected BIU has a request");
         biu.outstanding += 1;
