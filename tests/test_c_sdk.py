@@ -19,9 +19,9 @@ from click.testing import CliRunner
 
 from cellsim.c import build, run_app
 from cellsim.c.surface import LIBSPE2, MISSING
-from cellsim.cli import cli
 from cellsim.exceptions import CompileError, UsageError
 from cellsim.limits import command_limits
+from cellsim.tools.cli import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cellsim.cli import cli
+from cellsim.tools.cli import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "examples" / "c-sdk"

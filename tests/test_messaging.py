@@ -361,7 +361,7 @@ def test_optimizer_finds_a_good_mapping() -> None:
 def _invoke(*args: str):
     from click.testing import CliRunner
 
-    from cellsim.cli import cli
+    from cellsim.tools.cli import cli
 
     return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 

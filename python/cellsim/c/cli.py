@@ -220,7 +220,7 @@ def exec_cmd(
             return (e.exit_status or 0) & 0xFF
         return 128 + int(getattr(signal.Signals, e.signal, signal.SIGKILL))
     if record_dir:
-        from ..record import command_line, write_record
+        from ..tools.record import command_line, write_record
 
         write_record(
             record_dir,

@@ -13,9 +13,9 @@ from typing import Any
 import click
 
 from .._checks import positive
-from .._outputs import check_output
 from ..exceptions import CellsimError
 from ..limits import SEED, limit_options
+from ..tools._outputs import check_output
 from ..trace import DEFAULT_LIMIT
 from ._run import PROTOCOLS, mpirun, report_failure
 from ._runtime import ComputeRule
@@ -196,7 +196,7 @@ def mpirun_cmd(
     sys.stdout.flush()
     report_failure(result, sys.stderr)
     if record_dir:
-        from ..record import command_line, write_record
+        from ..tools.record import command_line, write_record
 
         write_record(
             record_dir,

@@ -25,13 +25,13 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from . import _engine
-from .machine import Machine
+from .. import _engine
+from ..machine import Machine
 
 
 def speed(machine: str = "qs20", pairs: int = 400, seed: int = 1, python: bool = False) -> dict[str, Any]:
     """Saturation: every SPE streams 16 KB gets and puts with a partner (SPE s with s ^ 1)."""
-    from .kernels import load_stream
+    from ..kernels import load_stream
 
     m = Machine(machine, seed=seed)
     n = m.spe_count - m.spe_count % 2
@@ -94,7 +94,7 @@ def uniform(rate: float, machine: str = "qs20", bus_cycles: int = 1_500_000, see
 
 def switch(calls: int = 20000, machine: str = "qs20") -> dict[str, Any]:
     """Cost of one SPU call with a switch between Python programs."""
-    from .spu import compute
+    from ..spu import compute
 
     def prog(speid: int, argp: int, envp: int) -> None:
         for _ in range(calls):
@@ -127,7 +127,7 @@ def register(group: Any) -> None:
 
     import click
 
-    from .buffering.bench import register as register_planner
+    from ..buffering.bench import register as register_planner
 
     register_planner(group)
 

@@ -105,7 +105,7 @@ def _override_items(overrides: Mapping[str, Any] | Iterable[Any]) -> list[tuple[
 
 
 def _spec(name_or_path: str, overrides: Mapping[str, Any] | Iterable[Any]) -> Any:
-    from .spec import MachineSpec
+    from ..spec import MachineSpec
 
     return MachineSpec.of(name_or_path, [f"{k}={_value(v)}" for k, v in _override_items(overrides)])
 
@@ -175,7 +175,7 @@ def write_record(
     """Writes a run's record into directory ``out`` (made if needed): see the
     module's docstring. ``result``: what the command reports of the run (exit
     status, simulated time...), kept in run.json."""
-    from . import __version__
+    from .. import __version__
     from .report import _git_commit
 
     out = Path(out)
@@ -219,7 +219,7 @@ def write_record(
 
 
 def _load(run: Path) -> dict[str, Any]:
-    from .exceptions import UsageError
+    from ..exceptions import UsageError
 
     if not (run / "run.json").is_file():
         raise UsageError(f"{run}: not a run record (no run.json; write one with --out DIR)")
