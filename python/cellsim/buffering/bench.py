@@ -4,7 +4,7 @@ Two measures, on the simulated machine with native kernels:
 
 **Model accuracy.** The relative error ``|predicted - simulated| / simulated``
 of the throughput, over every point of Figure 12 (2b, t1-t4, ``C`` as
-given; :mod:`cellsim.experiments.buffering`) and over every (k, bf) simulated
+given; :func:`figure12_errors`) and over every (k, bf) simulated
 for the random loops below: mean and maximum.
 
 **Planner quality.** For a seeded set of random loops (input and output
@@ -41,8 +41,9 @@ import numpy as np
 from ..exceptions import UsageError
 from ..machine import Machine
 from ..spec import MachineLike
+from . import BLOCKS_PER_POINT, KERNELS, SEED004_BLOCK_FACTORS, constants_for, seed004_loop
 from .choice import DEFAULT_MARGIN, DEFAULT_TOLERANCE, max_block_factor, plan
-from .loop import Loop, free_local_store
+from .loop import Loop, free_local_store, run_loop
 from .model import predict
 from .refine import refine, simulated_mbs
 from .terms import planner_constants
@@ -177,6 +178,25 @@ def evaluate(
     }
 
 
+def figure12_errors(
+    *, machine: MachineLike = "qs20", seed: int = 0, blocks: int = BLOCKS_PER_POINT
+) -> list[float]:
+    """The model's relative throughput error at each point of seed 004's Figure 12 with ``C``
+    as given: 2b, every kernel and block factor, ``blocks`` blocks a point, simulated with
+    native kernels and predicted with the fit on ``machine``, the points ``cellsim run
+    buffering --figure 12`` plots."""
+    core_hz = Machine(machine).core_hz
+    constants = constants_for(machine)
+    errors = []
+    for kernel in KERNELS:
+        for bf in SEED004_BLOCK_FACTORS:
+            loop = seed004_loop(kernel, blocks * bf)
+            simulated = run_loop(loop, 2, bf, machine=machine, seed=seed).throughput_mbs
+            predicted = predict(loop.costs(core_hz), 2, bf, constants).throughput_mbs
+            errors.append(abs(predicted - simulated) / simulated)
+    return errors
+
+
 def planner_bench(
     loops: int = 200,
     *,
@@ -195,14 +215,7 @@ def planner_bench(
     cases = random_loops(loops, seed)
     fig12_errors: list[float] = []
     if figure12:
-        from ..experiments import buffering as exp
-
-        recs = exp.run(machine=machine, seed=seed, figures=["12"])
-        fig12_errors = [
-            abs(r["predicted_mbs"] - r["simulated_mbs"]) / r["simulated_mbs"]
-            for r in recs
-            if r["c_scale"] == 1.0
-        ]
+        fig12_errors = figure12_errors(machine=machine, seed=seed)
     per_loop = []
     for i, case in enumerate(cases):
         per_loop.append(evaluate(case, machine=machine, per_octave=per_octave, margin=margin))
