@@ -76,7 +76,7 @@ def test_the_bundled_explanations_are_current() -> None:
 
     if docs_dir() is None:
         pytest.skip("no docs/ beside this cellsim")
-    shipped = Path(__file__).resolve().parents[1] / "python" / "cellsim" / "data" / "explanations.json"
+    shipped = Path(__file__).resolve().parents[2] / "python" / "cellsim" / "data" / "explanations.json"
     assert json.loads(shipped.read_text()) == bundle(), (
         "run: python -m cellsim.tools.explanations > python/cellsim/data/explanations.json"
     )

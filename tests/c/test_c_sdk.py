@@ -23,7 +23,7 @@ from cellsim.exceptions import CompileError, UsageError
 from cellsim.limits import command_limits
 from cellsim.tools.cli import cli
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 SPU_ARGS = r"""
 #include <stdio.h>

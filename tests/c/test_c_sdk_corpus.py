@@ -16,7 +16,7 @@ import pytest
 
 from cellsim.tools.cli import cli
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "examples" / "c-sdk"
 NAMES = sorted(p.name for p in CORPUS.iterdir() if (p / "expected.out").exists())
 

@@ -28,7 +28,7 @@ from cellsim.spu import (
 )
 from cellsim.tools.cli import cli
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "c"
 NAMES = sorted(p.name for p in EXAMPLES.iterdir() if (p / "cc.args").exists())
 sys.path.insert(0, str(ROOT / "examples"))
