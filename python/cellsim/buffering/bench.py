@@ -1,4 +1,4 @@
-"""``cellsim bench planner``: how accurate the model is and how good the planner's choices are.
+"""How accurate the model is and how good the planner's choices are (``cellsim bench planner``).
 
 Two measures, on the simulated machine with native kernels:
 
@@ -48,7 +48,7 @@ from .model import predict
 from .refine import refine, simulated_mbs
 from .terms import planner_constants
 
-__all__ = ["OPTIMAL_WITHIN", "LoopCase", "evaluate", "planner_bench", "random_loops", "register"]
+__all__ = ["OPTIMAL_WITHIN", "LoopCase", "evaluate", "figure12_errors", "planner_bench", "random_loops"]
 
 OPTIMAL_WITHIN = 0.02
 """The planner's choice counts as optimal within 2% of the best simulated throughput."""
@@ -249,73 +249,3 @@ def planner_bench(
         "wall_s": time.perf_counter() - t0,
         "per_loop": per_loop,
     }
-
-
-def register(group: Any) -> None:
-    """Adds ``planner`` to the CLI's ``bench`` group."""
-    import json
-    import sys
-
-    import click
-
-    @group.command("planner")
-    @click.option("--loops", type=click.IntRange(min=1), default=200, show_default=True, help="random loops")
-    @click.option("--seed", type=int, default=0, show_default=True, help="seed of the random loops")
-    @click.option("--machine", "-m", default="qs20", show_default=True, help="machine name or TOML file")
-    @click.option(
-        "--per-octave",
-        type=click.IntRange(min=1),
-        default=3,
-        show_default=True,
-        help="block factors simulated per octave for every k",
-    )
-    @click.option(
-        "--margin",
-        type=float,
-        default=DEFAULT_MARGIN,
-        show_default=True,
-        help="the planner's margin on the set-up time (1: the paper's rule)",
-    )
-    @click.option("--no-figure12", is_flag=True, help="leave Figure 12's points out of the model accuracy")
-    @click.option("--json", "json_path", metavar="PATH|-", help="write the result as JSON ('-': stdout only)")
-    @click.option("--verbose", "-v", is_flag=True, help="one line per loop")
-    def planner_cmd(
-        loops: int,
-        seed: int,
-        machine: MachineLike,
-        per_octave: int,
-        margin: float,
-        no_figure12: bool,
-        json_path: str | None,
-        verbose: bool,
-    ) -> None:
-        """Model accuracy (predicted vs simulated throughput) and planner quality (random loops)."""
-        res = planner_bench(
-            loops, seed=seed, machine=machine, per_octave=per_octave, figure12=not no_figure12, margin=margin
-        )
-        if json_path == "-":
-            click.echo(json.dumps(res))
-            return
-        if json_path:
-            with open(json_path, "w") as f:
-                json.dump(res, f, indent=1)
-        if verbose:
-            for r in res["per_loop"]:
-                click.echo(
-                    f"in {r['inputs']} out {r['outputs']} C_inner {r['c_inner_ns']:6.3f} C_outer "
-                    f"{r['c_outer_ns']:5.1f} budget {r['budget_bytes']:6d}: planner k={r['planner_k']} "
-                    f"bf={r['planner_bf']:5d} {r['planner_simulated_mbs']:7.0f} MB/s, best k={r['best_k']} "
-                    f"bf={r['best_bf']:5d} {r['best_simulated_mbs']:7.0f} MB/s "
-                    f"({100 * r['fraction_of_best']:.1f}%){'' if r['optimal'] else '  <-- not within 2%'}; "
-                    f"refined k={r['refined_k']} bf={r['refined_bf']:5d} "
-                    f"({100 * r['refined_fraction_of_best']:.1f}%, {r['refined_trials']} simulated)"
-                )
-        for k, v in res.items():
-            if k == "per_loop":
-                continue
-            if (isinstance(v, float) and "error" in k) or "optimal_fraction" in k or "fraction_of" in k:
-                click.echo(f"{k:>32}: {v:.4f} ({100 * v:.1f}%)", file=sys.stdout)
-            elif isinstance(v, float):
-                click.echo(f"{k:>32}: {v:,.3f}", file=sys.stdout)
-            else:
-                click.echo(f"{k:>32}: {v}", file=sys.stdout)

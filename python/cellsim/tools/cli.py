@@ -477,11 +477,10 @@ def _make_run_command(exp: Experiment) -> click.Command:
         if trace_path:
             err.print(_traced(trace_path, traced.get("stats")))
         if record_dir:
-            from .record import command_line, write_record
+            from .record import write_record
 
             write_record(
                 record_dir,
-                command=command_line(),
                 machine=machine,
                 seed=seed,
                 overrides=overrides,
