@@ -11,9 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 import cellsim
-from cellsim.cli import cli
 from cellsim.experiments import all_experiments, get
 from cellsim.reference import exact_reference_default
+from cellsim.tools.cli import cli
 
 
 def test_the_reference_path_and_the_fast_forward_agree(pairwise) -> None:

@@ -11,9 +11,9 @@ from click.testing import CliRunner
 
 from cellsim import experiments
 from cellsim import published as pub
-from cellsim.cli import cli
 from cellsim.exceptions import UsageError
 from cellsim.experiments._catalog import ValidateProfile
+from cellsim.tools.cli import cli
 from cellsim.validate import DEFAULT, Setting, grid_settings, ranking, select, validate, withheld
 
 STATEMENT = "000-f6a-get-outperforms-put"

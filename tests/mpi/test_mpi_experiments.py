@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from cellsim import UsageError
-from cellsim.cli import cli
 from cellsim.experiments import get, mpi_collectives, mpi_matvec, mpi_pingpong
+from cellsim.tools.cli import cli
 
 
 def test_pingpong(tmp_path: Path) -> None:

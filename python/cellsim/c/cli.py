@@ -9,6 +9,7 @@ import click
 
 from ..exceptions import ProgramCrashError, UsageError
 from ..limits import command_limits, limit_options
+from ..tools.record import record_option, write_record
 from . import makefile
 from .app import build, include_dir, run_app
 
@@ -167,13 +168,7 @@ def _placement(text: str | None) -> list[int] | None:
     metavar="P0,P1,...",
     help="The physical SPE of each logical SPE: context i runs on SPE Pi (default: the machine's policy).",
 )
-@click.option(
-    "--out",
-    "record_dir",
-    type=click.Path(file_okay=False),
-    help="Write a record of the run into DIR: run.json, machine.toml (as it ran), stats.json and "
-    "stats.txt (each counter with its unit); `cellsim diff` compares two.",
-)
+@record_option(sentence=True)
 @click.option(
     "--check-dma",
     is_flag=True,
@@ -220,11 +215,8 @@ def exec_cmd(
             return (e.exit_status or 0) & 0xFF
         return 128 + int(getattr(signal.Signals, e.signal, signal.SIGKILL))
     if record_dir:
-        from ..record import command_line, write_record
-
         write_record(
             record_dir,
-            command=command_line(),
             machine=machine,
             seed=seed,
             stats=r.run.stats,

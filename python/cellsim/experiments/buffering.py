@@ -34,6 +34,7 @@ from statistics import mean
 from typing import Any, NamedTuple, Unpack
 
 from .. import published as pub
+from ..buffering import BLOCKS_PER_POINT as DEFAULT_BLOCKS
 from ..buffering import (
     C_OUTER_NS,
     KERNELS,
@@ -44,6 +45,7 @@ from ..buffering import (
     run_loop,
     seed004_loop,
 )
+from ..buffering import SEED004_BLOCK_FACTORS as FIG10_BLOCKS
 from ..exceptions import UsageError
 from ..machine import Machine
 from . import Experiment, Option, RunSettings, Table
@@ -68,14 +70,10 @@ __all__ = [
 NAME = "buffering"
 FIGURES: tuple[str, ...] = ("10", "11", "12")
 SCHEMES: tuple[int, ...] = (1, 2, 3)
-FIG10_BLOCKS: tuple[int, ...] = (4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 3072)
-"""Block factors of Figures 10 and 12 (3072: 3 buffers of 3 streams fill 216 KB)."""
 FIG11_SPACE_BLOCKS: tuple[int, ...] = (12, 24, 48, 96, 192, 384, 768, 1536, 3072, 6144, 9216)
 """Figure 11's x axis: the 1b block factor ``B`` (space ``24 B`` bytes); multiples of 12,
 so that ``B/2`` and ``B/3`` are whole, even block factors."""
 C_SCALES: tuple[float, ...] = (0.9, 1.0, 1.1)
-DEFAULT_BLOCKS = 256
-"""Blocks per simulated point."""
 BYTES_PER_ITER = 24
 
 FIELDS = (

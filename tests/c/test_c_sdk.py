@@ -19,11 +19,11 @@ from click.testing import CliRunner
 
 from cellsim.c import build, run_app
 from cellsim.c.surface import LIBSPE2, MISSING
-from cellsim.cli import cli
 from cellsim.exceptions import CompileError, UsageError
 from cellsim.limits import command_limits
+from cellsim.tools.cli import cli
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 SPU_ARGS = r"""
 #include <stdio.h>

@@ -13,10 +13,10 @@ from typing import Any
 import click
 from rich.table import Table
 
-from . import published as pub
+from .. import published as pub
+from ..limits import COUNT, SEED
+from ..validate import DEFAULT, Scoreboard, Setting, ranking, read_grid, select, validate, withheld
 from ._outputs import check_output, check_plot
-from .limits import COUNT, SEED
-from .validate import DEFAULT, Scoreboard, Setting, ranking, read_grid, select, validate, withheld
 
 __all__ = ["validate_cmd"]
 
@@ -100,7 +100,7 @@ def _ranking_table(rank: list[dict[str, Any]]) -> Table:
 
 
 def _plot(rank: list[dict[str, Any]], path: str) -> None:
-    from .style import figure_style
+    from ..style import figure_style
 
     with figure_style():
         import matplotlib.pyplot as plt

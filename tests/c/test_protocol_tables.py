@@ -15,7 +15,7 @@ from pathlib import Path
 import cellsim.spu as spu
 from cellsim.c import requests
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ENGINE = ROOT / "crates" / "cellsim-engine" / "src"
 INCLUDE = ROOT / "python" / "cellsim" / "include"
 

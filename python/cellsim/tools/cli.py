@@ -46,23 +46,23 @@ from rich.table import Table
 
 import cellsim
 
+from ..buffering.cli import plan_buffers
+from ..c.cli import cc_cmd, exec_cmd, make_cmd
+from ..dmacheck import check_dma_default
+from ..exceptions import CellsimError, CompileError, ConfigError, UsageError
+from ..experiments import Experiment, Option, all_experiments
+from ..limits import COUNT, SEED, command_limits, limit_params
+from ..messaging.cli import map_cmd
+from ..mpi.cli import mpirun_cmd
+from ..published import PAPERS, TOLERANCE_PCT, WITHHELD_NOTE, cite, plain
+from ..reference import exact_reference_default
+from ..spec import MachineSpec, variants_markdown
+from ..style import figure_style
+from ..sweep import SweepInterrupted
+from ..trace import DEFAULT_LIMIT
+from ..trace import capture as capture_trace
 from ._outputs import check_output, check_plot, require_report
-from .buffering.cli import plan_buffers
-from .c.cli import cc_cmd, exec_cmd, make_cmd
-from .dmacheck import check_dma_default
-from .exceptions import CellsimError, CompileError, ConfigError, UsageError
-from .experiments import Experiment, Option, all_experiments
-from .limits import COUNT, SEED, command_limits, limit_params
-from .messaging.cli import map_cmd
-from .mpi.cli import mpirun_cmd
-from .published import PAPERS, TOLERANCE_PCT, WITHHELD_NOTE, cite, plain
-from .reference import exact_reference_default
 from .report import format_error, format_published, format_simulated, verdict
-from .spec import MachineSpec, variants_markdown
-from .style import figure_style
-from .sweep import SweepInterrupted
-from .trace import DEFAULT_LIMIT
-from .trace import capture as capture_trace
 from .validate_cli import validate_cmd
 
 __all__ = ["cli", "main"]
@@ -477,11 +477,10 @@ def _make_run_command(exp: Experiment) -> click.Command:
         if trace_path:
             err.print(_traced(trace_path, traced.get("stats")))
         if record_dir:
-            from .record import command_line, write_record
+            from .record import write_record
 
             write_record(
                 record_dir,
-                command=command_line(),
                 machine=machine,
                 seed=seed,
                 overrides=overrides,
@@ -836,8 +835,8 @@ class _LazyBenchGroup(click.Group):
         if self._loaded:
             return
         self._loaded = True
-        if importlib.util.find_spec("cellsim.bench") is not None:
-            register: Callable[[click.Group], None] = importlib.import_module("cellsim.bench").register
+        if importlib.util.find_spec("cellsim.tools.bench") is not None:
+            register: Callable[[click.Group], None] = importlib.import_module("cellsim.tools.bench").register
             register(self)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -851,7 +850,7 @@ class _LazyBenchGroup(click.Group):
 
 @cli.group(cls=_LazyBenchGroup)
 def bench() -> None:
-    """Benchmarks of the simulator itself (provided by cellsim.bench)."""
+    """Benchmarks of the simulator itself (provided by cellsim.tools.bench)."""
 
 
 # -----------------------------------------------------------------------------------------
