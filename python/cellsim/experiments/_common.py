@@ -10,7 +10,7 @@ from .. import published as pub
 from ..exceptions import UsageError
 from ..kernels import load_dma_bench
 from ..machine import Machine
-from ..spec import MachineLike
+from ..spec import MachineLike, MachineSpec
 from ..style import PUBLISHED, PUBLISHED_COLOR
 from . import Option, ProgressFn
 
@@ -122,7 +122,7 @@ def dma_point(
     """
     if count <= 0:
         raise UsageError(f"count must be positive, not {count}")
-    m = Machine(machine, seed=seed)
+    m = MachineSpec.of(machine).machine(seed)
     ea = Machine.ls_ea(1) + LS_OFFSET if target == "ls" else int(m.alloc(MAX_DMA))
     load_dma_bench(m, 0, put=op == "put", ea=ea, size=size, batch=batch, count=count, native=native)
     result = m.run()
@@ -132,7 +132,7 @@ def dma_point(
             f"the DMA benchmark ({op} {target} {size} B x {count}) measured {ticks} decrementer ticks; "
             "use a larger count"
         )
-    tick_ns = 1e9 / float(m.info["timebase_hz"])
+    tick_ns = 1e9 / m.facts.timebase_hz
     time_ns = ticks * tick_ns / count
     return {
         "machine": m.name,

@@ -19,7 +19,7 @@ from .. import ppe
 from .. import published as pub
 from ..exceptions import UsageError
 from ..machine import Machine
-from ..spec import MachineLike
+from ..spec import MachineLike, MachineSpec
 from . import Option
 from ._common import compare_row
 
@@ -99,7 +99,7 @@ def cache_point(
     the L1 fetched from the L2) and the element per store (the L1 writes
     through and does not allocate: only the element goes to the L2).
     """
-    m = Machine(machine, seed=seed)
+    m = MachineSpec.of(machine).machine(seed)
     size = BUFFER[level]
     stride = _LINE if level == "l1-l2" else element
     accesses = size // stride
@@ -137,14 +137,14 @@ def mem_point(
     runs (every line fetched then evicts one that must be written back).
     """
     overrides: dict[str, Any] = {}
-    if bool(Machine(machine).info["has_remote_bank"]):
+    if MachineSpec.of(machine).facts.chips > 1:
         # The local bank is chip 0's memory (the PPE's), the remote one chip 1's.
         overrides["numa.policy"] = "node1" if bank == "remote" else "node0"
     elif bank == "remote":
         raise UsageError(f"machine {machine!r} has one memory bank: there is no remote bank")
-    m = Machine(machine, seed=seed, overrides=overrides)
+    m = MachineSpec.of(machine).machine(seed, overrides=overrides)
     nbytes = MEM_ACCESSES * element
-    l2 = int(m.info["ppe_l2_bytes"])
+    l2 = m.facts.ppe_l2_bytes
     junk, src, dst = m.alloc(l2, 4096), m.alloc(nbytes, 4096), m.alloc(nbytes, 4096)
     out: dict[str, Any] = {}
 

@@ -45,7 +45,7 @@ from ..buffering import (
     seed004_loop,
 )
 from ..exceptions import UsageError
-from ..machine import Machine
+from ..spec import MachineSpec
 from . import Experiment, Option, RunSettings, Table
 from ._common import check_choices, compare_row, save_figure
 
@@ -124,7 +124,7 @@ def run(
     nblocks = DEFAULT_BLOCKS if blocks is None else blocks
     if not (isinstance(nblocks, int) and nblocks >= 1):
         raise UsageError(f"blocks must be a positive integer, not {nblocks!r}")
-    m = Machine(machine, seed=seed)
+    m = MachineSpec.of(machine).machine(seed)
     fit = fitted_constants(machine, seed=seed)
     constants = constants_for(machine, S, D1)
 

@@ -38,7 +38,7 @@ from typing import Any, Unpack
 
 from .. import published as pub
 from ..machine import Machine
-from ..spec import MachineLike
+from ..spec import MachineLike, MachineSpec
 from . import Experiment, Option, RunSettings, Table
 from ._common import check_choices, figure_legend, save_figure
 from ._contention import (
@@ -86,12 +86,12 @@ FIELDS = (
 def _both_chips(machine: MachineLike) -> list[str]:
     """Overrides that let software use every SPE of both chips, placed by
     number (logical SPE n on physical SPE n: 0-7 on chip 0, 8-15 on chip 1)."""
-    m = Machine(machine)
-    if m.chips < 2:
+    chips = MachineSpec.of(machine).facts.chips
+    if chips < 2:
         from ..exceptions import UsageError
 
         raise UsageError(f"machine {machine!r} has one chip: cross-chip needs a blade (qs20, blade21, qs22)")
-    return [f"spes=[{', '.join(str(s) for s in range(8 * m.chips))}]", 'placement="identity"']
+    return [f"spes=[{', '.join(str(s) for s in range(8 * chips))}]", 'placement="identity"']
 
 
 def _memory(

@@ -29,7 +29,6 @@ import numpy as np
 
 from .. import mpi
 from ..exceptions import UsageError
-from ..machine import Machine
 from . import Experiment, Option, RunSettings, Table
 from ._common import check_choices, save_figure
 from ._mpi import PROTOCOL_OPTION, STYLE, check_protocols, protocols_in, run_ranks
@@ -104,7 +103,7 @@ def run(
     ops_ = tuple(o for o in OPS if o in ops_)
     defaults = not tuple(spes)
     spes_ = tuple(int(s) for s in spes) or SPES
-    if defaults and Machine(machine).spe_count >= BLADE_SPES:
+    if defaults and machine.facts.spes >= BLADE_SPES:
         spes_ = (*spes_, BLADE_SPES)
     sizes_ = tuple(int(s) for s in sizes) or SIZES
     given_sizes, given_reps = bool(tuple(sizes)), reps

@@ -45,7 +45,6 @@ import numpy as np
 from .. import mpi, spu
 from .. import published as pub
 from ..exceptions import UsageError
-from ..machine import Machine
 from ..mpi._costs import dp_issue_cycles
 from ..mpi._runtime import current_rank
 from ..spec import MachineLike
@@ -162,7 +161,7 @@ def run(
     protos = check_protocols(protocols)
     dims = tuple(int(s) for s in sizes) or SIZES
     nprod = PRODUCTS if products is None else int(products)
-    blade = Machine(machine).chips > 1
+    blade = machine.facts.chips > 1
     ranks = tuple(int(p) for p in spes) or ((8, 16) if blade else (8,))
     # "local" is where first touch puts everything on a blade (chip 0's memory): not repeated
     default_pages = tuple(p for p in PAGES if p != "local") if blade else PAGES[:1]

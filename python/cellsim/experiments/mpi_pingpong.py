@@ -23,8 +23,7 @@ from typing import Any, Unpack
 from .. import mpi
 from .. import published as pub
 from ..exceptions import UsageError
-from ..machine import Machine
-from ..spec import MachineLike
+from ..spec import MachineLike, MachineSpec
 from . import Experiment, Option, RunSettings, Table
 from ._common import check_choices, compare_row, save_figure
 from ._mpi import (
@@ -148,7 +147,7 @@ def _configs(machine: MachineLike, pages: Iterable[str], chips: Iterable[str]) -
             for pg in check_choices("pages", pages_, PAGES)
             for ch in check_choices("chips", chips_, CHIPS)
         ]
-    if Machine(machine).chips < 2:
+    if MachineSpec.of(machine).facts.chips < 2:
         return [("first-touch", "one")]
     return [("first-touch", "one"), ("remote", "one"), ("interleave", "one"), ("first-touch", "two")]
 
@@ -157,7 +156,7 @@ def _on_chips(machine: MachineLike, chips: str) -> list[str]:
     """Placement overrides putting rank 1 on chip 1 (``two``), or nothing."""
     if chips == "one":
         return []
-    m = Machine(machine)
+    m = MachineSpec.of(machine).machine()  # its default placement: drawn by the engine
     if m.chips < 2:
         raise UsageError(f"chips 'two': machine {machine!r} has one chip")
     order = [0, 8, *(p for p in sorted(m.placement) if p not in (0, 8))]

@@ -25,7 +25,6 @@ from typing import Any, Unpack
 
 from .. import published as pub
 from ..exceptions import UsageError
-from ..machine import Machine
 from . import Experiment, Option, RunSettings, Table
 from ._common import check_choices, measure_each, save_figure
 from ._ppe import (
@@ -72,7 +71,7 @@ def run(
 ) -> list[dict[str, Any]]:
     """Measures the PPE's memory bandwidth; one record per (bank, op, threads, element)."""
     machine, seed, _native, progress = EXPERIMENT.settings(settings)
-    two_banks = bool(Machine(machine).info["has_remote_bank"])
+    two_banks = machine.facts.chips > 1
     banks_ = check_choices("bank", banks, BANKS)
     if not two_banks:
         if "remote" in banks_ and tuple(banks):

@@ -35,8 +35,7 @@ from typing import Any, Unpack
 from .. import ppe
 from ..exceptions import UsageError
 from ..kernels import Kernel, region
-from ..machine import Machine
-from ..spec import MachineLike
+from ..spec import MachineLike, MachineSpec
 from . import Experiment, Option, RunSettings, Table
 from ._common import check_choices, save_figure
 from ._contention import MB, check_positive, memory_region
@@ -86,10 +85,10 @@ def _window(
     """One run: ``spes`` SPEs stream; the PPE runs its loop (or idles
     ``idle_cycles``) after the delay. Returns the window's length and what
     the PPE and the SPEs moved in it."""
-    m = Machine(machine, seed=seed)
+    m = MachineSpec.of(machine).machine(seed)
     # The PPE's buffers first: the same addresses (and memory banks) in every run.
     nbytes = ppe_kb << 10
-    l2 = int(m.info["ppe_l2_bytes"])
+    l2 = m.facts.ppe_l2_bytes
     junk, src, dst = m.alloc(l2, 4096), m.alloc(nbytes, 4096), m.alloc(nbytes, 4096)
     total = mb * MB
     programs = []

@@ -35,7 +35,7 @@ from typing import Any, Unpack
 
 from .. import published as pub
 from ..machine import Machine
-from ..spec import MachineLike
+from ..spec import MachineLike, MachineSpec
 from . import Experiment, Option, RunSettings, Table
 from ._common import check_choices, draw_published_span, save_figure, size_axis
 from ._contention import (
@@ -81,7 +81,7 @@ FIELDS = (
 def region_span(machine: MachineLike, total: int, regions: int) -> int:
     """Bytes of each of ``regions`` remote regions: ``total``, or the largest
     whole number of 64 KB pages that lets them all fit in the machine's memory."""
-    room = int(Machine(machine).info["memory_bytes"]) - MB  # what the allocator can give, with slack
+    room = MachineSpec.of(machine).facts.memory_bytes - MB  # what the allocator can give, with slack
     return min(total, room // regions // PAGE * PAGE)
 
 

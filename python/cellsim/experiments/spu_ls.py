@@ -23,7 +23,7 @@ from typing import Any, Unpack
 from .. import spu
 from ..kernels import load_dma_bench
 from ..machine import Machine
-from ..spec import MachineLike
+from ..spec import MachineLike, MachineSpec
 from . import Experiment, Option, RunSettings, Table
 from ._common import check_choices, measure_each, save_figure
 from ._ppe import (
@@ -49,7 +49,7 @@ _START = 3000  # cycles: the partner's puts are flowing by then
 
 
 def _point(machine: MachineLike, seed: int, native: bool, op: str, element: int, dma: str) -> dict[str, Any]:
-    m = Machine(machine, seed=seed)
+    m = MachineSpec.of(machine).machine(seed)
 
     def program(speid: int, argp: int, envp: int) -> int:
         spu.compute(_START)
