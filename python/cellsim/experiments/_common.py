@@ -22,20 +22,24 @@ __all__ = [
     "STYLE",
     "TARGETS",
     "ProgressFn",
+    "bandwidth_panel",
     "batch_name",
     "check_choices",
     "check_dma_sweep",
     "check_sizes",
     "compare_row",
+    "curve_of",
     "dma_point",
     "draw_published",
     "draw_published_span",
     "figure_legend",
     "label",
     "measure_each",
+    "plot_simulated",
     "save_figure",
     "simple_compare",
     "size_axis",
+    "spe_size_axis",
 ]
 
 
@@ -257,6 +261,33 @@ def draw_published_span(
     span = list(xs)
     style = {**PUBLISHED, "color": color, "markeredgecolor": color}
     ax.plot([min(span), max(span)], [float(entry.value)] * 2, **style, label=label)  # type: ignore[arg-type]
+
+
+def curve_of(records: Iterable[Mapping[str, Any]], along: str, **where: Any) -> list[Mapping[str, Any]]:
+    """The records whose fields equal ``where``, in order of ``along`` (a curve's x)."""
+    return sorted((r for r in records if all(r[k] == v for k, v in where.items())), key=lambda r: r[along])
+
+
+def plot_simulated(
+    ax: Any, points: Sequence[Mapping[str, Any]], x: str, y: str, *fmt: str, **style: Any
+) -> None:
+    """A simulated curve as every experiment draws one: ``y`` against ``x`` of the
+    points, a dot on each (``style`` gives its colour and label, or other markers)."""
+    ax.plot([r[x] for r in points], [r[y] for r in points], *fmt, **{"marker": "o", "markersize": 4, **style})
+
+
+def bandwidth_panel(ax: Any, title: str, x_axis: Callable[[Any], None]) -> None:
+    """Finishes a panel of bandwidth against ``x_axis`` (:func:`size_axis`,
+    :func:`spe_size_axis`, an element axis): its labels and grid."""
+    ax.set(ylabel="bandwidth (GB/s)", title=title)
+    x_axis(ax)
+    ax.grid(True, which="both", alpha=0.3)
+
+
+def spe_size_axis(ax: Any) -> None:
+    """Jiménez-González et al.'s element-size axis of SPE transfers: :func:`size_axis` over 128 B-16 KB."""
+    size_axis(ax)
+    ax.set_xlim(100, 20000)
 
 
 def size_axis(ax: Any) -> None:

@@ -19,7 +19,15 @@ from typing import Any
 
 from .. import published as pub
 from . import Option, Setup, Table
-from ._common import check_choices, draw_published_span, save_figure, size_axis
+from ._common import (
+    bandwidth_panel,
+    check_choices,
+    curve_of,
+    draw_published_span,
+    plot_simulated,
+    save_figure,
+    spe_size_axis,
+)
 from ._contention import (
     MB,
     PLACEMENT_FIELDS,
@@ -290,22 +298,13 @@ class Links:
         for j, mode in enumerate(MODES):
             ax = axes[0][j]
             for v in vals:
-                curve = sorted(
-                    (r for r in records if r[k] == v and r["mode"] == mode), key=lambda r: r["size"]
-                )
+                curve = curve_of(records, "size", **{k: v, "mode": mode})
                 if not curve:
                     continue
-                xs = [r["size"] for r in curve]
-                ax.plot(
-                    xs,
-                    [r["mean_gbs"] for r in curve],
-                    marker="o",
-                    markersize=4,
-                    color=colors[v],
-                    label=f"simulated mean, {v} {self.noun}{'s' if v > 1 else ''}",
-                )
+                label = f"simulated mean, {v} {self.noun}{'s' if v > 1 else ''}"
+                plot_simulated(ax, curve, "size", "mean_gbs", color=colors[v], label=label)
                 ax.fill_between(
-                    xs,
+                    [r["size"] for r in curve],
                     [r["min_gbs"] for r in curve],
                     [r["max_gbs"] for r in curve],
                     color=colors[v],
@@ -323,20 +322,12 @@ class Links:
                         e,
                         f"published {e.figure}: near peak ({self.key} {e.where[k]})",
                     )
-            ax.set(
-                ylabel="bandwidth (GB/s)",
-                title=f"({'ab'[j]}) DMA-{mode}: mean over placements, min-max shaded; peaks dotted",
-            )
-            size_axis(ax)
-            ax.set_xlim(100, 20000)
-            ax.grid(True, which="both", alpha=0.3)
+            title = f"({'ab'[j]}) DMA-{mode}: mean over placements, min-max shaded; peaks dotted"
+            bandwidth_panel(ax, title, spe_size_axis)
             ax = axes[1][j]
             if vals:
                 top = vals[-1]
-                curve = sorted(
-                    (r for r in records if r[k] == top and r["mode"] == mode), key=lambda r: r["size"]
-                )
-                xs = [r["size"] for r in curve]
+                curve = curve_of(records, "size", **{k: top, "mode": mode})
                 for key, style in (
                     ("min_gbs", "v:"),
                     ("median_gbs", "o-"),
@@ -344,7 +335,7 @@ class Links:
                     ("max_gbs", "^:"),
                 ):
                     ax.plot(
-                        xs,
+                        [r["size"] for r in curve],
                         [r[key] for r in curve],
                         style,
                         markersize=5 if key != "median_gbs" else 8,
@@ -363,8 +354,7 @@ class Links:
                     title=f"DMA-{mode}, {top} {self.noun}s: min, median, mean, max over placements "
                     f"({self.figure_spread})",
                 )
-            size_axis(ax)
-            ax.set_xlim(100, 20000)
+            spe_size_axis(ax)
             ax.grid(True, which="both", alpha=0.3)
         save_figure(
             fig,

@@ -26,13 +26,16 @@ from ._common import (
     OPS,
     STYLE,
     TARGETS,
+    bandwidth_panel,
     batch_name,
     check_dma_sweep,
     compare_row,
+    curve_of,
     dma_point,
     draw_published,
     label,
     measure_each,
+    plot_simulated,
     save_figure,
     simple_compare,
     size_axis,
@@ -149,15 +152,12 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
                 PORT_GBS, color="grey", linestyle=":", linewidth=1, label="25.6 GB/s: one SPE's EIB port"
             )
             for b in batches:
-                curve = sorted((r for r in pts if r["batch"] == b), key=lambda r: r["size"])
+                curve = curve_of(pts, "size", batch=b)
                 if curve:
-                    ax.plot(
-                        [r["size"] for r in curve],
-                        [r["bandwidth_gbs"] for r in curve],
-                        color=colors[b],
-                        marker=STYLE[(op, target)]["marker"],
-                        markersize=4,
-                        label=f"simulated {batch_name(b)}",
+                    marker = STYLE[(op, target)]["marker"]
+                    name = f"simulated {batch_name(b)}"
+                    plot_simulated(
+                        ax, curve, "size", "bandwidth_gbs", color=colors[b], marker=marker, label=name
                     )
             for entry in pub.entries(experiment=NAME, held_out=False):
                 if (
@@ -185,9 +185,7 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
                             label=f"published {entry.figure}: batching gives {lo:g}-{hi:g}x blocking "
                             f"at {size} B",
                         )
-            ax.set(ylabel="bandwidth (GB/s)", title=f"{label(op, target)}, {machine}")
-            size_axis(ax)
-            ax.grid(True, which="both", alpha=0.3)
+            bandwidth_panel(ax, f"{label(op, target)}, {machine}", size_axis)
     save_figure(
         fig,
         path,

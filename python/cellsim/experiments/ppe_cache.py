@@ -28,7 +28,7 @@ from typing import Any, Unpack
 
 from .. import published as pub
 from . import Experiment, Option, RunSettings, Table
-from ._common import check_choices, measure_each, save_figure
+from ._common import bandwidth_panel, check_choices, curve_of, measure_each, plot_simulated, save_figure
 from ._ppe import (
     ELEMENTS,
     LEVELS,
@@ -126,20 +126,11 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
         for j, op in enumerate(ops):
             ax = axes[i][j]
             for t, style in ((1, "-"), (2, "--")):
-                pts = sorted(
-                    (r for r in records if (r["level"], r["op"], r["threads"]) == (level, op, t)),
-                    key=lambda r: r["element"],
-                )
+                pts = curve_of(records, "element", level=level, op=op, threads=t)
                 if pts:
-                    ax.plot(
-                        [r["element"] for r in pts],
-                        [r["bandwidth_gbs"] for r in pts],
-                        style,
-                        marker="o",
-                        markersize=4,
-                        color="tab:blue" if t == 1 else "tab:orange",
-                        label=f"simulated, {t} thread{'s' if t > 1 else ''}",
-                    )
+                    color = "tab:blue" if t == 1 else "tab:orange"
+                    label = f"simulated, {t} thread{'s' if t > 1 else ''}"
+                    plot_simulated(ax, pts, "element", "bandwidth_gbs", style, color=color, label=label)
             if ghz:
                 ax.axhline(16 * ghz, color="grey", linestyle=":", linewidth=1, label="16 B/cycle peak")
             for e in pub.entries(experiment=NAME, held_out=False):
@@ -157,10 +148,8 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
                     markeredgecolor="crimson",
                     label="published (Jiménez-González et al. text)",
                 )
-            ax.set(ylabel="bandwidth (GB/s)", title=f"{_FIGURE[level]}: {level} {op}, {machine}")
+            bandwidth_panel(ax, f"{_FIGURE[level]}: {level} {op}, {machine}", element_axis)
             ax.set_ylim(bottom=0)
-            element_axis(ax)
-            ax.grid(True, which="both", alpha=0.3)
     save_figure(
         fig,
         path,

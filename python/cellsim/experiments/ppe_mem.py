@@ -26,7 +26,7 @@ from typing import Any, Unpack
 from .. import published as pub
 from ..exceptions import UsageError
 from . import Experiment, Option, RunSettings, Table
-from ._common import check_choices, measure_each, save_figure
+from ._common import bandwidth_panel, check_choices, curve_of, measure_each, plot_simulated, save_figure
 from ._ppe import (
     ELEMENTS,
     LOOP_OPTIONS,
@@ -170,23 +170,13 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
         for j, op in enumerate(ops):
             ax = axes[i][j]
             for t, color in ((1, "tab:blue"), (2, "tab:orange")):
-                pts = sorted(
-                    (r for r in records if (r["bank"], r["op"], r["threads"]) == (bank, op, t)),
-                    key=lambda r: r["element"],
-                )
+                pts = curve_of(records, "element", bank=bank, op=op, threads=t)
                 if not pts:
                     continue
-                xs = [r["element"] for r in pts]
+                label = f"simulated memory, {t} thread{'s' if t > 1 else ''}"
+                plot_simulated(ax, pts, "element", "bandwidth_gbs", color=color, label=label)
                 ax.plot(
-                    xs,
-                    [r["bandwidth_gbs"] for r in pts],
-                    marker="o",
-                    markersize=4,
-                    color=color,
-                    label=f"simulated memory, {t} thread{'s' if t > 1 else ''}",
-                )
-                ax.plot(
-                    xs,
+                    [r["element"] for r in pts],
                     [r["l2_gbs"] for r in pts],
                     linestyle=":",
                     color=color,
@@ -201,10 +191,8 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
                         linewidth=1,
                         label=f"published {e.figure}: {e.text()}",
                     )
-            ax.set(ylabel="bandwidth (GB/s)", title=f"Figure 7: {bank} bank, {op}, {machine}")
+            bandwidth_panel(ax, f"Figure 7: {bank} bank, {op}, {machine}", element_axis)
             ax.set_ylim(bottom=0)
-            element_axis(ax)
-            ax.grid(True, which="both", alpha=0.3)
     save_figure(
         fig,
         path,

@@ -37,7 +37,15 @@ from .. import published as pub
 from ..machine import Machine
 from ..spec import MachineLike, MachineSpec
 from . import Experiment, Option, RunSettings, Table
-from ._common import check_choices, draw_published_span, save_figure, size_axis
+from ._common import (
+    bandwidth_panel,
+    check_choices,
+    curve_of,
+    draw_published_span,
+    plot_simulated,
+    save_figure,
+    spe_size_axis,
+)
 from ._contention import (
     MB,
     PAGE,
@@ -225,16 +233,10 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
     for ax, (panel, op) in zip(axes, (("a", "get"), ("b", "put"), ("c", "copy")), strict=True):
         pts = [r for r in records if r["op"] == op]
         for x in xs_all:
-            curve = sorted((r for r in pts if r["spes"] == x), key=lambda r: r["size"])
+            curve = curve_of(pts, "size", spes=x)
             if curve:
-                ax.plot(
-                    [r["size"] for r in curve],
-                    [r["bandwidth_gbs"] for r in curve],
-                    marker="o",
-                    markersize=4,
-                    color=colors[x],
-                    label=f"simulated, {x} SPE{'s' if x > 1 else ''}",
-                )
+                label = f"simulated, {x} SPE{'s' if x > 1 else ''}"
+                plot_simulated(ax, curve, "size", "bandwidth_gbs", color=colors[x], label=label)
         ax.axhline(
             port, color="grey", linestyle=":", linewidth=1, label=f"{port:g} GB/s: one bank (MIC port)"
         )
@@ -259,10 +261,7 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
                     linewidth=1,
                     label=f"published {e.figure}: copy up to {e.text()}",
                 )
-        ax.set(ylabel="bandwidth (GB/s)", title=f"({panel}) SPE {op.upper()}, {machine}")
-        size_axis(ax)
-        ax.set_xlim(100, 20000)
-        ax.grid(True, which="both", alpha=0.3)
+        bandwidth_panel(ax, f"({panel}) SPE {op.upper()}, {machine}", spe_size_axis)
     save_figure(
         fig,
         path,
