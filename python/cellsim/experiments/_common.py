@@ -35,6 +35,7 @@ __all__ = [
     "figure_legend",
     "label",
     "measure_each",
+    "measure_groups",
     "plot_simulated",
     "save_figure",
     "simple_compare",
@@ -157,9 +158,17 @@ def measure_each(
 ) -> list[dict[str, Any]]:
     """The records of a sweep: ``measure(point)`` for each point in turn, with
     ``progress(done, total)`` after each."""
+    return measure_groups(points, lambda p: [measure(p)], progress)
+
+
+def measure_groups(
+    points: Sequence[P], measure: Callable[[P], list[dict[str, Any]]], progress: ProgressFn | None
+) -> list[dict[str, Any]]:
+    """:func:`measure_each` where one run measures several records (an MPI run times
+    every size): ``measure(point)``'s records for each point in turn."""
     records = []
     for i, point in enumerate(points):
-        records.append(measure(point))
+        records += measure(point)
         if progress is not None:
             progress(i + 1, len(points))
     return records

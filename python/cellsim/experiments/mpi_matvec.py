@@ -49,7 +49,7 @@ from ..mpi._costs import dp_issue_cycles
 from ..mpi._runtime import current_rank
 from ..spec import MachineLike
 from . import Experiment, Option, RunSettings, Table
-from ._common import check_choices, compare_row
+from ._common import check_choices, compare_row, measure_each
 from ._mpi import (
     PAGES,
     PROTOCOL_OPTION,
@@ -181,8 +181,9 @@ def run(
         for n in dims
         if p == 8 or pg == "first-touch" or pg == "interleave"
     ]
-    records = []
-    for i, (proto, n, p, pg) in enumerate(points):
+
+    def point(pt: tuple[str, int, int, str]) -> dict[str, Any]:
+        proto, n, p, pg = pt
         res = run_ranks(
             functools.partial(_kernel, n, nprod),
             p,
@@ -196,24 +197,21 @@ def run(
         for _ in range(nprod):
             x = a @ x
         got = np.concatenate([v["slice"] for v in res.values])
-        records.append(
-            {
-                "machine": res.machine.name,
-                "seed": seed,
-                "protocol": proto,
-                "n": n,
-                "spes": p,
-                "pages": pg,
-                "products": nprod,
-                "time_us": t * 1e6,
-                "gflops": 2.0 * n * n * nprod / t / 1e9,
-                "peak_gflops": p * res.machine.core_hz * 2 / element_cycles(res.machine.name) / 1e9,
-                "checked": bool(np.allclose(got, x, rtol=1e-9, atol=1e-12)),
-            }
-        )
-        if progress is not None:
-            progress(i + 1, len(points))
-    return records
+        return {
+            "machine": res.machine.name,
+            "seed": seed,
+            "protocol": proto,
+            "n": n,
+            "spes": p,
+            "pages": pg,
+            "products": nprod,
+            "time_us": t * 1e6,
+            "gflops": 2.0 * n * n * nprod / t / 1e9,
+            "peak_gflops": p * res.machine.core_hz * 2 / element_cycles(res.machine.name) / 1e9,
+            "checked": bool(np.allclose(got, x, rtol=1e-9, atol=1e-12)),
+        }
+
+    return measure_each(points, point, progress)
 
 
 def _config(r: dict[str, Any]) -> str:

@@ -25,7 +25,7 @@ from .. import published as pub
 from ..exceptions import UsageError
 from ..spec import MachineLike, MachineSpec
 from . import Experiment, Option, RunSettings, Table
-from ._common import check_choices, compare_row, save_figure
+from ._common import check_choices, compare_row, measure_groups, save_figure
 from ._mpi import (
     PAGES,
     PROTOCOL_OPTION,
@@ -102,9 +102,10 @@ def run(
         raise UsageError(f"reps must be positive, not {reps}")
     nreps = {s: reps or default_reps(s) for s in sizes_}
     configs = _configs(machine, pages, chips)
-    records = []
     runs = [(c, proto) for c in configs for proto in protos]
-    for i, ((pg, ch), proto) in enumerate(runs):
+
+    def point(p: tuple[tuple[str, str], str]) -> list[dict[str, Any]]:
+        (pg, ch), proto = p
         res = run_ranks(
             lambda: _pingpong(sizes_, nreps),
             2,
@@ -114,25 +115,23 @@ def run(
             overrides=[*page_overrides(pg), *_on_chips(machine, ch)],
         )
         times = res.values[0]
-        for s in sizes_:
-            t = times[s]
-            records.append(
-                {
-                    "machine": res.machine.name,
-                    "seed": seed,
-                    "protocol": proto,
-                    "pages": pg,
-                    "chips": ch,
-                    "size": s,
-                    "mode": _mode(proto, s),
-                    "reps": nreps[s],
-                    "latency_us": t * 1e6,
-                    "bandwidth_gbs": s / t / 1e9 if t > 0 else 0.0,
-                }
-            )
-        if progress is not None:
-            progress(i + 1, len(runs))
-    return records
+        return [
+            {
+                "machine": res.machine.name,
+                "seed": seed,
+                "protocol": proto,
+                "pages": pg,
+                "chips": ch,
+                "size": s,
+                "mode": _mode(proto, s),
+                "reps": nreps[s],
+                "latency_us": times[s] * 1e6,
+                "bandwidth_gbs": s / times[s] / 1e9 if times[s] > 0 else 0.0,
+            }
+            for s in sizes_
+        ]
+
+    return measure_groups(runs, point, progress)
 
 
 CHIPS: tuple[str, ...] = ("one", "two")

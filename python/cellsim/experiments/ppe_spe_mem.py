@@ -37,7 +37,7 @@ from ..exceptions import UsageError
 from ..kernels import Kernel, region
 from ..spec import MachineLike, MachineSpec
 from . import Experiment, Option, RunSettings, Table
-from ._common import check_choices, save_figure
+from ._common import check_choices, measure_each, save_figure
 from ._contention import MB, check_positive, memory_region
 
 __all__ = ["EXPERIMENT", "FIELDS", "compare", "plot", "run", "tables"]
@@ -162,32 +162,30 @@ def run(
 
     points = [(p, s, x) for p in ppe_ops_ for s in spe_ops_ for x in spes_]
     alone_ppe: dict[str, dict[str, Any]] = {}
-    records = []
-    for i, (p, s, x) in enumerate(points):
+
+    def point(pt: tuple[str, str, int]) -> dict[str, Any]:
+        p, s, x = pt
         if p not in alone_ppe:
             alone_ppe[p] = window(ppe_op=p, spe_op="get", spes=0)
         together = window(ppe_op=p, spe_op=s, spes=x)
         spe_alone = window(ppe_op=None, spe_op=s, spes=x, idle_cycles=together["cycles"])
-        records.append(
-            {
-                "machine": together["machine"],
-                "seed": seed,
-                "ppe_op": p,
-                "spe_op": s,
-                "spes": x,
-                "ppe_gbs": together["ppe_gbs"],
-                "ppe_alone_gbs": alone_ppe[p]["ppe_gbs"],
-                "ppe_slowdown": alone_ppe[p]["ppe_gbs"] / together["ppe_gbs"],
-                "spe_gbs": together["spe_gbs"],
-                "spe_alone_gbs": spe_alone["spe_gbs"],
-                "spe_slowdown": spe_alone["spe_gbs"] / together["spe_gbs"],
-                "window_us": together["window_us"],
-                "spes_outlasted": together["outlasted"] and spe_alone["outlasted"],
-            }
-        )
-        if progress is not None:
-            progress(i + 1, len(points))
-    return records
+        return {
+            "machine": together["machine"],
+            "seed": seed,
+            "ppe_op": p,
+            "spe_op": s,
+            "spes": x,
+            "ppe_gbs": together["ppe_gbs"],
+            "ppe_alone_gbs": alone_ppe[p]["ppe_gbs"],
+            "ppe_slowdown": alone_ppe[p]["ppe_gbs"] / together["ppe_gbs"],
+            "spe_gbs": together["spe_gbs"],
+            "spe_alone_gbs": spe_alone["spe_gbs"],
+            "spe_slowdown": spe_alone["spe_gbs"] / together["spe_gbs"],
+            "window_us": together["window_us"],
+            "spes_outlasted": together["outlasted"] and spe_alone["outlasted"],
+        }
+
+    return measure_each(points, point, progress)
 
 
 def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
