@@ -22,6 +22,7 @@ from ..exceptions import UsageError
 from ..kernels import load_dma_bench, load_region, load_traffic
 from ..machine import Machine
 from ..spec import MachineLike, MachineSpec
+from . import Option
 from ._common import ProgressFn, compare_row
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "check_sizes_002",
     "check_spes",
     "eib_gbs",
+    "mb_per_spe_option",
     "placement_seeds",
     "placement_summary",
     "port_gbs",
@@ -321,6 +323,12 @@ def check_sizes_002(sizes: Iterable[int]) -> tuple[int, ...]:
         if s < 128 or s > 16384 or 16384 % s:
             raise UsageError(f"element size {s} must be 128 to 16384 bytes and divide 16384")
     return out
+
+
+def mb_per_spe_option(help: str, default: int, note: str = "") -> Option:
+    """The ``mb_per_spe`` option of a streaming experiment: the data each SPE
+    moves per direction (``help`` says which SPEs), in MB."""
+    return Option("mb_per_spe", "int", help, default=default, default_note=note, unit="MB")
 
 
 def check_positive(name: str, value: float | None, default: float) -> float:

@@ -12,13 +12,13 @@ and the peak.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from os import PathLike
 from typing import Any
 
 from .. import published as pub
-from . import Option, Setup, Table
+from . import Option, RunSettings, Setup, Table
 from ._common import (
     bandwidth_panel,
     check_choices,
@@ -36,6 +36,7 @@ from ._contention import (
     check_positive,
     check_sizes_002,
     check_spes,
+    mb_per_spe_option,
     pair_load,
     placement_seeds,
     placement_summary,
@@ -44,13 +45,23 @@ from ._contention import (
     run_on_placements,
 )
 
-__all__ = ["DEFAULT_MB", "DEFAULT_PLACEMENTS", "MODES", "Links"]
+__all__ = ["DEFAULT_MB", "DEFAULT_PLACEMENTS", "MODES", "Links", "LinksSettings"]
 
 MODES: tuple[str, ...] = ("elem", "list")
 DEFAULT_PLACEMENTS = 10
 """Placements per point, as the paper."""
 DEFAULT_MB = 2
 """MB per active SPE and direction by default (the paper: 32)."""
+
+
+class LinksSettings(RunSettings, total=False):
+    """The ``**settings`` of ``couples`` and ``cycle``: a run's settings and the options
+    of :meth:`Links.options` besides the key."""
+
+    modes: Iterable[str]
+    sizes: Iterable[int]
+    placements: int | None
+    mb_per_spe: int | None
 
 
 @dataclass(frozen=True)
@@ -89,23 +100,17 @@ class Links:
 
     # -- running -------------------------------------------------------------------------
 
-    def run(
-        self,
-        setup: Setup,
-        values: Iterable[int],
-        options: Mapping[str, Any],
-    ) -> list[dict[str, Any]]:
+    def run(self, setup: Setup, values: Iterable[int], options: LinksSettings) -> list[dict[str, Any]]:
         """One record per (value of ``key``, mode, size) over the placements;
-        ``options`` are the other options of :meth:`options` (``modes``,
+        ``options`` holds the other options of :meth:`options` (``modes``,
         ``sizes``, ``placements``, ``mb_per_spe``)."""
         machine, seed, native, progress = setup
-        modes, sizes = options["modes"], options["sizes"]
-        placements, mb_per_spe = options["placements"], options["mb_per_spe"]
         values_ = check_spes(values, self.values, self.lo, self.hi, self.noun)
-        modes_ = check_choices("mode", modes, MODES)
-        sizes_ = check_sizes_002(sizes)
-        seeds = placement_seeds(seed, int(check_positive("placements", placements, DEFAULT_PLACEMENTS)))
-        mb = int(check_positive("mb_per_spe", mb_per_spe, DEFAULT_MB))
+        modes_ = check_choices("mode", options.get("modes", ()), MODES)
+        sizes_ = check_sizes_002(options.get("sizes", ()))
+        placements = check_positive("placements", options.get("placements"), DEFAULT_PLACEMENTS)
+        seeds = placement_seeds(seed, int(placements))
+        mb = int(check_positive("mb_per_spe", options.get("mb_per_spe"), DEFAULT_MB))
         points = [(v, mo, s) for v in values_ for mo in modes_ for s in sizes_]
 
         def loads(point: tuple[int, str, int], seed: int) -> list[Load]:
@@ -380,14 +385,7 @@ class Links:
                 "seeded logical-to-physical placements per point",
                 default=DEFAULT_PLACEMENTS,
             ),
-            Option(
-                "mb_per_spe",
-                "int",
-                "data per active SPE and direction",
-                default=DEFAULT_MB,
-                default_note="the paper: 32",
-                unit="MB",
-            ),
+            mb_per_spe_option("data per active SPE and direction", DEFAULT_MB, "the paper: 32"),
         )
 
 

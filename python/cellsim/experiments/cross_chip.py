@@ -40,13 +40,14 @@ from .. import published as pub
 from ..machine import Machine
 from ..spec import MachineLike, MachineSpec
 from . import Experiment, Option, RunSettings, Table
-from ._common import check_choices, figure_legend, save_figure
+from ._common import check_choices, figure_legend, measure_each, save_figure
 from ._contention import (
     LS_GET,
     MB,
     Load,
     check_positive,
     check_spes,
+    mb_per_spe_option,
     memory_load,
     memory_region,
     pair_load,
@@ -183,12 +184,7 @@ def run(
             jobs.append(lambda w=w: _spe(machine, seed, w, total, native))
         if "latency" in paths_:
             jobs += [lambda t=t, w=w: _latency(machine, seed, t, w, native) for t in ("memory", "ls")]
-    records = []
-    for i, job in enumerate(jobs):
-        records.append(job())
-        if progress is not None:
-            progress(i + 1, len(jobs))
-    return records
+    return measure_each(jobs, lambda job: job(), progress)
 
 
 def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -293,6 +289,6 @@ EXPERIMENT = Experiment.of_module(
         Option("ops", "choice", "memory op", OPS, "--op", default=OPS),
         Option("spes", "ints", "SPEs streaming to memory", default=SPES),
         Option("where", "choice", "local or remote", WHERE, "--where", default=WHERE),
-        Option("mb_per_spe", "int", "data per SPE and direction", default=DEFAULT_MB, unit="MB"),
+        mb_per_spe_option("data per SPE and direction", DEFAULT_MB),
     ),
 )

@@ -38,7 +38,7 @@ from ..kernels import Kernel, region
 from ..spec import MachineLike, MachineSpec
 from . import Experiment, Option, RunSettings, Table
 from ._common import check_choices, measure_each, save_figure
-from ._contention import MB, check_positive, memory_region
+from ._contention import MB, check_positive, mb_per_spe_option, memory_region
 
 __all__ = ["EXPERIMENT", "FIELDS", "compare", "plot", "run", "tables"]
 
@@ -279,13 +279,8 @@ EXPERIMENT = Experiment.of_module(
         Option("spe_ops", "choice", "the SPEs' get, put or copy", SPE_OPS, "--spe-op", default=SPE_DEFAULT),
         Option("spes", "ints", "SPE counts, comma-separated", default=SPES),
         Option("ppe_kb", "int", "size of each PPE buffer", default=DEFAULT_PPE_KB, unit="KB"),
-        Option(
-            "mb_per_spe",
-            "int",
-            "data each SPE moves per direction",
-            default=FIRST_MB,
-            default_note="doubled until the SPEs outlast the PPE",
-            unit="MB",
+        mb_per_spe_option(
+            "data each SPE moves per direction", FIRST_MB, "doubled until the SPEs outlast the PPE"
         ),
     ),
 )

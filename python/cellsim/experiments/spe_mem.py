@@ -42,6 +42,7 @@ from ._common import (
     check_choices,
     curve_of,
     draw_published_span,
+    measure_each,
     plot_simulated,
     save_figure,
     spe_size_axis,
@@ -54,6 +55,7 @@ from ._contention import (
     check_positive,
     check_sizes_002,
     check_spes,
+    mb_per_spe_option,
     memory_load,
     memory_region,
     port_gbs,
@@ -109,8 +111,9 @@ def run(
     mb = int(check_positive("mb_per_spe", mb_per_spe, DEFAULT_MB))
     total = mb * MB
     points = [(o, x, s) for o in ops_ for x in spes_ for s in sizes_]
-    records = []
-    for i, (op, x, size) in enumerate(points):
+
+    def point(p: tuple[str, int, int]) -> dict[str, Any]:
+        op, x, size = p
         dirs = 2 if op == "copy" else 1
         span = region_span(machine, total, x * dirs)
 
@@ -121,25 +124,22 @@ def run(
         banks = [
             a + b for a, b in zip(res.stats["bank_read_bytes"], res.stats["bank_write_bytes"], strict=True)
         ]
-        records.append(
-            {
-                "machine": res.machine,
-                "seed": seed,
-                "op": op,
-                "spes": x,
-                "size": size,
-                "mb_per_spe": mb,
-                "span_mb": span / MB,
-                "bandwidth_gbs": res.aggregate_gbs,
-                "per_spe_gbs": [res.gbs[s] for s in range(x)],
-                "remote_share": (sum(banks[1:]) / sum(banks)) if sum(banks) else 0.0,
-                "placement": res.placement,
-                "transfers": res.transfers,
-            }
-        )
-        if progress is not None:
-            progress(i + 1, len(points))
-    return records
+        return {
+            "machine": res.machine,
+            "seed": seed,
+            "op": op,
+            "spes": x,
+            "size": size,
+            "mb_per_spe": mb,
+            "span_mb": span / MB,
+            "bandwidth_gbs": res.aggregate_gbs,
+            "per_spe_gbs": [res.gbs[s] for s in range(x)],
+            "remote_share": (sum(banks[1:]) / sum(banks)) if sum(banks) else 0.0,
+            "placement": res.placement,
+            "transfers": res.transfers,
+        }
+
+    return measure_each(points, point, progress)
 
 
 def _mean_over(records: Sequence[dict[str, Any]], where: Mapping[str, Any], op: str, x: int) -> float | None:
@@ -277,13 +277,6 @@ EXPERIMENT = Experiment.of_module(
         Option("ops", "choice", "get, put or copy", OPS, "--op", default=OPS),
         Option("spes", "ints", "SPE counts, comma-separated", default=SPES),
         Option("sizes", "ints", "element sizes", default=SIZES_002, unit="B"),
-        Option(
-            "mb_per_spe",
-            "int",
-            "data per SPE and direction",
-            default=DEFAULT_MB,
-            default_note="as the paper",
-            unit="MB",
-        ),
+        mb_per_spe_option("data per SPE and direction", DEFAULT_MB, "as the paper"),
     ),
 )
