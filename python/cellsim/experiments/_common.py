@@ -31,6 +31,7 @@ __all__ = [
     "curve_of",
     "dma_point",
     "draw_published",
+    "draw_published_level",
     "draw_published_span",
     "figure_legend",
     "label",
@@ -259,6 +260,11 @@ def draw_published(ax: Any, entry: pub.Published) -> None:
     else:
         marker = {"upper_bound": "v", "lower_bound": "^"}.get(entry.kind, "D")
         ax.plot([min(xs), max(xs)], [y, y], **{**PUBLISHED, "marker": marker, "markersize": 7}, label=lab)
+
+
+def draw_published_level(ax: Any, entry: pub.Published, label: str, color: str = PUBLISHED_COLOR) -> None:
+    """Draws a published bandwidth (a value or a bound) as a dashed line across the panel."""
+    ax.axhline(float(entry.value), color=color, linestyle="--", linewidth=1, label=label)  # type: ignore[arg-type]
 
 
 def draw_published_span(

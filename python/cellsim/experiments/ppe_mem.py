@@ -26,7 +26,7 @@ from typing import Any, Unpack
 from .. import published as pub
 from ..exceptions import UsageError
 from . import Experiment, Option, Table
-from ._common import check_choices, curve_of, measure_each, plot_simulated
+from ._common import check_choices, curve_of, draw_published_level, measure_each, plot_simulated
 from ._ppe import (
     LOOP_OPTIONS,
     OPS,
@@ -152,13 +152,7 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
             )
         for e in pub.entries(experiment=NAME, held_out=False):
             if e.quantity == "bandwidth_gbs":
-                ax.axhline(
-                    float(e.value),  # type: ignore[arg-type]
-                    color="crimson",
-                    linestyle="--",
-                    linewidth=1,
-                    label=f"published {e.figure}: {e.text()}",
-                )
+                draw_published_level(ax, e, f"published {e.figure}: {e.text()}")
 
     loop_figure(
         records,

@@ -41,6 +41,7 @@ from ._common import (
     bandwidth_panel,
     check_choices,
     curve_of,
+    draw_published_level,
     draw_published_span,
     measure_each,
     plot_simulated,
@@ -254,13 +255,7 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
                     color="crimson" if e.where["spes"] == 1 else "darkred",
                 )
             elif e.quantity == "max_bandwidth_gbs":
-                ax.axhline(
-                    float(e.value),  # type: ignore[arg-type]
-                    color="darkred",
-                    linestyle="--",
-                    linewidth=1,
-                    label=f"published {e.figure}: copy up to {e.text()}",
-                )
+                draw_published_level(ax, e, f"published {e.figure}: copy up to {e.text()}", "darkred")
         bandwidth_panel(ax, f"({panel}) SPE {op.upper()}, {machine}", spe_size_axis)
     save_figure(
         fig,
