@@ -12,7 +12,7 @@ from ..kernels import load_dma_bench
 from ..machine import Machine
 from ..spec import MachineLike, MachineSpec
 from ..style import PUBLISHED, PUBLISHED_COLOR
-from . import Option, ProgressFn
+from . import Option, ProgressFn, Setup
 
 __all__ = [
     "DMA_SWEEP_OPTIONS",
@@ -30,6 +30,7 @@ __all__ = [
     "compare_row",
     "curve_of",
     "dma_point",
+    "dma_sweep",
     "draw_published",
     "draw_published_level",
     "draw_published_span",
@@ -152,6 +153,27 @@ def dma_point(
         "latency_ns": time_ns,
         "bandwidth_gbs": size / time_ns,
     }
+
+
+def dma_sweep(
+    setup: Setup,
+    sweep: tuple[tuple[str, ...], tuple[str, ...], tuple[int, ...]],
+    batches: Sequence[int],
+    count: Callable[[int], int],
+) -> list[dict[str, Any]]:
+    """:func:`dma_point` over the targets, ops, batches and sizes of ``sweep``
+    (:func:`check_dma_sweep`'s ops, targets and sizes), ``count(size)`` DMAs a point."""
+    machine, seed, native, progress = setup
+    ops, targets, sizes = sweep
+    points = [(t, o, b, s) for t in targets for o in ops for b in batches for s in sizes]
+
+    def point(p: tuple[str, str, int, int]) -> dict[str, Any]:
+        target, op, batch, size = p
+        return dma_point(
+            machine, seed, native, op=op, target=target, size=size, batch=batch, count=count(size)
+        )
+
+    return measure_each(points, point, progress)
 
 
 def measure_each(

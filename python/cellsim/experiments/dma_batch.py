@@ -31,10 +31,9 @@ from ._common import (
     check_dma_sweep,
     compare_row,
     curve_of,
-    dma_point,
+    dma_sweep,
     draw_published,
     label,
-    measure_each,
     plot_simulated,
     save_figure,
     simple_compare,
@@ -68,20 +67,13 @@ def run(
     **settings: Unpack[RunSettings],
 ) -> list[dict[str, Any]]:
     """Measures DMA bandwidth by batch size; one record per (target, op, batch, size)."""
-    machine, seed, native, progress = EXPERIMENT.settings(settings)
-    ops_, targets_, sizes_ = check_dma_sweep(ops, targets, sizes)
+    setup = EXPERIMENT.settings(settings)
+    sweep = check_dma_sweep(ops, targets, sizes)
     batches_ = tuple(int(b) for b in batches) or BATCHES
     for b in batches_:
         if b < 0:
             raise UsageError(f"batch size {b} is negative (0 means nonblocking)")
-    points = [(t, o, b, s) for t in targets_ for o in ops_ for b in batches_ for s in sizes_]
-
-    def point(p: tuple[str, str, int, int]) -> dict[str, Any]:
-        target, op, batch, size = p
-        n = default_count(size) if count is None else count
-        return dma_point(machine, seed, native, op=op, target=target, size=size, batch=batch, count=n)
-
-    return measure_each(points, point, progress)
+    return dma_sweep(setup, sweep, batches_, lambda size: default_count(size) if count is None else count)
 
 
 def speedups(records: Sequence[dict[str, Any]]) -> dict[tuple[str, str, int, int], float]:
