@@ -12,7 +12,6 @@ from click.testing import CliRunner
 
 import cellsim
 from cellsim.experiments import all_experiments, get
-from cellsim.reference import exact_reference_default
 from cellsim.tools.cli import cli
 
 
@@ -81,9 +80,9 @@ def _records_and_jumps(name: str, exact: bool) -> tuple[list[dict[str, Any]], in
         jumps[0] += int(self.fast_forward_stats["jumps"])
         return result
 
-    with exact_reference_default(exact), pytest.MonkeyPatch.context() as mp:
+    with pytest.MonkeyPatch.context() as mp:
         mp.setattr(cellsim.Machine, "run", counted)
-        records = get(name).run(**SMALL[name])
+        records = get(name).run(**SMALL[name], exact_reference=exact)
     return records, jumps[0]
 
 

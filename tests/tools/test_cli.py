@@ -235,12 +235,12 @@ def test_report_shows_held_out_results_as_simulated_only(tmp_path: Path) -> None
 )
 def test_outputs_are_checked_before_running(args: list[str], words: list[str], monkeypatch) -> None:
     """A bad output path or format is one error before the experiment runs, not a traceback after it."""
-    from cellsim.experiments import dma_latency
+    from cellsim.experiments import _common
 
     def never(*a: object, **k: object) -> None:
         raise AssertionError("the experiment ran")
 
-    monkeypatch.setattr(dma_latency, "dma_point", never)
+    monkeypatch.setattr(_common, "dma_point", never)
     r = invoke("run", "dma-latency", *args)
     assert_one_line_error(r)
     for w in words:

@@ -8,7 +8,8 @@ from pathlib import Path
 import click
 
 from ..exceptions import ProgramCrashError, UsageError
-from ..limits import command_limits, limit_options
+from ..limits import command_limits, limit_options, run_options
+from ..spec import MachineSpec
 from ..tools.record import record_option, write_record
 from . import makefile
 from .app import build, include_dir, run_app
@@ -197,10 +198,10 @@ def exec_cmd(
     argv = list(args[1:] if args[:1] == ("--",) else args)
     spes = _placement(placement)
     try:
-        with command_limits(time_limit, wall_limit):
+        with command_limits(wall_limit):
             r = run_app(
                 app,
-                machine=machine,
+                machine=MachineSpec.of(machine).running(run_options(time_limit)),
                 seed=seed,
                 argv=argv,
                 trace=trace,

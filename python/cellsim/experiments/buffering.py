@@ -47,7 +47,7 @@ from ..buffering import (
 )
 from ..buffering import SEED004_BLOCK_FACTORS as FIG10_BLOCKS
 from ..exceptions import UsageError
-from ..machine import Machine
+from ..spec import MachineSpec
 from . import Experiment, Option, RunSettings, Table
 from ._common import check_choices, compare_row, save_figure
 
@@ -122,7 +122,7 @@ def run(
     nblocks = DEFAULT_BLOCKS if blocks is None else blocks
     if not (isinstance(nblocks, int) and nblocks >= 1):
         raise UsageError(f"blocks must be a positive integer, not {nblocks!r}")
-    m = Machine(machine, seed=seed)
+    m = MachineSpec.of(machine).machine(seed)
     fit = fitted_constants(machine, seed=seed)
     constants = constants_for(machine, S, D1)
 
@@ -406,6 +406,11 @@ def _f(v: float | None) -> str:
     return "" if v is None else f"{v:,.0f}"
 
 
+def _against(r: dict[str, Any] | None, note: str = "") -> str:
+    """A table cell: a point's simulated MB/s over the model's prediction (blank if not run)."""
+    return "" if r is None else f"{_f(r['simulated_mbs'])} / {_f(r['predicted_mbs'])}{note}"
+
+
 def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
     """Figure 10 and 11 (simulated / predicted MB/s by scheme) and Figure 12
     (2b, simulated against the predictions with C x 0.9, 1.0, 1.1)."""
@@ -420,9 +425,7 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
             curves = {k: _sim(records, 10, kern, k) for k in SCHEMES}
             for bf in sorted(set().union(*curves.values())):
                 cells = [kern, str(bf)]
-                for k in SCHEMES:
-                    r = curves[k].get(bf)
-                    cells.append("" if r is None else f"{_f(r['simulated_mbs'])} / {_f(r['predicted_mbs'])}")
+                cells += [_against(curves[k].get(bf)) for k in SCHEMES]
                 r2 = curves[2].get(bf)
                 cells.append("" if r2 is None else _f(r2["dma_only_mbs"]))
                 rows.append(cells)
@@ -441,11 +444,7 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
                 cells = [kern, f"{sp / 1024:.2f}", str(sp // BYTES_PER_ITER)]
                 for k in SCHEMES:
                     r = space[k].get(sp)
-                    cells.append(
-                        ""
-                        if r is None
-                        else f"{_f(r['simulated_mbs'])} / {_f(r['predicted_mbs'])} (bf {r['block']})"
-                    )
+                    cells.append(_against(r, "" if r is None else f" (bf {r['block']})"))
                 rows.append(cells)
         out.append(
             Table(

@@ -54,12 +54,11 @@ import numpy as np
 from .. import mpi, spu
 from .. import published as pub
 from ..exceptions import UsageError
-from ..machine import Machine
 from ..mpi._costs import dp_issue_cycles, dp_latency_cycles
 from ..mpi._runtime import current_rank
 from ..spec import MachineLike
 from . import Experiment, Option, RunSettings, Table
-from ._common import check_choices, compare_row
+from ._common import check_choices, compare_row, measure_each
 from ._mpi import (
     PAGES,
     PROTOCOL_OPTION,
@@ -177,7 +176,7 @@ def run(
     protos = check_protocols(protocols)
     dims = tuple(int(s) for s in sizes) or SIZES
     nprod = PRODUCTS if products is None else int(products)
-    blade = Machine(machine).chips > 1
+    blade = machine.facts.chips > 1
     ranks = tuple(int(p) for p in spes) or ((8, 16) if blade else (8,))
     # "local" is where first touch puts everything on a blade (chip 0's memory): not repeated
     default_pages = tuple(p for p in PAGES if p != "local") if blade else PAGES[:1]
@@ -200,8 +199,9 @@ def run(
         for n in dims
         if p == 8 or pg == "first-touch" or pg == "interleave"
     ]
-    records = []
-    for i, (proto, n, p, pg) in enumerate(points):
+
+    def point(pt: tuple[str, int, int, str]) -> dict[str, Any]:
+        proto, n, p, pg = pt
         res = run_ranks(
             functools.partial(_kernel, n, nprod, acc),
             p,
@@ -215,25 +215,22 @@ def run(
         for _ in range(nprod):
             x = a @ x
         got = np.concatenate([v["slice"] for v in res.values])
-        records.append(
-            {
-                "machine": res.machine.name,
-                "seed": seed,
-                "protocol": proto,
-                "n": n,
-                "spes": p,
-                "pages": pg,
-                "products": nprod,
-                "time_us": t * 1e6,
-                "gflops": 2.0 * n * n * nprod / t / 1e9,
-                "accumulator": acc,
-                "peak_gflops": p * res.machine.core_hz * 2 / element_cycles(res.machine.name, acc) / 1e9,
-                "checked": bool(np.allclose(got, x, rtol=1e-9, atol=1e-12)),
-            }
-        )
-        if progress is not None:
-            progress(i + 1, len(points))
-    return records
+        return {
+            "machine": res.machine.name,
+            "seed": seed,
+            "protocol": proto,
+            "n": n,
+            "spes": p,
+            "pages": pg,
+            "products": nprod,
+            "time_us": t * 1e6,
+            "gflops": 2.0 * n * n * nprod / t / 1e9,
+            "accumulator": acc,
+            "peak_gflops": p * res.machine.core_hz * 2 / element_cycles(res.machine.name, acc) / 1e9,
+            "checked": bool(np.allclose(got, x, rtol=1e-9, atol=1e-12)),
+        }
+
+    return measure_each(points, point, progress)
 
 
 def _config(r: dict[str, Any]) -> str:

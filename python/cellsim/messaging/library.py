@@ -195,7 +195,7 @@ def _align(x: int, a: int) -> int:
 
 
 def _layout(m: Machine, t: TaskSpec, packet: int, nbuf: int, stride: int) -> Layout:
-    cb = _align(int(m.info["ls_reserved_bytes"]), 128)
+    cb = _align(m.facts.ls_reserved_bytes, 128)
     at = cb + CB_BYTES
     row = _align(at, 128)
     ackrow = row + stride
@@ -280,7 +280,7 @@ def setup(
     for s in spes:
         if not 0 <= s < m.spe_count:
             raise UsageError(f"logical SPE {s} is not one of the {m.spe_count} SPEs of {m.name}")
-    ls_top = int(m.info["ls_bytes"])
+    ls_top = m.facts.ls_bytes
     layouts = [_layout(m, t, packet, nbuf, stride) for t in tasks]
     for i, (t, lay) in enumerate(zip(tasks, layouts, strict=True)):
         if len(t.outs) > MAX_PEERS or len(t.ins) > MAX_PEERS:

@@ -295,7 +295,7 @@ class World:
         self.idle: dict[int, list[int]] = {}
         self.argv: list[str] = []
         self.failures: list[tuple[int, BaseException | None, str]] = []
-        self.mem_bytes = int(machine.info["memory_bytes"])
+        self.mem_bytes = machine.facts.memory_bytes
         self.mem_ptr = machine.memory_address()
         self.ls_ptr = [int(machine.local_store(s).ctypes.data) for s in range(machine.spe_count)]
         self.ls_ea0 = Machine.ls_ea(0)
