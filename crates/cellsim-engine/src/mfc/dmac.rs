@@ -27,7 +27,7 @@
 
 use super::command::{Atomic, MfcCommand};
 use super::list::ListElement;
-use super::queue::{Entry, ListProgress, Segment};
+use super::queue::{CommandQueue, Entry, ListProgress, Segment};
 use super::Mfc;
 use crate::bus::{BusOp, Leg, OpKind, Owner, Space};
 use crate::calendar::Calendar;
@@ -183,11 +183,7 @@ impl Mfc {
             }
             return Unrolled::Idle;
         };
-        let q = if proxy {
-            &mut self.proxy
-        } else {
-            &mut self.queue
-        };
+        let q = queue_of(&mut self.queue, &mut self.proxy, proxy);
         let e = q.get_mut(slot);
         if !e.started {
             // Selecting and translating a new command occupies the DMAC's
@@ -229,11 +225,7 @@ impl Mfc {
             let page = (ea >> shift) + 1;
             if seg_page != page {
                 let miss = tlb.translate(ea, shift, now);
-                let q = if proxy {
-                    &mut self.proxy
-                } else {
-                    &mut self.queue
-                };
+                let q = queue_of(&mut self.queue, &mut self.proxy, proxy);
                 let e = q.get_mut(slot);
                 e.page = page;
                 if let Some(miss) = miss {
@@ -243,11 +235,7 @@ impl Mfc {
                 }
             }
         }
-        let q = if proxy {
-            &mut self.proxy
-        } else {
-            &mut self.queue
-        };
+        let q = queue_of(&mut self.queue, &mut self.proxy, proxy);
         let e = q.get_mut(slot);
         // Pages of main memory may be on either chip's memory: each request
         // goes to the memory of its own address.
@@ -421,11 +409,7 @@ impl Mfc {
         proxy: bool,
         failed: bool,
     ) -> bool {
-        let q = if proxy {
-            &mut self.proxy
-        } else {
-            &mut self.queue
-        };
+        let q = queue_of(&mut self.queue, &mut self.proxy, proxy);
         let e = q.get_mut(slot);
         e.in_flight -= 1;
         e.failed |= failed;
@@ -448,11 +432,7 @@ impl Mfc {
     /// queue entry freed; returns the entry (for the machine's records).
     /// Then, once the program is told, [`Mfc::retired`].
     pub(crate) fn retire(&mut self, slot: u8, proxy: bool) -> Entry {
-        let q = if proxy {
-            &mut self.proxy
-        } else {
-            &mut self.queue
-        };
+        let q = queue_of(&mut self.queue, &mut self.proxy, proxy);
         let e = q.remove(slot);
         match e.cmd.op.atomic() {
             Some(a) => {
@@ -482,11 +462,7 @@ impl Mfc {
     fn retire_barriers(&mut self, cx: &mut Dmac<'_>) {
         let at = cx.now + cx.timing.completion;
         for proxy in [false, true] {
-            let q = if proxy {
-                &mut self.proxy
-            } else {
-                &mut self.queue
-            };
+            let q = queue_of(&mut self.queue, &mut self.proxy, proxy);
             // A bitmask of slots, not a Vec: this runs at every retire.
             let mut ready = q
                 .completable_barriers()
@@ -499,6 +475,21 @@ impl Mfc {
                 cx.calendar.schedule(at, Event::Retire(cx.spe, slot, proxy));
             }
         }
+    }
+}
+
+/// The SPU queue, or with `proxy` the proxy queue: the two by field, so that
+/// the MFC's other fields stay free to change while the queue is borrowed.
+#[inline(always)]
+fn queue_of<'a>(
+    spu: &'a mut CommandQueue,
+    proxy_queue: &'a mut CommandQueue,
+    proxy: bool,
+) -> &'a mut CommandQueue {
+    if proxy {
+        proxy_queue
+    } else {
+        spu
     }
 }
 
