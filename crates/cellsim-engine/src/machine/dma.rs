@@ -111,9 +111,13 @@ impl Machine {
         // The BIU has room again: a DMAC that stopped for it goes on in this
         // same bus cycle (inline, no calendar round trip).
         if let Some(p) = self.topo.spe_at(Ramp::on_chip(chip, local)) {
-            let (mfc, mut cx) = self.dmac_of(p);
-            if mfc.biu_room(&mut cx) {
-                self.dmac(p);
+            // Looked at before the DMAC's context is made: most commands
+            // find their DMAC going.
+            if self.spes[p as usize].mfc.dmac_blocked {
+                let (mfc, mut cx) = self.dmac_of(p);
+                if mfc.biu_room(&mut cx) {
+                    self.dmac(p);
+                }
             }
         }
         if self.chips[chip]
