@@ -503,3 +503,163 @@ fn offset_space(s: Space, off: u32) -> Space {
         other => other,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The DMAC's handlers driven on their own, with no machine: the calendar,
+    //! the timing, a BIU and the placement are all they need.
+    use super::*;
+    use crate::config::MachineConfig;
+    use crate::mfc::command::Opcode;
+
+    struct Bench {
+        mfc: Mfc,
+        calendar: Calendar<Event>,
+        timing: Timing,
+        biu: Biu,
+        numa: Numa,
+        topo: Topology,
+        now: Cycle,
+    }
+
+    impl Bench {
+        fn new() -> Bench {
+            let cfg = MachineConfig::load("qs20-1chip", &[]).unwrap();
+            Bench {
+                mfc: Mfc::new(16, 8, None),
+                calendar: Calendar::new(),
+                timing: cfg.timing(),
+                biu: Biu::new(4, 16, None),
+                numa: Numa::new(1, cfg.memory_bytes(), cfg.numa.page_kb, cfg.numa_policy()),
+                topo: Topology::new(&cfg),
+                now: 0,
+            }
+        }
+
+        fn cx(&mut self) -> (&mut Mfc, Dmac<'_>) {
+            let cx = Dmac {
+                now: self.now,
+                spe: 0,
+                calendar: &mut self.calendar,
+                timing: &self.timing,
+            };
+            (&mut self.mfc, cx)
+        }
+
+        /// The SPU issues `op` of `size` bytes at memory address `ea`, tag 5.
+        fn issue(&mut self, op: Opcode, ea: u64, size: u32) {
+            self.mfc.queue.reserve();
+            self.mfc.tags.add(5);
+            let cmd = MfcCommand::single(op, 0x1000, ea, size, 5);
+            let target = self.topo.mic(0);
+            let (mfc, mut cx) = self.cx();
+            mfc.enqueue(&mut cx, cmd, target, Space::Memory(ea), 0, false);
+        }
+
+        /// The next event at or after now (the calendar moved to it).
+        fn next_event(&mut self) -> Event {
+            if let Some(e) = self.calendar.pop_due() {
+                return e;
+            }
+            self.now = self.calendar.next_due();
+            self.calendar.advance_to(self.now);
+            self.calendar.pop_due().expect("an event is due")
+        }
+
+        /// One DMAC wake-up.
+        fn unroll(&mut self) -> Unrolled {
+            let ramp = self.topo.spe(0);
+            let Bench {
+                mfc,
+                calendar,
+                timing,
+                biu,
+                numa,
+                topo,
+                now,
+            } = self;
+            let mut cx = Dmac {
+                now: *now,
+                spe: 0,
+                calendar,
+                timing,
+            };
+            let bus = Unroll {
+                ramp,
+                biu,
+                numa,
+                topo,
+            };
+            mfc.unroll(&mut cx, bus)
+        }
+
+        /// DMAC wake-ups until it hands a bus request over (queued at the BIU).
+        fn next_request(&mut self) -> BusOp {
+            loop {
+                assert_eq!(self.next_event(), Event::Dmac(0));
+                if let Unrolled::Request(op) = self.unroll() {
+                    let (mfc, mut cx) = self.cx();
+                    mfc.handed_over(&mut cx, false);
+                    return op;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_get_unrolls_into_lines_one_per_unroll_time_then_retires() {
+        let mut b = Bench::new();
+        b.issue(Opcode::Get, 0x10_0040, 512);
+        let mut got = Vec::new();
+        for _ in 0..5 {
+            let op = b.next_request();
+            got.push((b.now, op.size, op.remote, op.lsa));
+        }
+        // 0x40 to the line's end, three whole lines, 0x40 left; the first
+        // after `to_eib`, each next `unroll` later (on bus edges).
+        let t0 = bus_edge(b.timing.to_eib);
+        let unroll = bus_edge(b.timing.unroll);
+        let sizes: Vec<u32> = got.iter().map(|g| g.1).collect();
+        assert_eq!(sizes, [64, 128, 128, 128, 64]);
+        assert_eq!(got[0].0, t0);
+        assert!(got.windows(2).all(|w| w[1].0 - w[0].0 == unroll));
+        assert_eq!(got[1].2, Space::Memory(0x10_0080));
+        assert_eq!(got[4].3, 0x1000 + 448);
+        // Every request done: the last schedules the retirement.
+        for _ in 0..5 {
+            let (mfc, mut cx) = b.cx();
+            assert!(!mfc.request_done(&mut cx, 0, false, false));
+        }
+        assert_eq!(b.mfc.tags.status(1 << 5), 0, "not retired yet");
+        let at = b.now + b.timing.completion;
+        // (past the DMAC's own look after its last request, which finds nothing)
+        let retire = loop {
+            match b.next_event() {
+                Event::Dmac(0) => continue,
+                e => break e,
+            }
+        };
+        assert_eq!(retire, Event::Retire(0, 0, false));
+        assert_eq!(b.now, at);
+        let e = b.mfc.retire(0, false);
+        assert_eq!(e.cmd.op, Opcode::Get);
+        assert_eq!(b.mfc.tags.status(1 << 5), 1 << 5);
+    }
+
+    #[test]
+    fn a_full_biu_stops_the_dmac_until_the_command_bus_takes_a_request() {
+        let mut b = Bench::new();
+        b.biu = Biu::new(0, 16, None); // no room at all
+        b.issue(Opcode::Put, 0x10_0000, 128);
+        assert_eq!(b.next_event(), Event::Dmac(0));
+        assert!(matches!(b.unroll(), Unrolled::Idle));
+        assert!(b.mfc.dmac_blocked);
+        assert_eq!(b.calendar.pop_due(), None);
+        assert!(b.calendar.is_empty(), "no wake-up of its own");
+        // The command bus took a request: the DMAC goes on at once.
+        let now = b.now;
+        let (mfc, mut cx) = b.cx();
+        assert!(mfc.biu_room(&mut cx));
+        assert_eq!(mfc.dmac_wake, Some(now));
+    }
+}
