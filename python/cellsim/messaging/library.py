@@ -525,6 +525,15 @@ class Endpoint:
         mfc_put(sig, ea, 16, TAG_SIG)
         self._wait_if_each(TAG_SIG)
 
+    def end_pass(self, progressed: bool) -> None:
+        """The end of a pass of a task's loop: one without progress waits the
+        polling interval, one with progress the pass's own delay (twin of
+        ``Endpoint::end_pass``)."""
+        if not progressed:
+            compute(self.poll_cycles)
+        elif self.pass_delay:
+            compute(self.pass_delay)
+
     def all_acked(self) -> bool:
         """Whether every packet sent so far is acknowledged."""
         return all(a == s for a, s in zip(self.acked, self.sent, strict=True))
@@ -589,10 +598,7 @@ def forward_task(speid: int, argp: int, envp: int) -> int:
         sent = all(ep.sent[o] == outs[o][3] for o in range(ep.n_out))
         if received and sent and ep.all_acked():
             break
-        if not progressed:
-            compute(ep.poll_cycles)
-        elif ep.pass_delay:
-            compute(ep.pass_delay)
+        ep.end_pass(progressed)
     ep.close()
     return 0
 
@@ -647,9 +653,6 @@ def exchange_task(speid: int, argp: int, envp: int) -> int:
         received = all(ep.recvd[j] == ins[j][4] for j in range(ep.n_in))
         if it == iterations and received and ep.all_acked():
             break
-        if not progressed:
-            compute(ep.poll_cycles)
-        elif ep.pass_delay:
-            compute(ep.pass_delay)
+        ep.end_pass(progressed)
     ep.close()
     return 0
