@@ -17,7 +17,7 @@ install:
 
 test: check-cc browser install lint test-rust test-python
 
-# tests/test_report_browser.py looks at report.html in headless Chromium and skips without one.
+# tests/tools/test_report_browser.py looks at report.html in headless Chromium and skips without one.
 # CI (CI=true, root, Debian) installs it so that the check runs there; a developer's machine is
 # only told how (installing system packages is theirs to decide).
 browser:
@@ -26,7 +26,7 @@ browser:
 	    (apt-get update -qq && apt-get install -y -qq chromium) >/dev/null 2>&1; } || \
 	  echo "note: no Chromium: the report's browser test skips (Debian: apt-get install chromium)"
 
-# C programs (cellsim cc, tests/test_c_programs.py) need a host C compiler: say so once, loudly,
+# C programs (cellsim cc, tests/c/test_c_programs.py) need a host C compiler: say so once, loudly,
 # rather than let their tests fail one by one (Debian: apt-get install gcc)
 check-cc:
 	@command -v "$${CC:-cc}" >/dev/null || command -v gcc >/dev/null || \

@@ -129,7 +129,7 @@ def mpirun(
     and why the run stopped ("" if it ended normally)."""
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(skip, f)
-    cmd = [sys.executable, "-m", "cellsim.cli", "mpirun", "-n", str(n), "--protocol", protocol, "-q",
+    cmd = [sys.executable, "-m", "cellsim.tools.cli", "mpirun", "-n", str(n), "--protocol", protocol, "-q",
            DRIVER_NAME, f"test_{module}", f.name]  # fmt: skip
     stopped = ""
     try:

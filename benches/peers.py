@@ -38,7 +38,17 @@ def peer(name: str, load: float) -> float | None:
 def cellsim(load: float, builds: set[str]) -> float:
     """Bus cycles per second at `load`; adds the engine build that ran to `builds`."""
     rate = load / 8
-    cmd = [sys.executable, "-m", "cellsim.cli", "bench", "speed", "--traffic", "uniform", "--rate", str(rate)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "cellsim.tools.cli",
+        "bench",
+        "speed",
+        "--traffic",
+        "uniform",
+        "--rate",
+        str(rate),
+    ]
     out = subprocess.run([*cmd, "--json", "-"], capture_output=True, text=True, check=True).stdout
     record = json.loads(out)
     builds.add(record["engine_build"])

@@ -45,9 +45,9 @@ echo "pgo: 2/3 training"
 # handlers go other ways at saturation, and training on every experiment (the
 # reference path's saturated streams weigh most) took the ring's gain away.
 $PY benches/ring_run.py 1000 2                               # the ring, event by event
-$PY -m cellsim.cli bench speed --pairs 100 >/dev/null        # saturation: looks and jumps
-$PY -m cellsim.cli bench speed --traffic uniform --rate 0.01 >/dev/null
-$PY -m cellsim.cli bench speed --traffic uniform --rate 0.03 >/dev/null
+$PY -m cellsim.tools.cli bench speed --pairs 100 >/dev/null        # saturation: looks and jumps
+$PY -m cellsim.tools.cli bench speed --traffic uniform --rate 0.01 >/dev/null
+$PY -m cellsim.tools.cli bench speed --traffic uniform --rate 0.03 >/dev/null
 
 echo "pgo: 3/3 optimised build"
 "$profdata" merge -o "$out/engine.profdata" "$out/raw"

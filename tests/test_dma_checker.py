@@ -17,7 +17,6 @@ import pytest
 from click.testing import CliRunner
 
 from cellsim import Machine
-from cellsim.cli import cli
 from cellsim.dmacheck import DmaHazardError, check_dma_default
 from cellsim.spu import (
     ls_alloc,
@@ -28,6 +27,7 @@ from cellsim.spu import (
     mfc_read_tag_status_all,
     mfc_write_tag_mask,
 )
+from cellsim.tools.cli import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 

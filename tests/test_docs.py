@@ -65,13 +65,16 @@ def test_run_settings_take_the_experiments_defaults() -> None:
     """``run(**settings)``: a setting not given is the experiment's default
     (its machine from data/experiments.toml); an unknown keyword is refused."""
     from cellsim import experiments
-    from cellsim.spec import MachineSpec
+    from cellsim.spec import MachineSpec, RunOptions
 
     ppe_mem = experiments.get("ppe-mem")
     assert ppe_mem.settings({}) == experiments.Setup(MachineSpec("blade21"), 0, True, None)
-    assert ppe_mem.settings({"machine": "qs20", "seed": 3}).machine == MachineSpec("qs20")
-    with_set = ppe_mem.settings({"overrides": ["mic.dram=banks"]}).machine
+    assert ppe_mem.settings({"machine": "qs20", "seed": 3}).spec == MachineSpec("qs20")
+    with_set = ppe_mem.settings({"overrides": ["mic.dram=banks"]}).spec
     assert with_set == MachineSpec("blade21", ("mic.dram=banks",))
+    # the run's options travel with the spec, to every machine built from it
+    run = ppe_mem.settings({"time_limit_ns": 5e6, "exact_reference": True}).spec.run
+    assert run == RunOptions(time_limit_ns=5e6, exact_reference=True)
     with pytest.raises(TypeError, match="unexpected keyword argument 'sead'"):
         ppe_mem.settings({"sead": 3})  # type: ignore[typeddict-unknown-key]
     with pytest.raises(TypeError, match="unexpected keyword argument 'bank'"):

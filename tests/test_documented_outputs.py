@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from cellsim.cli import cli
+from cellsim.tools.cli import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from cellsim import Machine, spu, sync
-from cellsim.cli import cli
 from cellsim.exceptions import UsageError
+from cellsim.tools.cli import cli
 
 
 def test_machine_methods() -> None:

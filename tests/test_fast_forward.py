@@ -11,9 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 import cellsim
-from cellsim.cli import cli
 from cellsim.experiments import all_experiments, get
-from cellsim.reference import exact_reference_default
+from cellsim.tools.cli import cli
 
 
 def test_the_reference_path_and_the_fast_forward_agree(pairwise) -> None:
@@ -81,9 +80,9 @@ def _records_and_jumps(name: str, exact: bool) -> tuple[list[dict[str, Any]], in
         jumps[0] += int(self.fast_forward_stats["jumps"])
         return result
 
-    with exact_reference_default(exact), pytest.MonkeyPatch.context() as mp:
+    with pytest.MonkeyPatch.context() as mp:
         mp.setattr(cellsim.Machine, "run", counted)
-        records = get(name).run(**SMALL[name])
+        records = get(name).run(**SMALL[name], exact_reference=exact)
     return records, jumps[0]
 
 

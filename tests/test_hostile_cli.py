@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from cellsim.cli import cli
 from cellsim.exceptions import UsageError
 from cellsim.sweep import run_sweep
+from cellsim.tools.cli import cli
 
 
 def invoke(*args: str, stdin: str | None = None) -> Result:
@@ -220,7 +220,7 @@ def test_a_thread_that_raises_makes_the_status_non_zero(tmp_path: Path) -> None:
     )
     # a subprocess: pytest turns an exception in a thread into a warning (an error here)
     r = subprocess.run(
-        [sys.executable, "-m", "cellsim.cli", "mpirun", "-n", "2", str(p)],
+        [sys.executable, "-m", "cellsim.tools.cli", "mpirun", "-n", "2", str(p)],
         capture_output=True,
         text=True,
         timeout=120,

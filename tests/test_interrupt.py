@@ -32,7 +32,7 @@ def _interrupt(args: list[str], cwd: Path, ready: float) -> subprocess.Completed
     the whole group (as a terminal does) after ``ready`` seconds, and returns
     what it did."""
     p = subprocess.Popen(
-        [sys.executable, "-m", "cellsim.cli", *args],
+        [sys.executable, "-m", "cellsim.tools.cli", *args],
         cwd=cwd,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from cellsim.cli import cli
+from cellsim.tools.cli import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "pgo.sh"
@@ -31,7 +31,7 @@ def test_what_it_trains_on_exists() -> None:
     commands = _training_commands()
     assert len(commands) >= 4, commands
     for args in commands:
-        if args[:2] == ["-m", "cellsim.cli"]:
+        if args[:2] == ["-m", "cellsim.tools.cli"]:
             r = CliRunner().invoke(cli, [*args[2:], "--help"])
             assert r.exit_code == 0, f"{args}: {r.output}"
         elif args[0] != "-c":

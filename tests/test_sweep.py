@@ -184,7 +184,7 @@ def test_cli_runs_a_sweep_on_a_scheduler_by_address(dask_scheduler, tmp_path) ->
 
     from click.testing import CliRunner
 
-    from cellsim.cli import cli
+    from cellsim.tools.cli import cli
 
     args = [
         "run",

@@ -10,10 +10,10 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from cellsim import Machine
-from cellsim.cli import cli
 from cellsim.kernels import load_dma_bench
 from cellsim.ppe import spe_context_create, spe_context_run, spe_in_mbox_write, spe_program_load
 from cellsim.spu import spu_read_in_mbox
+from cellsim.tools.cli import cli
 
 
 def traced_run(tmp_path: Path) -> dict:

@@ -11,10 +11,10 @@ from click.testing import CliRunner
 
 from cellsim import experiments
 from cellsim import published as pub
-from cellsim.cli import cli
 from cellsim.exceptions import UsageError
 from cellsim.experiments._catalog import ValidateProfile
-from cellsim.validate import DEFAULT, Setting, grid_settings, ranking, select, validate
+from cellsim.tools.cli import cli
+from cellsim.validate import DEFAULT, Setting, grid_settings, ranking, select, validate, withheld
 
 STATEMENT = "000-f6a-get-outperforms-put"
 IDEAL = "eib.recv_switch_bus_cycles=0 eib.put_flow=none"
@@ -98,6 +98,19 @@ def test_the_command_prints_the_failing_value_and_writes_json_and_a_plot(small_h
     assert [x["setting"] for x in doc["ranking"]] == ["default", IDEAL]
     assert {x["holds"] for x in doc["rows"]} == {True, False}
     assert (tmp_path / "rank.png").stat().st_size > 0
+
+
+def test_a_paper_whose_values_are_all_withheld_is_covered_and_says_so() -> None:
+    """Kumar et al.'s four values are withheld: validate selects the paper, scores nothing and
+    counts what it kept back, on the terminal and in the JSON."""
+    assert withheld(["003"]) == {"003": 4}
+    assert withheld([STATEMENT]) == {}
+    r = CliRunner().invoke(cli, ["validate", "--only", "Kumar"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    assert "0 of 0 visible values hold" in r.output
+    assert "withheld, kept to judge the model and never scored: Kumar et al. (003) 4" in r.output
+    r = CliRunner().invoke(cli, ["validate", "--only", "003", "--json", "-"], catch_exceptions=False)
+    assert json.loads(r.stdout)["withheld"] == {"003": 4}
 
 
 def test_a_bad_setting_is_one_error_before_anything_runs() -> None:

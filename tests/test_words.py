@@ -8,9 +8,9 @@ import re
 import pytest
 from click.testing import CliRunner
 
-from cellsim.cli import cli
 from cellsim.experiments import all_experiments
 from cellsim.published import PAPERS, cite, plain
+from cellsim.tools.cli import cli
 
 PROJECT_WORDS = re.compile(r"[Ss]eed 00\d|[Hh]eld[- ]out")
 

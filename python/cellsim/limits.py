@@ -12,9 +12,12 @@ blocked, so deadlock detection cannot see it. Two limits stop it, each with a
 
 The engine checks Ctrl-C and the host-time limit every few thousand events,
 so both stop native runs too. The command-line options cover every
-simulation of the command (:func:`command_limits`): the simulated-time
-limit becomes every new machine's default, and the host-time limit is a
-process-wide alarm, so a sweep stopped by it keeps its finished points.
+simulation of the command: the simulated-time limit is one of the run's
+options (:class:`cellsim.spec.RunOptions`, built by :func:`run_options`), so
+every machine built from the run's spec is bounded by it, in this process or
+a sweep's worker; the host-time limit is a process-wide alarm by design
+(:func:`command_limits`: the command as a whole is what the user waits for),
+so a sweep stopped by it keeps its finished points.
 """
 
 from __future__ import annotations
@@ -30,32 +33,26 @@ import click
 
 from ._checks import SEED_MAX, U32, positive
 from .exceptions import RunawayError, UsageError
+from .spec import RunOptions
 
 __all__ = [
     "COUNT",
     "SEED",
     "command_limits",
-    "default_time_limit_ns",
     "limit_options",
     "limit_params",
     "run_deadline",
+    "run_options",
     "wall_limit",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-_default_time_limit_ns: list[float | None] = [None]
 
 SEED = click.IntRange(0, SEED_MAX)
 """The type of every ``--seed`` option: a 64-bit unsigned integer."""
 COUNT = click.IntRange(1, U32 - 1)
 """The type of the integer options of experiments (counts, sizes, cycles):
 the engine's registers hold 32 bits."""
-
-
-def default_time_limit_ns() -> float | None:
-    """The command's simulated-time limit: every new machine's limit is at most this."""
-    return _default_time_limit_ns[0]
 
 
 _OPTIONS: list[tuple[list[str], dict[str, Any]]] = [
@@ -98,18 +95,23 @@ def wall_limit(value: Any, what: str) -> float:
     return v
 
 
+def run_options(
+    time_limit: float | None = None, *, exact_reference: bool = False, trace: Any = None
+) -> RunOptions:
+    """A command's :class:`~cellsim.spec.RunOptions`: ``--time-limit`` (simulated
+    seconds, checked), ``--exact-reference`` and ``--trace``'s capture."""
+    limit_ns = None if time_limit is None else positive(time_limit, "--time-limit") * 1e9
+    return RunOptions(time_limit_ns=limit_ns, exact_reference=bool(exact_reference), trace=trace)
+
+
 @contextlib.contextmanager
-def command_limits(time_limit: float | None, wall_limit: float | None) -> Iterator[None]:
-    """Applies a command's limits to every simulation it runs in this process
-    (and in the worker processes it forks)."""
-    saved = _default_time_limit_ns[0]
-    if time_limit is not None:
-        _default_time_limit_ns[0] = positive(time_limit, "--time-limit") * 1e9
-    try:
-        with _alarm(None if wall_limit is None else _wall(wall_limit, "--wall-limit")):
-            yield
-    finally:
-        _default_time_limit_ns[0] = saved
+def command_limits(wall_limit: float | None) -> Iterator[None]:
+    """A command's host-time limit (``--wall-limit``): a process-wide alarm over
+    everything the command runs, by design (the command as a whole is what the
+    user waits for; a sweep stopped by it keeps its finished points). The
+    simulated-time limit travels with the run instead (:func:`run_options`)."""
+    with _alarm(None if wall_limit is None else _wall(wall_limit, "--wall-limit")):
+        yield
 
 
 @contextlib.contextmanager

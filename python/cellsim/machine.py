@@ -39,9 +39,8 @@ from . import _engine
 from . import dmacheck as _dmacheck
 from ._checks import integer, positive
 from .exceptions import UsageError
-from .limits import default_time_limit_ns, run_deadline, wall_limit
-from .reference import default_exact_reference
-from .spec import MachineSpec
+from .limits import run_deadline, wall_limit
+from .spec import MachineFacts, MachineSpec
 
 if TYPE_CHECKING:
     from .trace import TraceStats
@@ -219,20 +218,21 @@ class Machine:
     Args:
         machine: a shipped machine (``qs20``, ``ps3``, ``qs22``; see
             :func:`cellsim.machines`), the path of a machine TOML file, or a
-            :class:`~cellsim.spec.MachineSpec` (whose overrides come first).
+            :class:`~cellsim.spec.MachineSpec` (whose overrides come first, and
+            whose run options, :class:`~cellsim.spec.RunOptions`, apply).
         seed: drives every random choice (SPE placement, random traffic).
         overrides: machine parameters to change, ``{"eib.arbiter_window": 2}``
             or ``["eib.arbiter_window=2"]``.
         placement: physical SPE for each logical SPE, overriding the
             machine's placement policy.
         time_limit_ns: stop runs longer than this with ``RunawayError``
-            (default 10 simulated seconds).
+            (default 10 simulated seconds; at most the spec's run options' limit).
         trace: record a Chrome/Perfetto trace (see :meth:`write_trace`).
         trace_limit: records the trace keeps (the rest are counted as dropped).
         exact_reference: simulate every bus transfer event by event, without
             the engine's fast-forward of steady states (the reference it is
             tested against; results are identical, only slower). ``None``:
-            the command's ``--exact-reference`` setting (off by default).
+            the spec's run options' (``--exact-reference``; off by default).
         check_dma: stop a Python or C program at a DMA race (a local-store
             range used while a DMA moves it, overlapping DMAs without a fence
             or barrier) with :class:`cellsim.dmacheck.DmaHazardError`;
@@ -263,7 +263,7 @@ class Machine:
         self.seed = seed
         if placement is not None:
             self._engine.set_placement([integer(p, "placement: physical SPE", 0, 1 << 32) for p in placement])
-        cap = default_time_limit_ns()  # a command's --time-limit bounds every machine
+        cap = spec.run.time_limit_ns  # a run's --time-limit bounds every machine
         if time_limit_ns is not None:
             self._set_time_limit(
                 time_limit_ns if cap is None else min(positive(time_limit_ns, "time_limit_ns"), cap)
@@ -293,13 +293,13 @@ class Machine:
         from . import trace as _trace
 
         self._trace_writer: _trace.TraceWriter | None = None
-        captured = _trace._register(self)
+        captured = _trace._register(self, spec.run.trace)
         if captured is not None:
             trace_limit, self._trace_writer = captured
         if trace or captured is not None:
             self._engine.enable_trace(integer(trace_limit, "trace_limit", 1, 1 << 62))
         if exact_reference is None:
-            exact_reference = default_exact_reference()
+            exact_reference = spec.run.exact_reference
         self._engine.set_exact_reference(bool(exact_reference))
         self._ran = False
 
@@ -311,6 +311,11 @@ class Machine:
         and the simulated cycles and bus transfers they covered."""
         jumps, cycles, transfers = self._engine.fast_forward_stats()
         return {"jumps": jumps, "cycles": cycles, "transfers": transfers}
+
+    @property
+    def facts(self) -> MachineFacts:
+        """The machine's facts, typed (its spec's: :class:`~cellsim.spec.MachineFacts`)."""
+        return self.spec.facts
 
     @property
     def spe_count(self) -> int:

@@ -251,7 +251,7 @@ def spe_context_run(
     for name, ptr in (("argp", argp), ("envp", envp)):
         if not m.is_mapped(ptr):
             raise UsageError(
-                f"{name} 0x{int(ptr):x} is outside main memory ({m.info['memory_bytes']} bytes) and every "
+                f"{name} 0x{int(ptr):x} is outside main memory ({m.facts.memory_bytes} bytes) and every "
                 "local-store mapping: pass an address from Machine.alloc (or a small integer)"
             )
     tid = m.start_spe(ctx.spe, ctx.program, argp=argp, envp=envp, delay=m.info["context_run_cycles"])

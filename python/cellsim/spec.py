@@ -10,6 +10,13 @@ It is immutable, hashable and picklable, so a sweep can send it to workers
 and key results on :attr:`MachineSpec.fingerprint` (the resolved contents, not
 the name).
 
+A spec also carries how its machines are built for a run, its
+:class:`RunOptions` (the simulated-time limit, the reference path, the trace:
+``--time-limit``, ``--exact-reference``, ``--trace``): every machine built from
+it applies them, wherever the spec is passed down (an experiment's helpers,
+``mpirun``, a sweep's worker). They change no result, so they are no part of
+the spec's equality or fingerprint.
+
 >>> from cellsim.spec import MachineSpec
 >>> spec = MachineSpec.of("qs20-1chip", ["eib.recv_switch_bus_cycles=0"])
 >>> spec.name, spec.facts.spes, spec.variant("recv_switch").value
@@ -24,8 +31,8 @@ import hashlib
 import re
 import tomllib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from functools import cached_property
+from dataclasses import dataclass, field, replace
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any
 
 from . import _engine
@@ -33,12 +40,14 @@ from .exceptions import UsageError
 
 if TYPE_CHECKING:
     from .machine import Machine
+    from .trace import Capture
 
 __all__ = [
     "ChoiceInfo",
     "MachineFacts",
     "MachineLike",
     "MachineSpec",
+    "RunOptions",
     "VariantInfo",
     "override_strings",
     "variants_markdown",
@@ -76,6 +85,13 @@ def _pass_delay_ns(messaging: Mapping[str, Any]) -> float:
     return float(messaging.get("pass_delay_ns", 0.0))
 
 
+@lru_cache(maxsize=64)
+def _parsed(toml: str) -> dict[str, Any]:
+    """A resolved machine file's table, parsed once per contents: parsing takes several times
+    as long as building the machine, and a sweep resolves the same machine at every point."""
+    return tomllib.loads(toml)
+
+
 @dataclass(frozen=True)
 class MachineFacts:
     """What the layers above the engine read of a machine, from its resolved file."""
@@ -90,6 +106,11 @@ class MachineFacts:
     physical_spes: tuple[int, ...]
     """Their physical numbers, sorted."""
     memory_bytes: int
+    ls_bytes: int
+    """Each SPE's local store."""
+    ls_reserved_bytes: int
+    """The bottom of each local store, kept for the runtime (a program's buffers start above it)."""
+    ppe_l2_bytes: int
     page_bytes: int
     numa_policy: str
     tlb_entries: int
@@ -143,18 +164,43 @@ class VariantInfo:
 
 
 @dataclass(frozen=True)
+class RunOptions:
+    """How every machine of a run is built, besides its spec and seed.
+
+    A machine's own arguments come first: ``Machine(time_limit_ns=...)`` is
+    bounded by :attr:`time_limit_ns`, ``Machine(exact_reference=...)`` given
+    wins. The host-time limit (``--wall-limit``) is not here: it is a
+    process-wide alarm (:func:`cellsim.limits.command_limits`).
+    """
+
+    time_limit_ns: float | None = None
+    """Every machine's simulated-time limit is at most this (``--time-limit``; ``None``: its own)."""
+    exact_reference: bool = False
+    """Simulate every bus transfer event by event, without the fast-forward (``--exact-reference``)."""
+    trace: Capture | None = None
+    """Trace the first machine built (``--trace``); copies in other processes never trace."""
+
+    def point(self) -> dict[str, Any]:
+        """The options as a sweep point's JSON fields (the trace stays in this process)."""
+        return {"time_limit_ns": self.time_limit_ns, "exact_reference": self.exact_reference}
+
+
+@dataclass(frozen=True)
 class MachineSpec:
-    """A machine: a shipped name or a machine file's path, and overrides (``section.key=value``)."""
+    """A machine: a shipped name or a machine file's path, and overrides (``section.key=value``),
+    with the :class:`RunOptions` its machines are built with."""
 
     source: str
     overrides: tuple[str, ...] = ()
+    run: RunOptions = field(default=RunOptions(), compare=False, repr=False)
+    """How its machines are built for a run (limits, reference path, trace): not the machine itself."""
 
     @classmethod
     def of(cls, machine: str | MachineSpec, overrides: Mapping[str, Any] | Iterable[str] = ()) -> MachineSpec:
         """The spec of a name, a path or a spec, with more overrides (applied after its own)."""
         more = override_strings(overrides)
         if isinstance(machine, MachineSpec):
-            return machine if not more else cls(machine.source, machine.overrides + more)
+            return machine if not more else replace(machine, overrides=machine.overrides + more)
         if not isinstance(machine, str):
             raise UsageError(f"machine {machine!r}: give a machine name, a TOML file's path or a MachineSpec")
         return cls(machine, more)
@@ -163,6 +209,10 @@ class MachineSpec:
         """This spec with more overrides."""
         return MachineSpec.of(self, overrides)
 
+    def running(self, run: RunOptions) -> MachineSpec:
+        """This machine, its machines built with ``run``."""
+        return replace(self, run=run)
+
     @cached_property
     def toml(self) -> str:
         """The resolved machine file (bases merged, overrides applied); ``ConfigError`` if invalid."""
@@ -170,7 +220,7 @@ class MachineSpec:
 
     @cached_property
     def _table(self) -> dict[str, Any]:
-        return tomllib.loads(self.toml)
+        return _parsed(self.toml)
 
     @cached_property
     def facts(self) -> MachineFacts:
@@ -187,6 +237,9 @@ class MachineSpec:
             spes=len(spes),
             physical_spes=spes,
             memory_bytes=int(t["memory_mb"]) << 20,
+            ls_bytes=int(t["spu"]["ls_kb"]) << 10,
+            ls_reserved_bytes=int(t["spu"]["ls_reserved_bytes"]),
+            ppe_l2_bytes=int(t["ppe"]["l2_kb"]) << 10,
             page_bytes=int(t["numa"]["page_kb"]) << 10,
             numa_policy=str(t["numa"]["policy"]),
             tlb_entries=int(t["tlb"]["entries"]),
@@ -254,7 +307,8 @@ class MachineSpec:
         return hashlib.sha256(self.toml.encode()).hexdigest()[:16]
 
     def machine(self, seed: int = 0, **kwargs: Any) -> Machine:
-        """A :class:`~cellsim.Machine` of this spec (``kwargs`` as ``Machine`` takes them)."""
+        """A :class:`~cellsim.Machine` of this spec, built with its :attr:`run` options
+        (``kwargs`` as ``Machine`` takes them)."""
         from .machine import Machine
 
         return Machine(self, seed=seed, **kwargs)
@@ -263,12 +317,13 @@ class MachineSpec:
         return self.source + (f" with {' '.join(self.overrides)}" if self.overrides else "")
 
     def __getstate__(self) -> dict[str, Any]:
-        # only the two fields travel (to a worker, a cache): the rest is derived again there
-        return {"source": self.source, "overrides": self.overrides}
+        # only the fields travel (to a worker, a cache): the rest is derived again there
+        return {"source": self.source, "overrides": self.overrides, "run": self.run}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         object.__setattr__(self, "source", state["source"])
         object.__setattr__(self, "overrides", tuple(state["overrides"]))
+        object.__setattr__(self, "run", state.get("run", RunOptions()))
 
 
 def variants_markdown(machines: Iterable[str] | None = None) -> str:

@@ -54,6 +54,7 @@ comes from :func:`ls_alloc`, which returns an :class:`~cellsim.machine.LsBuffer`
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -84,6 +85,7 @@ __all__ = [
     "MFC_TAG_UPDATE_ALL",
     "MFC_TAG_UPDATE_ANY",
     "MFC_TAG_UPDATE_IMMEDIATE",
+    "LibraryChannels",
     "ListElement",
     "compute",
     "ls_access_loop",
@@ -578,6 +580,74 @@ def _tags_done(p: Program, status: int) -> int:
     if _dmacheck.ACTIVE and p.machine._dma_checker is not None:
         p.machine._dma_checker.completed(p, int(status))
     return status
+
+
+class LibraryChannels:
+    """The fast path of a library built on this API (``cellsim.mpi``) to its SPU's MFC and
+    channels: bound once to the program (the one calling, or ``program``), it makes the calls
+    this module's functions make, with their checks, without finding the calling program at
+    each call (a library makes millions).
+
+    Kept from the functions: an MFC argument out of its register's range is the MFC's error
+    (checked with two shifts; the full check runs only to word the error), ``--check-dma``
+    checks every command against the program's DMAs in flight (a library's own are not kept:
+    its protocol orders them, see :meth:`cellsim.dmacheck.DmaChecker.issue`) and sees every
+    tag-status read, and the library's tag mask is the library's (:func:`library_wait_tags`:
+    the program's own is written back before it next depends on it). Left to the caller:
+    arguments are ints (the library's own values, not a program's); a transfer's size and
+    alignment are the MFC's rules, which the engine checks.
+    """
+
+    __slots__ = ("_call", "_checker", "_engine", "program")
+
+    def __init__(self, program: Program | None = None) -> None:
+        p = program if program is not None else _program("LibraryChannels")
+        if p.spe is None:
+            raise NotInProgramError("LibraryChannels needs an SPE program (this one runs on the PPE)")
+        self.program = p
+        self._call = p.call
+        self._engine = p.engine
+        # A machine's checker is chosen when it is built (and it is in dmacheck.ACTIVE for
+        # its life): read once, not through the WeakSet at each call.
+        self._checker = p.machine._dma_checker
+
+    def mfc(self, opcode: int, ls: int, ea: int, size: int, tag: int) -> None:
+        """Issues one MFC command (``MFC_*_CMD``; not a list), as ``mfc_get`` and the others do."""
+        if (ls | size | tag) >> 32 or ea >> 64:  # negative values too (-1 >> n is -1)
+            p = self.program
+            mfc_args(_CMD_NAMES.get(opcode, "mfc"), p.spe, p.engine_now, ls=ls, ea=ea, size=size, tag=tag)
+        if self._checker is not None:
+            name = _CMD_NAMES.get(opcode, "mfc")
+            self._checker.issue(self.program, name, opcode, ls, ea, size, tag, library=True)
+        self._call(self._engine.mfc, opcode, ls, ea, size, tag)
+
+    def wait_tags(self, mask: int, mode: int = MFC_TAG_UPDATE_ALL) -> int:
+        """:func:`library_wait_tags`: the library's tag groups ``mask`` read with ``mode``."""
+        p = self.program
+        p.library_mask = True
+        self._call(self._engine.write_tag_mask, mask & 0xFFFFFFFF)
+        status = self._call(self._engine.read_tag_status, mode)
+        if self._checker is not None:
+            self._checker.completed(p, int(status))
+        return status
+
+    def spu_stat_signal1(self) -> int:
+        """:func:`spu_stat_signal1`."""
+        return self._call(self._engine.channel_count, SPU_RD_SIG_NOTIFY_1)
+
+    def spu_read_signal1(self) -> int:
+        """:func:`spu_read_signal1`: waits for a signal and clears the register."""
+        return self._call(self._engine.read_channel, SPU_RD_SIG_NOTIFY_1)
+
+    def compute(self, cycles: int) -> None:
+        """:func:`compute` of the library's own SPU code (``cycles`` >= 0)."""
+        if cycles >> 64:  # out of range, negative too: the full check words the error
+            integer(cycles, "compute: cycles")
+        self._call(self._engine.compute, cycles)
+
+
+# The SDK call of each MFC opcode (for messages).
+_CMD_NAMES = {v: f"mfc_{k[4:-4].lower()}" for k, v in list(globals().items()) if re.match("MFC_.+_CMD$", k)}
 
 
 def _tag_user(call: str) -> Program:

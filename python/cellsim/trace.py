@@ -19,8 +19,9 @@ engine keeps at most ``limit`` records and counts the rest as dropped.
 
 From Python: ``Machine(..., trace=True, trace_limit=N)`` then
 ``m.write_trace(path)``. From the command line: ``cellsim run EXPERIMENT
---trace PATH`` traces the first machine the experiment builds, ``cellsim trace
---limit N -o PATH SCRIPT`` the first one a script builds.
+--trace PATH`` traces the first machine the experiment builds (its run's
+options carry a :class:`Capture`), ``cellsim trace --limit N -o PATH SCRIPT``
+the first one a script builds.
 """
 
 from __future__ import annotations
@@ -39,7 +40,15 @@ from typing import IO, TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .machine import Machine
 
-__all__ = ["DEFAULT_LIMIT", "TraceStats", "TraceWriter", "capture", "chrome_trace", "write_chrome_trace"]
+__all__ = [
+    "DEFAULT_LIMIT",
+    "Capture",
+    "TraceStats",
+    "TraceWriter",
+    "capture",
+    "chrome_trace",
+    "write_chrome_trace",
+]
 
 DEFAULT_LIMIT = 1_000_000
 """Records a trace keeps by default (about 250 MB of JSON); the rest are counted as dropped."""
@@ -338,51 +347,81 @@ def chrome_trace(m: Machine) -> dict[str, Any]:
     return doc
 
 
-_capture: dict[str, Any] | None = None
+class Capture:
+    """``--trace PATH``: trace the first :class:`Machine` built with it, keeping
+    at most ``limit`` records, and stream the records to ``path`` while it runs.
+
+    A run's options carry one (:class:`cellsim.spec.RunOptions`); every copy of
+    them shares it, so only the first machine of the whole run is traced.
+    :meth:`close` ends the file and returns its :class:`TraceStats` (``None`` if
+    no machine was traced). A copy sent to another process (a sweep's worker,
+    pickled or forked) never traces: the file is the capturing process's.
+    """
+
+    def __init__(self, path: str | Path, limit: int = DEFAULT_LIMIT) -> None:
+        self.path = Path(path)
+        self.limit = limit
+        self.writer: TraceWriter | None = None
+        self.stats: TraceStats | None = None
+        self._taken = False
+        self._pid = os.getpid()
+
+    def take(self, m: Machine) -> tuple[int, TraceWriter] | None:
+        """Called by each new Machine built with the capture: the record limit
+        and the writer to stream to if it is the one to trace."""
+        if self._taken or self._pid != os.getpid():
+            return None
+        self._taken = True
+        self.writer = TraceWriter(m, self.path)
+        return self.limit, self.writer
+
+    def close(self) -> TraceStats | None:
+        """Ends the trace file, if a machine was traced."""
+        if self.writer is not None and self.stats is None:
+            self.stats = self.writer.close()
+        return self.stats
+
+    def __getstate__(self) -> dict[str, Any]:
+        # another process's copy: taken already, so that it never opens the file
+        return {
+            "path": self.path,
+            "limit": self.limit,
+            "writer": None,
+            "stats": None,
+            "_taken": True,
+            "_pid": -1,
+        }
+
+    def __repr__(self) -> str:
+        return f"Capture({str(self.path)!r}, limit={self.limit})"
+
+
+_script_capture: Capture | None = None
 
 
 @contextmanager
-def capture(path: str | Path, limit: int = DEFAULT_LIMIT) -> Iterator[dict[str, Any]]:
-    """Traces the first :class:`Machine` built inside the block, keeping at
-    most ``limit`` records, and streams it to ``path`` while it runs; the
-    yielded dict has ``stats`` (a :class:`TraceStats`) once the block ends."""
-    global _capture
-    state: dict[str, Any] = {
-        "path": Path(path),
-        "limit": limit,
-        "machine": None,
-        "writer": None,
-        "stats": None,
-        "pid": os.getpid(),
-    }
-    _capture = state
+def capture(path: str | Path, limit: int = DEFAULT_LIMIT) -> Iterator[Capture]:
+    """Traces the first :class:`Machine` built inside the block, however it is
+    built (``cellsim trace SCRIPT``: a user's script builds its own machines, so
+    this is the one setting read from the process rather than given); the
+    capture's ``stats`` are set once the block ends. Code that builds machines
+    from a run's options gives them a :class:`Capture` instead."""
+    global _script_capture
+    state = Capture(path, limit)
+    _script_capture = state
     try:
         yield state
     finally:
-        _capture = None
-        if state["writer"] is not None:
-            state["stats"] = state["writer"].close()
+        _script_capture = None
+        state.close()
 
 
-@contextmanager
-def not_captured() -> Iterator[None]:
-    """Machines built inside the block are never the captured one (a trial
-    run that checks settings before a sweep is not the run to trace)."""
-    global _capture
-    saved, _capture = _capture, None
-    try:
-        yield
-    finally:
-        _capture = saved
-
-
-def _register(m: Machine) -> tuple[int, TraceWriter] | None:
-    """Called by each new Machine: the record limit and the writer to stream
-    to if it is the one to trace (capture is on and no machine was taken yet).
-    A sweep's worker process inherits the capture but never traces: the file
-    is the capturing process's."""
-    if _capture is None or _capture["machine"] is not None or _capture["pid"] != os.getpid():
-        return None
-    _capture["machine"] = m
-    _capture["writer"] = TraceWriter(m, _capture["path"])
-    return int(_capture["limit"]), _capture["writer"]
+def _register(m: Machine, given: Capture | None) -> tuple[int, TraceWriter] | None:
+    """Called by each new Machine: the record limit and the writer to stream to,
+    if the machine is the one its run's capture (or ``cellsim trace``'s) traces."""
+    for c in (given, _script_capture):
+        if c is not None:
+            taken = c.take(m)
+            if taken is not None:
+                return taken
+    return None

@@ -26,6 +26,7 @@ import itertools
 import math
 import time
 import tomllib
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +50,7 @@ __all__ = [
     "run_point",
     "select",
     "validate",
+    "withheld",
 ]
 
 
@@ -155,6 +157,14 @@ def select(only: Sequence[str] = ()) -> tuple[list[Experiment], Callable[[pub.Pu
 
     chosen = [x for x in runnable if any(keep(e) for e in _visible(x))]
     return chosen, keep
+
+
+def withheld(only: Sequence[str] = ()) -> dict[str, int]:
+    """How many published values of each paper ``only`` selects are withheld:
+    kept to judge the model, so counted here and never run against."""
+    _, keep = select(only)
+    counts = Counter(e.paper for e in pub.entries(held_out=True) if keep(e))
+    return dict(sorted(counts.items()))
 
 
 # -- the sweep's points ----------------------------------------------------------------------

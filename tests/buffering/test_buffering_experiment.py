@@ -14,7 +14,7 @@ import pytest
 from cellsim import UsageError
 from cellsim.experiments import buffering, get
 from cellsim.published import entries
-from cellsim.report import reproduce
+from cellsim.tools.report import reproduce
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 REQUIRED = {"figure", "kernel", "scheme", "block", "space_bytes", "c_scale", "simulated_mbs", "predicted_mbs"}

@@ -7,7 +7,7 @@ import json
 import pytest
 from click.testing import CliRunner, Result
 
-from cellsim.cli import cli
+from cellsim.tools.cli import cli
 
 T1 = ["--c-inner", "0.51", "--c-outer", "300", "--bytes-per-iter", "24", "--budget", "65536"]
 

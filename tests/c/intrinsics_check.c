@@ -1,6 +1,6 @@
 /* Every intrinsic of cellsim's spu_intrinsics.h against a scalar reference written
  * from the SPU's definitions (registers as big-endian bytes). Prints one line per
- * failure and "N checks, F failures" at the end; tests/test_c_programs.py runs it. */
+ * failure and "N checks, F failures" at the end; tests/c/test_c_programs.py runs it. */
 #include <spu_intrinsics.h>
 #include <stdio.h>
 #include <string.h>

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cellsim.cli import cli
+from cellsim.tools.cli import cli
 
 PPU = r"""
 #include <stdio.h>

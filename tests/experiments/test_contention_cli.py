@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from cellsim.cli import cli
 from cellsim.experiments import get
 from cellsim.published import entries
-from cellsim.report import reproduce
+from cellsim.tools.cli import cli
+from cellsim.tools.report import reproduce
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 

@@ -14,8 +14,8 @@ from click.testing import CliRunner
 
 from cellsim import UsageError
 from cellsim import published as pub
-from cellsim.cli import cli
 from cellsim.experiments import get, ppe_cache, ppe_mem, ppe_spe_mem, spu_ls
+from cellsim.tools.cli import cli
 
 PEAK_GBS = 33.6  # 16 B per cycle at 2.1 GHz
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from cellsim.cli import cli
+from cellsim.tools.cli import cli
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "mpi"
 

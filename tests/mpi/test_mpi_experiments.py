@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
 from cellsim import UsageError
-from cellsim.cli import cli
 from cellsim.experiments import get, mpi_collectives, mpi_matvec, mpi_pingpong
+from cellsim.tools.cli import cli
 
 
 def test_pingpong(tmp_path: Path) -> None:
@@ -89,3 +90,27 @@ def test_cellsim_run_json() -> None:
     data = json.loads(r.stdout)
     assert [(d["protocol"], d["size"]) for d in data] == [("direct", 0), ("direct", 64)]
     assert get("mpi-matvec").machine == "qs20"
+
+
+def test_matvec_one_sum_waits_for_the_dp_latency() -> None:
+    """The accumulator hypothesis: one running sum makes each element wait for the
+    multiply-add before it (13 cycles on the Cell, against an issue every 7)."""
+
+    def run(accumulator: str | None = None) -> dict[str, Any]:
+        (r,) = mpi_matvec.run(
+            sizes=[128],
+            products=1,
+            spes=[8],
+            pages=["first-touch"],
+            protocols=["direct"],
+            accumulator=accumulator,
+        )
+        return r
+
+    split, one = run(), run("one-sum")
+    assert (split["accumulator"], one["accumulator"]) == ("partial-sums", "one-sum")
+    assert one["peak_gflops"] == pytest.approx(8 * 3.2e9 * 2 / 13 / 1e9)
+    assert one["checked"] and one["gflops"] < split["gflops"]
+    assert "13 cycles per matrix element" in mpi_matvec.tables([one])[0].title
+    with pytest.raises(UsageError, match="accumulator must be one of partial-sums, one-sum, not 'two'"):
+        run("two")

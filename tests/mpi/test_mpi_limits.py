@@ -16,8 +16,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from cellsim import Machine
-from cellsim.cli import cli
 from cellsim.exceptions import RunawayError
+from cellsim.tools.cli import cli
 
 
 def mpirun(*args: str) -> Result:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from cellsim.cli import cli
+from cellsim.tools.cli import cli
 
 REPORT = (
     "import sys\nprint(sys.argv, __name__, __file__ if '__file__' in dir() else None, repr(sys.path[0]))\n"

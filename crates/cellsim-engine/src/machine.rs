@@ -6,9 +6,11 @@
 //! the order they completed — so a run depends only on its seed.
 //!
 //! The parts hold their own handlers where they need little of the rest:
-//! the DMAC's (enqueue, unroll, retire) are in `mfc::dmac`, the data
-//! arbiter's round in `eib::round`; each part's fast-forward state
-//! is behind its contract (`part`). Submodules hold the others:
+//! the DMAC's (enqueue, unroll, retire) are the `Mfc`'s (`mfc::dmac`, over a
+//! narrow context; `dmac` routes its events and what it hands back), the
+//! data arbiter's round is its chip bus's (`eib::round`); each part's
+//! fast-forward state is behind its contract (`part`). Submodules hold the
+//! others:
 //! [`threads`] (program requests), [`dma`] (an MFC command's way on the bus:
 //! the command bus and coherence point, data, completion), `ppe` (the PPE's requests), `cores` (the
 //! PPU's caches and SPU local-store loops, simulated ahead of the calendar up
@@ -17,6 +19,7 @@
 
 mod cores;
 mod dma;
+mod dmac;
 mod events;
 pub mod injection;
 mod ppe;

@@ -8,7 +8,10 @@
 //!
 //! [`Mfc`] is a part of the chip (see `crate::part`): the queues, the tag
 //! groups, and the DMAC's unrolling cursor (when it may create its next bus
-//! request and which direction it served last).
+//! request and which direction it served last). It owns its behaviour: the
+//! DMAC's handlers ([`dmac`]: enqueue, unroll, a request done, retire, list
+//! stalls) are its methods over a narrow context; the machine routes the
+//! events to them (`machine/dmac.rs`).
 
 pub mod command;
 pub(crate) mod dmac;

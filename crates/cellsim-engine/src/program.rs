@@ -468,6 +468,34 @@ pub struct Spu {
 /// The single DMAs of [`Spu`]: plain functions returning the call's future,
 /// so that `#[track_caller]` sees the program's line when it issues (an
 /// `async fn`'s body runs only when first polled, inside this file).
+/// The SDK's channel calls of [`Spu`], each one request written once: a read
+/// (waits until the channel has a word; returns it), a write of the call's one
+/// argument (waits while the channel is full), a count (`spu_stat_*`: how many
+/// reads or writes the channel allows now).
+macro_rules! channel_calls {
+    ($($(#[$doc:meta])* $name:ident => $how:ident $ch:ident $(($arg:ident))?,)*) => {$(
+        channel_calls!(@one $(#[$doc])* $name $how $ch $($arg)?);
+    )*};
+    (@one $(#[$doc:meta])* $name:ident read $ch:ident) => {
+        $(#[$doc])*
+        pub async fn $name(&self) -> u32 {
+            self.call(Request::ReadChannel(Channel::$ch)).await as u32
+        }
+    };
+    (@one $(#[$doc:meta])* $name:ident write $ch:ident $arg:ident) => {
+        $(#[$doc])*
+        pub async fn $name(&self, $arg: u32) {
+            self.call(Request::WriteChannel(Channel::$ch, $arg)).await;
+        }
+    };
+    (@one $(#[$doc:meta])* $name:ident stat $ch:ident) => {
+        $(#[$doc])*
+        pub async fn $name(&self) -> u32 {
+            self.call(Request::ChannelCount(Channel::$ch)).await as u32
+        }
+    };
+}
+
 macro_rules! single_dmas {
     ($($(#[$doc:meta])* $name:ident => $op:ident,)*) => {$(
         $(#[$doc])*
@@ -585,14 +613,7 @@ impl Spu {
             c.borrow_mut()
                 .issue(op, lsa, ea, size, tag, Location::caller());
         }
-        self.call(Request::Mfc(MfcCommand {
-            list: 0,
-            op,
-            lsa,
-            ea,
-            size,
-            tag,
-        }))
+        self.call(Request::Mfc(MfcCommand::single(op, lsa, ea, size, tag)))
     }
 
     single_dmas! {
@@ -708,27 +729,19 @@ impl Spu {
     }
     /// `mfc_getl(ls, ea, list, list_size, tag)`: a DMA list into the local store.
     pub async fn mfc_getl(&self, lsa: u32, ea: u64, list: u32, list_size: u32, tag: u32) {
-        let cmd = MfcCommand {
-            op: Opcode::GetL,
-            lsa,
-            ea,
-            size: list_size,
-            tag,
-            list,
-        };
-        self.call(Request::Mfc(cmd)).await;
+        self.list_dma(Opcode::GetL, lsa, ea, list, list_size, tag)
+            .await;
     }
     /// `mfc_putl(ls, ea, list, list_size, tag)`: a DMA list out of the local store.
     pub async fn mfc_putl(&self, lsa: u32, ea: u64, list: u32, list_size: u32, tag: u32) {
-        let cmd = MfcCommand {
-            op: Opcode::PutL,
-            lsa,
-            ea,
-            size: list_size,
-            tag,
-            list,
-        };
-        self.call(Request::Mfc(cmd)).await;
+        self.list_dma(Opcode::PutL, lsa, ea, list, list_size, tag)
+            .await;
+    }
+    /// A DMA list command (not checked by the DMA hazard checker: its
+    /// main-memory side is its elements').
+    async fn list_dma(&self, op: Opcode, lsa: u32, ea: u64, list: u32, size: u32, tag: u32) {
+        let cmd = MfcCommand::single(op, lsa, ea, size, tag);
+        self.call(Request::Mfc(MfcCommand { list, ..cmd })).await;
     }
     /// `mfc_getllar(ls, ea)`: get a lock line and reserve it.
     pub async fn mfc_getllar(&self, lsa: u32, ea: u64) {
@@ -742,81 +755,44 @@ impl Spu {
     pub async fn mfc_putlluc(&self, lsa: u32, ea: u64) {
         self.dma(Opcode::PutLLUC, lsa, ea, 128, 0).await;
     }
-    /// `mfc_read_atomic_status()`: waits for the atomic command; returns its status bits.
-    pub async fn mfc_read_atomic_status(&self) -> u32 {
-        self.call(Request::ReadChannel(Channel::AtomicStatus)).await as u32
+    channel_calls! {
+        /// `mfc_read_atomic_status()`: waits for the atomic command; returns its status bits.
+        mfc_read_atomic_status => read AtomicStatus,
+        /// `spu_read_in_mbox()`: waits for a message in the inbound mailbox.
+        spu_read_in_mbox => read InMbox,
+        /// `spu_write_out_mbox(v)`: waits while the outbound mailbox is full.
+        spu_write_out_mbox => write OutMbox(v),
+        /// `spu_write_out_intr_mbox(v)`.
+        spu_write_out_intr_mbox => write OutIntrMbox(v),
+        /// `spu_stat_in_mbox()`: messages waiting.
+        spu_stat_in_mbox => stat InMbox,
+        /// `spu_read_signal1()`: waits for a signal; returns and clears it.
+        spu_read_signal1 => read Signal1,
+        /// `spu_read_signal2()`.
+        spu_read_signal2 => read Signal2,
+        /// `mfc_read_list_stall_status()`: waits for a stalled list; returns its tag groups.
+        mfc_read_list_stall_status => read ListStallStatus,
+        /// `mfc_write_list_stall_ack(tag)`: lets the stalled list of `tag` go on.
+        mfc_write_list_stall_ack => write ListStallAck(tag),
+        /// `spu_write_event_mask(mask)`: the events `spu_read_event_status` reports
+        /// (the first write starts tracking this program's events).
+        spu_write_event_mask => write WriteEventMask(mask),
+        /// `spu_read_event_mask()`.
+        spu_read_event_mask => read ReadEventMask,
+        /// `spu_read_event_status()`: waits until an enabled event is pending;
+        /// returns the pending events AND the mask.
+        spu_read_event_status => read ReadEventStatus,
+        /// `spu_stat_event_status()`: 1 if an enabled event is pending.
+        spu_stat_event_status => stat ReadEventStatus,
+        /// `spu_write_event_ack(events)`: clears these pending events.
+        spu_write_event_ack => write WriteEventAck(events),
+        /// `mfc_write_tag_update_any()` (1), `_all()` (2), `_immediate()` (0):
+        /// requests a tag-status update; the tag-group event fires when it is met.
+        mfc_write_tag_update => write WriteTagUpdate(mode),
     }
     /// `mfc_sndsig(ls, ea, tag)`: sends the 4-byte word at `ls` to a signal register.
     pub async fn mfc_sndsig(&self, lsa: u32, ea: u64, tag: u32) {
         self.dma(Opcode::SndSig, lsa, ea, 4, tag).await;
-    }
-    /// `spu_read_in_mbox()`: waits for a message in the inbound mailbox.
-    pub async fn spu_read_in_mbox(&self) -> u32 {
-        self.call(Request::ReadChannel(Channel::InMbox)).await as u32
-    }
-    /// `spu_write_out_mbox(v)`: waits while the outbound mailbox is full.
-    pub async fn spu_write_out_mbox(&self, v: u32) {
-        self.call(Request::WriteChannel(Channel::OutMbox, v)).await;
-    }
-    /// `spu_write_out_intr_mbox(v)`.
-    pub async fn spu_write_out_intr_mbox(&self, v: u32) {
-        self.call(Request::WriteChannel(Channel::OutIntrMbox, v))
-            .await;
-    }
-    /// `spu_stat_in_mbox()`: messages waiting.
-    pub async fn spu_stat_in_mbox(&self) -> u32 {
-        self.call(Request::ChannelCount(Channel::InMbox)).await as u32
-    }
-    /// `spu_read_signal1()`: waits for a signal; returns and clears it.
-    pub async fn spu_read_signal1(&self) -> u32 {
-        self.call(Request::ReadChannel(Channel::Signal1)).await as u32
-    }
-    /// `spu_read_signal2()`.
-    pub async fn spu_read_signal2(&self) -> u32 {
-        self.call(Request::ReadChannel(Channel::Signal2)).await as u32
-    }
-    /// `mfc_read_list_stall_status()`: waits for a stalled list; returns its tag groups.
-    pub async fn mfc_read_list_stall_status(&self) -> u32 {
-        self.call(Request::ReadChannel(Channel::ListStallStatus))
-            .await as u32
-    }
-    /// `mfc_write_list_stall_ack(tag)`: lets the stalled list of `tag` go on.
-    pub async fn mfc_write_list_stall_ack(&self, tag: u32) {
-        self.call(Request::WriteChannel(Channel::ListStallAck, tag))
-            .await;
-    }
-    /// `spu_write_event_mask(mask)`: the events `spu_read_event_status` reports
-    /// (the first write starts tracking this program's events).
-    pub async fn spu_write_event_mask(&self, mask: u32) {
-        self.call(Request::WriteChannel(Channel::WriteEventMask, mask))
-            .await;
-    }
-    /// `spu_read_event_mask()`.
-    pub async fn spu_read_event_mask(&self) -> u32 {
-        self.call(Request::ReadChannel(Channel::ReadEventMask))
-            .await as u32
-    }
-    /// `spu_read_event_status()`: waits until an enabled event is pending;
-    /// returns the pending events AND the mask.
-    pub async fn spu_read_event_status(&self) -> u32 {
-        self.call(Request::ReadChannel(Channel::ReadEventStatus))
-            .await as u32
-    }
-    /// `spu_stat_event_status()`: 1 if an enabled event is pending.
-    pub async fn spu_stat_event_status(&self) -> u32 {
-        self.call(Request::ChannelCount(Channel::ReadEventStatus))
-            .await as u32
-    }
-    /// `spu_write_event_ack(events)`: clears these pending events.
-    pub async fn spu_write_event_ack(&self, events: u32) {
-        self.call(Request::WriteChannel(Channel::WriteEventAck, events))
-            .await;
-    }
-    /// `mfc_write_tag_update_any()` (1), `_all()` (2), `_immediate()` (0):
-    /// requests a tag-status update; the tag-group event fires when it is met.
-    pub async fn mfc_write_tag_update(&self, mode: u32) {
-        self.call(Request::WriteChannel(Channel::WriteTagUpdate, mode))
-            .await;
     }
     /// A loop of `bytes / elem` loads, stores or copies over the local store
     /// (16 bytes per cycle at best, contending with DMA for the port);

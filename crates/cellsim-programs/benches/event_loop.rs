@@ -6,7 +6,6 @@
 //! (transfers per second) are printed by `cellsim bench speed`.
 
 use cellsim_engine::calendar::Calendar;
-use cellsim_engine::memory_map::MemoryMap;
 use cellsim_engine::{Machine, MachineConfig};
 use cellsim_programs::kernels::{stream, Stream};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
@@ -19,12 +18,7 @@ fn saturation(c: &mut Criterion) {
         b.iter(|| {
             let mut m = Machine::new(MachineConfig::load("qs20", &[]).unwrap(), 1);
             for s in 0..8u32 {
-                let p = Stream {
-                    get_ea: MemoryMap::ls_ea(s ^ 1) + 0x20000,
-                    put_ea: MemoryMap::ls_ea(s ^ 1) + 0x30000,
-                    size: 16384,
-                    pairs,
-                };
+                let p = Stream::to_partner(s, pairs);
                 m.spawn_native(s, 0, 0, move |spu| stream(spu, p)).unwrap();
             }
             m.run().unwrap()

@@ -148,12 +148,7 @@ fn saturation(pairs: u32) {
     let mut m = machine("qs20-1chip", &[], 1);
     fill(&mut m, 1);
     for s in 0..8u32 {
-        let p = Stream {
-            get_ea: MemoryMap::ls_ea(s ^ 1) + 0x20000,
-            put_ea: MemoryMap::ls_ea(s ^ 1) + 0x30000,
-            size: 16384,
-            pairs,
-        };
+        let p = Stream::to_partner(s, pairs);
         m.spawn_native(s, 0, 0, move |spu| stream(spu, p)).unwrap();
     }
     run(&format!("saturation pairs {pairs}"), m);

@@ -1,4 +1,3 @@
-use cellsim_engine::memory_map::MemoryMap;
 use cellsim_engine::{Machine, MachineConfig};
 use cellsim_programs::kernels::{stream, Stream};
 use std::time::Instant;
@@ -27,13 +26,8 @@ fn main() {
     m.set_exact_reference(std::env::args().nth(3).is_some_and(|a| a == "ref"));
     let n = m.spe_count() as u32 & !1;
     for s in 0..n {
-        let partner = s ^ 1;
-        let p = Stream {
-            get_ea: MemoryMap::ls_ea(partner) + 0x20000,
-            put_ea: MemoryMap::ls_ea(partner) + 0x30000,
-            size: 16384,
-            pairs: std::env::args().nth(1).map_or(2000, |a| a.parse().unwrap()),
-        };
+        let pairs = std::env::args().nth(1).map_or(2000, |a| a.parse().unwrap());
+        let p = Stream::to_partner(s, pairs);
         let delay = if stagger { s as u64 * 1000 } else { 0 };
         m.spawn_native_after(s, 0, 0, delay, move |spu| stream(spu, p))
             .unwrap();

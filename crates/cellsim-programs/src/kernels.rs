@@ -6,6 +6,7 @@
 //! like the papers' benchmarks did: elapsed decrementer ticks as the exit
 //! value.
 
+use cellsim_engine::memory_map::MemoryMap;
 use cellsim_engine::program::Spu;
 use cellsim_engine::{MfcCommand, Opcode};
 use serde::Deserialize;
@@ -85,6 +86,20 @@ pub struct Stream {
     pub size: u32,
     /// Get+put pairs.
     pub pairs: u32,
+}
+
+impl Stream {
+    /// SPE `s`'s part of the saturation load (the speed benchmark's): 16 KB
+    /// gets from and puts to its partner's (SPE `s ^ 1`) local store.
+    pub fn to_partner(s: u32, pairs: u32) -> Stream {
+        let partner = MemoryMap::ls_ea(s ^ 1);
+        Stream {
+            get_ea: partner + 0x20000,
+            put_ea: partner + 0x30000,
+            size: 16384,
+            pairs,
+        }
+    }
 }
 
 /// Streams gets and puts back to back, never waiting until the end: the

@@ -493,6 +493,29 @@ impl Endpoint {
         }
     }
 
+    /// Some in-peer has packets left to pull.
+    fn pulls_left(&self) -> bool {
+        (0..self.n_in).any(|j| self.pulled[j] < self.ins[j].target)
+    }
+
+    /// A pass's acknowledgements: whether any came in (none looked for once
+    /// every send is acknowledged).
+    async fn acks_in(&mut self, fresh: &mut Fresh) -> bool {
+        !self.all_acked() && self.acks(fresh).await
+    }
+
+    /// The end of a pass of a task's loop: one without progress idles until
+    /// a row it polls changes ([`Endpoint::idle`]; `fresh` says what it read),
+    /// one with progress spends the pass's own delay.
+    async fn end_pass(&mut self, progressed: bool, fresh: &mut Fresh) {
+        if !progressed {
+            let polls = self.pulls_left();
+            *fresh = self.idle(polls, !self.all_acked()).await;
+        } else if self.pass_delay > 0 {
+            self.spu.compute(self.pass_delay).await;
+        }
+    }
+
     /// Packets in-peer `j` has notified that are not pulled yet.
     pub fn pending(&self, j: usize) -> u32 {
         self.notified[j] - self.pulled[j]
@@ -597,7 +620,7 @@ pub async fn forward_task(spu: Spu, argp: u64, envp: u64) -> u32 {
             }
         }
         // 2. pull what was notified into free receive buffers
-        if (0..ep.n_in).any(|j| ep.pulled[j] < ep.ins[j].target) {
+        if ep.pulls_left() {
             ep.notifications(&mut fresh).await;
             let mut n = 0;
             for j in 0..ep.n_in {
@@ -636,20 +659,13 @@ pub async fn forward_task(spu: Spu, argp: u64, envp: u64) -> u32 {
             }
         }
         // 4. acknowledgements
-        if !ep.all_acked() && ep.acks(&mut fresh).await {
-            progressed = true;
-        }
+        progressed |= ep.acks_in(&mut fresh).await;
         let received = (0..ep.n_in).all(|j| done[j] == ep.ins[j].target);
         let sent = (0..ep.n_out).all(|o| ep.sent[o] == ep.outs[o].target);
         if received && sent && ep.all_acked() {
             break;
         }
-        if !progressed {
-            let polls = (0..ep.n_in).any(|j| ep.pulled[j] < ep.ins[j].target);
-            fresh = ep.idle(polls, !ep.all_acked()).await;
-        } else if ep.pass_delay > 0 {
-            ep.spu.compute(ep.pass_delay).await;
-        }
+        ep.end_pass(progressed, &mut fresh).await;
     }
     ep.close().await;
     0
@@ -705,7 +721,7 @@ pub async fn exchange_task(spu: Spu, argp: u64, envp: u64) -> u32 {
             }
         }
         // 2. receive what was notified
-        if (0..ep.n_in).any(|j| ep.pulled[j] < ep.ins[j].target) {
+        if ep.pulls_left() {
             ep.notifications(&mut fresh).await;
             let mut n = 0;
             for j in 0..ep.n_in {
@@ -731,19 +747,12 @@ pub async fn exchange_task(spu: Spu, argp: u64, envp: u64) -> u32 {
             }
         }
         // 3. acknowledgements
-        if !ep.all_acked() && ep.acks(&mut fresh).await {
-            progressed = true;
-        }
+        progressed |= ep.acks_in(&mut fresh).await;
         let received = (0..ep.n_in).all(|j| ep.recvd[j] == ep.ins[j].target);
         if iter == iterations && received && ep.all_acked() {
             break;
         }
-        if !progressed {
-            let polls = (0..ep.n_in).any(|j| ep.pulled[j] < ep.ins[j].target);
-            fresh = ep.idle(polls, !ep.all_acked()).await;
-        } else if ep.pass_delay > 0 {
-            ep.spu.compute(ep.pass_delay).await;
-        }
+        ep.end_pass(progressed, &mut fresh).await;
     }
     ep.close().await;
     0

@@ -81,18 +81,9 @@ impl PyEngine {
                 return Err(bad_opcode(py, self.m.now(), opcode, spe));
             }
         };
-        self.step(
-            py,
-            tid,
-            Request::Mfc(MfcCommand {
-                op,
-                lsa,
-                ea,
-                size,
-                tag,
-                list,
-            }),
-        )
+        // `list`: the local-store address of a list command's list (0 otherwise)
+        let cmd = MfcCommand::single(op, lsa, ea, size, tag);
+        self.step(py, tid, Request::Mfc(MfcCommand { list, ..cmd }))
     }
 
     /// A blocking (or not) read of SPU channel `number`.

@@ -55,9 +55,11 @@ from .refine import Refinement, Trial, refine, shortlist
 from .terms import chip_terms, planner_constants
 
 __all__ = [
+    "BLOCKS_PER_POINT",
     "C_OUTER_NS",
     "KERNELS",
     "PAPER",
+    "SEED004_BLOCK_FACTORS",
     "SEED004_INPUTS",
     "SEED004_OUTPUTS",
     "Alternative",
@@ -105,6 +107,11 @@ C_OUTER_NS = 300.0
 SEED004_INPUTS: tuple[int, ...] = (8, 8)
 SEED004_OUTPUTS: tuple[int, ...] = (8,)
 """Two 8-byte reads and one 8-byte write per iteration: 24 bytes."""
+SEED004_BLOCK_FACTORS: tuple[int, ...] = (4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 3072)
+"""Block factors of seed 004's Figures 10 and 12 (3072: 3 buffers of 3 streams fill 216 KB)."""
+BLOCKS_PER_POINT = 256
+"""Blocks per simulated point of those figures: the prologue and epilogue weigh well under 1%.
+``cellsim run buffering`` and ``cellsim bench planner`` simulate the same points."""
 
 
 def seed004_loop(kernel: str, n: int) -> Loop:

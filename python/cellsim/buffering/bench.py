@@ -1,10 +1,10 @@
-"""``cellsim bench planner``: how accurate the model is and how good the planner's choices are.
+"""How accurate the model is and how good the planner's choices are (``cellsim bench planner``).
 
 Two measures, on the simulated machine with native kernels:
 
 **Model accuracy.** The relative error ``|predicted - simulated| / simulated``
 of the throughput, over every point of Figure 12 (2b, t1-t4, ``C`` as
-given; :mod:`cellsim.experiments.buffering`) and over every (k, bf) simulated
+given; :func:`figure12_errors`) and over every (k, bf) simulated
 for the random loops below: mean and maximum.
 
 **Planner quality.** For a seeded set of random loops (input and output
@@ -41,13 +41,14 @@ import numpy as np
 from ..exceptions import UsageError
 from ..machine import Machine
 from ..spec import MachineLike
+from . import BLOCKS_PER_POINT, KERNELS, SEED004_BLOCK_FACTORS, constants_for, seed004_loop
 from .choice import DEFAULT_MARGIN, DEFAULT_TOLERANCE, max_block_factor, plan
-from .loop import Loop, free_local_store
+from .loop import Loop, free_local_store, run_loop
 from .model import predict
 from .refine import refine, simulated_mbs
 from .terms import planner_constants
 
-__all__ = ["OPTIMAL_WITHIN", "LoopCase", "evaluate", "planner_bench", "random_loops", "register"]
+__all__ = ["OPTIMAL_WITHIN", "LoopCase", "evaluate", "figure12_errors", "planner_bench", "random_loops"]
 
 OPTIMAL_WITHIN = 0.02
 """The planner's choice counts as optimal within 2% of the best simulated throughput."""
@@ -177,6 +178,25 @@ def evaluate(
     }
 
 
+def figure12_errors(
+    *, machine: MachineLike = "qs20", seed: int = 0, blocks: int = BLOCKS_PER_POINT
+) -> list[float]:
+    """The model's relative throughput error at each point of seed 004's Figure 12 with ``C``
+    as given: 2b, every kernel and block factor, ``blocks`` blocks a point, simulated with
+    native kernels and predicted with the fit on ``machine``, the points ``cellsim run
+    buffering --figure 12`` plots."""
+    core_hz = Machine(machine).core_hz
+    constants = constants_for(machine)
+    errors = []
+    for kernel in KERNELS:
+        for bf in SEED004_BLOCK_FACTORS:
+            loop = seed004_loop(kernel, blocks * bf)
+            simulated = run_loop(loop, 2, bf, machine=machine, seed=seed).throughput_mbs
+            predicted = predict(loop.costs(core_hz), 2, bf, constants).throughput_mbs
+            errors.append(abs(predicted - simulated) / simulated)
+    return errors
+
+
 def planner_bench(
     loops: int = 200,
     *,
@@ -195,14 +215,7 @@ def planner_bench(
     cases = random_loops(loops, seed)
     fig12_errors: list[float] = []
     if figure12:
-        from ..experiments import buffering as exp
-
-        recs = exp.run(machine=machine, seed=seed, figures=["12"])
-        fig12_errors = [
-            abs(r["predicted_mbs"] - r["simulated_mbs"]) / r["simulated_mbs"]
-            for r in recs
-            if r["c_scale"] == 1.0
-        ]
+        fig12_errors = figure12_errors(machine=machine, seed=seed)
     per_loop = []
     for i, case in enumerate(cases):
         per_loop.append(evaluate(case, machine=machine, per_octave=per_octave, margin=margin))
@@ -236,73 +249,3 @@ def planner_bench(
         "wall_s": time.perf_counter() - t0,
         "per_loop": per_loop,
     }
-
-
-def register(group: Any) -> None:
-    """Adds ``planner`` to the CLI's ``bench`` group."""
-    import json
-    import sys
-
-    import click
-
-    @group.command("planner")
-    @click.option("--loops", type=click.IntRange(min=1), default=200, show_default=True, help="random loops")
-    @click.option("--seed", type=int, default=0, show_default=True, help="seed of the random loops")
-    @click.option("--machine", "-m", default="qs20", show_default=True, help="machine name or TOML file")
-    @click.option(
-        "--per-octave",
-        type=click.IntRange(min=1),
-        default=3,
-        show_default=True,
-        help="block factors simulated per octave for every k",
-    )
-    @click.option(
-        "--margin",
-        type=float,
-        default=DEFAULT_MARGIN,
-        show_default=True,
-        help="the planner's margin on the set-up time (1: the paper's rule)",
-    )
-    @click.option("--no-figure12", is_flag=True, help="leave Figure 12's points out of the model accuracy")
-    @click.option("--json", "json_path", metavar="PATH|-", help="write the result as JSON ('-': stdout only)")
-    @click.option("--verbose", "-v", is_flag=True, help="one line per loop")
-    def planner_cmd(
-        loops: int,
-        seed: int,
-        machine: MachineLike,
-        per_octave: int,
-        margin: float,
-        no_figure12: bool,
-        json_path: str | None,
-        verbose: bool,
-    ) -> None:
-        """Model accuracy (predicted vs simulated throughput) and planner quality (random loops)."""
-        res = planner_bench(
-            loops, seed=seed, machine=machine, per_octave=per_octave, figure12=not no_figure12, margin=margin
-        )
-        if json_path == "-":
-            click.echo(json.dumps(res))
-            return
-        if json_path:
-            with open(json_path, "w") as f:
-                json.dump(res, f, indent=1)
-        if verbose:
-            for r in res["per_loop"]:
-                click.echo(
-                    f"in {r['inputs']} out {r['outputs']} C_inner {r['c_inner_ns']:6.3f} C_outer "
-                    f"{r['c_outer_ns']:5.1f} budget {r['budget_bytes']:6d}: planner k={r['planner_k']} "
-                    f"bf={r['planner_bf']:5d} {r['planner_simulated_mbs']:7.0f} MB/s, best k={r['best_k']} "
-                    f"bf={r['best_bf']:5d} {r['best_simulated_mbs']:7.0f} MB/s "
-                    f"({100 * r['fraction_of_best']:.1f}%){'' if r['optimal'] else '  <-- not within 2%'}; "
-                    f"refined k={r['refined_k']} bf={r['refined_bf']:5d} "
-                    f"({100 * r['refined_fraction_of_best']:.1f}%, {r['refined_trials']} simulated)"
-                )
-        for k, v in res.items():
-            if k == "per_loop":
-                continue
-            if (isinstance(v, float) and "error" in k) or "optimal_fraction" in k or "fraction_of" in k:
-                click.echo(f"{k:>32}: {v:.4f} ({100 * v:.1f}%)", file=sys.stdout)
-            elif isinstance(v, float):
-                click.echo(f"{k:>32}: {v:,.3f}", file=sys.stdout)
-            else:
-                click.echo(f"{k:>32}: {v}", file=sys.stdout)

@@ -290,7 +290,7 @@ def k_buffered_loop(
 
 def free_local_store(machine: Machine) -> int:
     """Local-store bytes left for buffers once the program is loaded."""
-    return int(machine.info["ls_bytes"]) - int(machine.info["ls_reserved_bytes"])
+    return machine.facts.ls_bytes - machine.facts.ls_reserved_bytes
 
 
 def _buffer_bytes(loop: Loop, k: int, bf: int) -> int:

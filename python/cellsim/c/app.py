@@ -25,6 +25,7 @@ from pathlib import Path
 from .._checks import positive
 from ..exceptions import CompileError, DeadlockError, RunawayError, UsageError
 from ..machine import Machine, RunResult
+from ..spec import MachineLike, MachineSpec
 from . import language, names
 from .image import Image, load_image
 from .process import HOST, PROTOCOL, SPU_IMAGE_LSA, SPU_LS_AT
@@ -353,7 +354,7 @@ class ExecResult:
 def run_app(
     app_path: str | Path,
     *,
-    machine: str = "qs20",
+    machine: MachineLike = "qs20",
     seed: int = 0,
     argv: Sequence[str] = (),
     trace: str | Path | None = None,
@@ -378,7 +379,7 @@ def run_app(
             f"{app_path} has no PPU program: load its SPU programs with Machine.load(spe, CProgram(...))"
         )
     if placement is not None:
-        spes = Machine(machine).spe_count
+        spes = MachineSpec.of(machine).facts.spes
         outside = [p for p in placement if not 0 <= p < spes]
         if outside:
             raise UsageError(

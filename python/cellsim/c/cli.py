@@ -8,7 +8,9 @@ from pathlib import Path
 import click
 
 from ..exceptions import ProgramCrashError, UsageError
-from ..limits import command_limits, limit_options
+from ..limits import command_limits, limit_options, run_options
+from ..spec import MachineSpec
+from ..tools.record import record_option, write_record
 from . import makefile
 from .app import build, include_dir, run_app
 
@@ -167,13 +169,7 @@ def _placement(text: str | None) -> list[int] | None:
     metavar="P0,P1,...",
     help="The physical SPE of each logical SPE: context i runs on SPE Pi (default: the machine's policy).",
 )
-@click.option(
-    "--out",
-    "record_dir",
-    type=click.Path(file_okay=False),
-    help="Write a record of the run into DIR: run.json, machine.toml (as it ran), stats.json and "
-    "stats.txt (each counter with its unit); `cellsim diff` compares two.",
-)
+@record_option(sentence=True)
 @click.option(
     "--check-dma",
     is_flag=True,
@@ -202,10 +198,10 @@ def exec_cmd(
     argv = list(args[1:] if args[:1] == ("--",) else args)
     spes = _placement(placement)
     try:
-        with command_limits(time_limit, wall_limit):
+        with command_limits(wall_limit):
             r = run_app(
                 app,
-                machine=machine,
+                machine=MachineSpec.of(machine).running(run_options(time_limit)),
                 seed=seed,
                 argv=argv,
                 trace=trace,
@@ -220,11 +216,8 @@ def exec_cmd(
             return (e.exit_status or 0) & 0xFF
         return 128 + int(getattr(signal.Signals, e.signal, signal.SIGKILL))
     if record_dir:
-        from ..record import command_line, write_record
-
         write_record(
             record_dir,
-            command=command_line(),
             machine=machine,
             seed=seed,
             stats=r.run.stats,

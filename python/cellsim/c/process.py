@@ -425,7 +425,7 @@ _RUNTIME_FILES = {"runtime.c", "ppu_runtime.c", "spu_runtime.c"}
 
 def share_local_stores(machine: Machine) -> list[tuple[int, int, int]]:
     """Every local store as shared memory: ``(fd, address in a C process, size)``."""
-    size = int(machine.info["ls_bytes"])
+    size = machine.facts.ls_bytes
     return [
         (machine._engine.share_local_store(s), LS_BASE + s * LS_STRIDE, size)
         for s in range(machine.spe_count)

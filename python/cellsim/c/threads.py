@@ -132,7 +132,7 @@ class CEnv:
     stacks_made: int = 0
 
     def __post_init__(self) -> None:
-        self.memory_hi = MEMORY_BASE + int(self.machine.info["memory_bytes"])
+        self.memory_hi = MEMORY_BASE + self.machine.facts.memory_bytes
         # where each local store is mapped in every C process
         self.ls_bases = [LS_BASE + s * LS_STRIDE for s in range(self.machine.spe_count)]
 
@@ -566,7 +566,7 @@ class CThread:
     def time(self, a: list[int]) -> int:
         """``__mftb()``: the PPU's timebase, simulated (ticks of ``timebase_hz`` since the run began)."""
         m = self.program.machine
-        hz = int(m.info["timebase_hz"])
+        hz = int(m.facts.timebase_hz)
         if a[0] == rq.TIME_TIMEBASE_HZ:
             return hz
         if a[0] == rq.TIME_CORE_HZ:
@@ -788,7 +788,7 @@ class CProgram:
         env = env_of(p.machine)
         m = p.machine
         who = f"SPE {p.spe}"
-        size = int(m.info["ls_bytes"])
+        size = m.facts.ls_bytes
         fd = m._engine.share_local_store(p.spe)
         proc = CProcess(m, self.image.path, self.image.name, [(fd, SPU_LS_AT, size)], who)
         try:
@@ -818,7 +818,7 @@ class CProgram:
         local-store address); else (a loader that ignored the link address,
         a larger reserved area) copied past the reserved part."""
         p, proc = t.program, t.proc
-        reserved = ls_page(int(p.machine.info["ls_reserved_bytes"]))
+        reserved = ls_page(p.machine.facts.ls_reserved_bytes)
         page = (proc.seg_start - SPU_LS_AT) // PAGE * PAGE
         in_place = reserved <= page < size
         if not in_place:
@@ -885,7 +885,7 @@ def run_ppu_main(env: CEnv, image: Image, argv: list[str]) -> int:
     """The PPU program's ``main(argc, argv)`` on the calling PPE thread, in a process of its own."""
     p = _current("the PPU program")
     m = p.machine
-    mem_bytes = -(-int(m.info["memory_bytes"]) // PAGE) * PAGE
+    mem_bytes = -(-m.facts.memory_bytes // PAGE) * PAGE
     mem_fd = m._engine.share_memory()
     maps = [(mem_fd, MEMORY_BASE, mem_bytes), *share_local_stores(m)]
     proc = env.ppu = CProcess(m, image.path, image.name, maps, "the PPU program")

@@ -4,9 +4,11 @@ An experiment is a module that defines ``NAME`` and
 
 ``run(*, OPTION=..., **settings) -> list[dict]``
     one JSON-serialisable dict per measured point; ``settings`` are the
-    :class:`RunSettings` every experiment takes (``machine``, ``seed``,
-    ``native``, ``progress``), which ``EXPERIMENT.settings(settings)`` turns
-    into a :class:`Setup` with the experiment's defaults;
+    :class:`RunSettings` every experiment takes (``machine``, ``overrides``,
+    ``seed``, ``native``, ``progress``, ``time_limit_ns``, ``exact_reference``,
+    ``trace``), which ``EXPERIMENT.settings(settings)`` turns into a
+    :class:`Setup` with the experiment's defaults: its ``spec`` carries the
+    run's options, so every machine is built by ``spec.machine(seed, ...)``;
     ``progress(done, total)`` is called after each point;
 ``plot(records, path)``
     draws the records like the paper's figure, with the published values
@@ -47,7 +49,8 @@ from itertools import pairwise
 from typing import Any, Literal, NamedTuple, TypedDict
 
 from ..exceptions import UsageError
-from ..spec import MachineSpec
+from ..spec import MachineSpec, RunOptions
+from ..trace import Capture
 from ._catalog import ValidateProfile
 
 __all__ = [
@@ -61,6 +64,7 @@ __all__ = [
     "get",
     "names",
     "options_reference",
+    "run_settings",
 ]
 
 ProgressFn = Callable[[int, int], None]
@@ -76,13 +80,18 @@ class RunSettings(TypedDict, total=False):
     seed: int
     native: bool
     progress: ProgressFn | None
+    time_limit_ns: float | None
+    exact_reference: bool
+    trace: Capture | None
 
 
 class Setup(NamedTuple):
     """A run's settings, each given or the experiment's default."""
 
-    machine: MachineSpec
-    """The machine: a name or TOML path and overrides (default: the machine the paper measured)."""
+    spec: MachineSpec
+    """The machine: a name or TOML path and overrides (default: the machine the paper measured),
+    with the run's options (:class:`~cellsim.spec.RunOptions`: time limit, exact reference,
+    trace) that ``spec.machine(seed, ...)``, the one way an experiment builds a machine, applies."""
     seed: int
     """Seed of the machines, and of any seeded placement (placement ``k`` uses ``seed + k``)."""
     native: bool
@@ -91,12 +100,21 @@ class Setup(NamedTuple):
     """``progress(done, total)`` after each measured point."""
 
 
+def run_settings(run: RunOptions) -> RunSettings:
+    """A run's options as settings of another ``run`` call (an experiment's panels)."""
+    return {"time_limit_ns": run.time_limit_ns, "exact_reference": run.exact_reference, "trace": run.trace}
+
+
 _SETTINGS_DOC = {
     "overrides": "machine settings to change, ``section.key=value`` (a model variant, a what-if), "
     "applied to every machine the experiment runs",
     "seed": "seed of the machines, and of any seeded placement (placement ``k`` uses ``seed + k``)",
     "native": "run the native (Rust) programs where the experiment has them, else their Python twins",
     "progress": "``progress(done, total)`` after each measured point",
+    "time_limit_ns": "every machine's simulated-time limit is at most this (``--time-limit``)",
+    "exact_reference": "simulate every bus transfer event by event, without the fast-forward "
+    "(``--exact-reference``; identical results, slower)",
+    "trace": "a :class:`cellsim.trace.Capture`: trace the first machine built (``--trace``)",
 }
 
 
@@ -254,8 +272,15 @@ class Experiment:
         unknown = sorted(set(given) - set(RunSettings.__annotations__) - {o.name for o in self.options})
         if unknown:
             raise TypeError(f"{self.name} run() got an unexpected keyword argument {unknown[0]!r}")
+        spec = MachineSpec.of(given.get("machine") or self.machine, given.get("overrides", ()))
+        # a spec given with run options keeps those the settings do not name
+        run = RunOptions(
+            time_limit_ns=given.get("time_limit_ns", spec.run.time_limit_ns),
+            exact_reference=given.get("exact_reference", spec.run.exact_reference),
+            trace=given.get("trace", spec.run.trace),
+        )
         return Setup(
-            machine=MachineSpec.of(given.get("machine") or self.machine, given.get("overrides", ())),
+            spec=spec.running(run),
             seed=given.get("seed", 0),
             native=given.get("native", True),
             progress=given.get("progress"),

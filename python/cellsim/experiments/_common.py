@@ -10,9 +10,9 @@ from .. import published as pub
 from ..exceptions import UsageError
 from ..kernels import load_dma_bench
 from ..machine import Machine
-from ..spec import MachineLike
+from ..spec import MachineLike, MachineSpec
 from ..style import PUBLISHED, PUBLISHED_COLOR
-from . import Option, ProgressFn
+from . import Option, ProgressFn, Setup
 
 __all__ = [
     "DMA_SWEEP_OPTIONS",
@@ -22,20 +22,27 @@ __all__ = [
     "STYLE",
     "TARGETS",
     "ProgressFn",
+    "bandwidth_panel",
     "batch_name",
     "check_choices",
     "check_dma_sweep",
     "check_sizes",
     "compare_row",
+    "curve_of",
     "dma_point",
+    "dma_sweep",
     "draw_published",
+    "draw_published_level",
     "draw_published_span",
     "figure_legend",
     "label",
     "measure_each",
+    "measure_groups",
+    "plot_simulated",
     "save_figure",
     "simple_compare",
     "size_axis",
+    "spe_size_axis",
 ]
 
 
@@ -122,7 +129,7 @@ def dma_point(
     """
     if count <= 0:
         raise UsageError(f"count must be positive, not {count}")
-    m = Machine(machine, seed=seed)
+    m = MachineSpec.of(machine).machine(seed)
     ea = Machine.ls_ea(1) + LS_OFFSET if target == "ls" else int(m.alloc(MAX_DMA))
     load_dma_bench(m, 0, put=op == "put", ea=ea, size=size, batch=batch, count=count, native=native)
     result = m.run()
@@ -132,7 +139,7 @@ def dma_point(
             f"the DMA benchmark ({op} {target} {size} B x {count}) measured {ticks} decrementer ticks; "
             "use a larger count"
         )
-    tick_ns = 1e9 / float(m.info["timebase_hz"])
+    tick_ns = 1e9 / m.facts.timebase_hz
     time_ns = ticks * tick_ns / count
     return {
         "machine": m.name,
@@ -148,14 +155,43 @@ def dma_point(
     }
 
 
+def dma_sweep(
+    setup: Setup,
+    sweep: tuple[tuple[str, ...], tuple[str, ...], tuple[int, ...]],
+    batches: Sequence[int],
+    count: Callable[[int], int],
+) -> list[dict[str, Any]]:
+    """:func:`dma_point` over the targets, ops, batches and sizes of ``sweep``
+    (:func:`check_dma_sweep`'s ops, targets and sizes), ``count(size)`` DMAs a point."""
+    machine, seed, native, progress = setup
+    ops, targets, sizes = sweep
+    points = [(t, o, b, s) for t in targets for o in ops for b in batches for s in sizes]
+
+    def point(p: tuple[str, str, int, int]) -> dict[str, Any]:
+        target, op, batch, size = p
+        return dma_point(
+            machine, seed, native, op=op, target=target, size=size, batch=batch, count=count(size)
+        )
+
+    return measure_each(points, point, progress)
+
+
 def measure_each(
     points: Sequence[P], measure: Callable[[P], dict[str, Any]], progress: ProgressFn | None
 ) -> list[dict[str, Any]]:
     """The records of a sweep: ``measure(point)`` for each point in turn, with
     ``progress(done, total)`` after each."""
+    return measure_groups(points, lambda p: [measure(p)], progress)
+
+
+def measure_groups(
+    points: Sequence[P], measure: Callable[[P], list[dict[str, Any]]], progress: ProgressFn | None
+) -> list[dict[str, Any]]:
+    """:func:`measure_each` where one run measures several records (an MPI run times
+    every size): ``measure(point)``'s records for each point in turn."""
     records = []
     for i, point in enumerate(points):
-        records.append(measure(point))
+        records += measure(point)
         if progress is not None:
             progress(i + 1, len(points))
     return records
@@ -248,6 +284,11 @@ def draw_published(ax: Any, entry: pub.Published) -> None:
         ax.plot([min(xs), max(xs)], [y, y], **{**PUBLISHED, "marker": marker, "markersize": 7}, label=lab)
 
 
+def draw_published_level(ax: Any, entry: pub.Published, label: str, color: str = PUBLISHED_COLOR) -> None:
+    """Draws a published bandwidth (a value or a bound) as a dashed line across the panel."""
+    ax.axhline(float(entry.value), color=color, linestyle="--", linewidth=1, label=label)  # type: ignore[arg-type]
+
+
 def draw_published_span(
     ax: Any, xs: Iterable[float], entry: pub.Published, label: str, color: str = PUBLISHED_COLOR
 ) -> None:
@@ -257,6 +298,33 @@ def draw_published_span(
     span = list(xs)
     style = {**PUBLISHED, "color": color, "markeredgecolor": color}
     ax.plot([min(span), max(span)], [float(entry.value)] * 2, **style, label=label)  # type: ignore[arg-type]
+
+
+def curve_of(records: Iterable[Mapping[str, Any]], along: str, **where: Any) -> list[Mapping[str, Any]]:
+    """The records whose fields equal ``where``, in order of ``along`` (a curve's x)."""
+    return sorted((r for r in records if all(r[k] == v for k, v in where.items())), key=lambda r: r[along])
+
+
+def plot_simulated(
+    ax: Any, points: Sequence[Mapping[str, Any]], x: str, y: str, *fmt: str, **style: Any
+) -> None:
+    """A simulated curve as every experiment draws one: ``y`` against ``x`` of the
+    points, a dot on each (``style`` gives its colour and label, or other markers)."""
+    ax.plot([r[x] for r in points], [r[y] for r in points], *fmt, **{"marker": "o", "markersize": 4, **style})
+
+
+def bandwidth_panel(ax: Any, title: str, x_axis: Callable[[Any], None]) -> None:
+    """Finishes a panel of bandwidth against ``x_axis`` (:func:`size_axis`,
+    :func:`spe_size_axis`, an element axis): its labels and grid."""
+    ax.set(ylabel="bandwidth (GB/s)", title=title)
+    x_axis(ax)
+    ax.grid(True, which="both", alpha=0.3)
+
+
+def spe_size_axis(ax: Any) -> None:
+    """Jiménez-González et al.'s element-size axis of SPE transfers: :func:`size_axis` over 128 B-16 KB."""
+    size_axis(ax)
+    ax.set_xlim(100, 20000)
 
 
 def size_axis(ax: Any) -> None:

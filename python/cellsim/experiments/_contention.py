@@ -21,7 +21,8 @@ from .. import published as pub
 from ..exceptions import UsageError
 from ..kernels import load_dma_bench, load_region, load_traffic
 from ..machine import Machine
-from ..spec import MachineLike
+from ..spec import MachineLike, MachineSpec
+from . import Option
 from ._common import ProgressFn, compare_row
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "check_sizes_002",
     "check_spes",
     "eib_gbs",
+    "mb_per_spe_option",
     "placement_seeds",
     "placement_summary",
     "port_gbs",
@@ -186,21 +188,21 @@ def run_kernels(
     setup: Callable[[Machine], Sequence[Load]] | None = None,
     overrides: Sequence[str] = (),
 ) -> KernelRun:
-    """Runs ``loads`` together on a fresh ``Machine(machine, seed=seed)``
+    """Runs ``loads`` together on a fresh machine of ``machine`` and ``seed``
     (with machine-file ``overrides``).
 
     ``setup(m)``, if given, returns more loads built on the machine (for
     buffers in main memory). With ``latencies`` every DMA command's latency is
     recorded (:meth:`Machine.dma_latencies`).
     """
-    m = Machine(machine, seed=seed, placement=placement, overrides=overrides)
+    m = MachineSpec.of(machine).machine(seed, placement=placement, overrides=overrides)
     every = list(loads) + (list(setup(m)) if setup is not None else [])
     for ld in every:
         _LOADERS[ld.kernel](m, ld.spe, native=native, **ld.params)
     if latencies:
         m.record_dma_latencies()
     result = m.run()
-    tick_ns = 1e9 / float(m.info["timebase_hz"])
+    tick_ns = 1e9 / m.facts.timebase_hz
     ends = {p.spe: p.exit_code for p in result.programs if p.spe is not None}
     elapsed: dict[int, float] = {}
     gbs: dict[int, float] = {}
@@ -236,13 +238,13 @@ def run_kernels(
 def port_gbs(machine: MachineLike) -> float:
     """One EIB port's bandwidth per direction: 16 bytes per bus cycle (half
     the core clock): 25.6 GB/s on qs20, 16.8 on blade21."""
-    return 8.0 * Machine(machine).core_hz / 1e9
+    return 8.0 * MachineSpec.of(machine).facts.core_hz / 1e9
 
 
 def eib_gbs(machine: MachineLike) -> float:
     """The EIB's peak: one 128-byte command per bus cycle, 204.8 GB/s on qs20,
     134.4 on blade21."""
-    return 64.0 * Machine(machine).core_hz / 1e9
+    return 64.0 * MachineSpec.of(machine).facts.core_hz / 1e9
 
 
 def placement_seeds(seed: int, count: int) -> list[int]:
@@ -321,6 +323,12 @@ def check_sizes_002(sizes: Iterable[int]) -> tuple[int, ...]:
         if s < 128 or s > 16384 or 16384 % s:
             raise UsageError(f"element size {s} must be 128 to 16384 bytes and divide 16384")
     return out
+
+
+def mb_per_spe_option(help: str, default: int, note: str = "") -> Option:
+    """The ``mb_per_spe`` option of a streaming experiment: the data each SPE
+    moves per direction (``help`` says which SPEs), in MB."""
+    return Option("mb_per_spe", "int", help, default=default, default_note=note, unit="MB")
 
 
 def check_positive(name: str, value: float | None, default: float) -> float:

@@ -12,14 +12,22 @@ and the peak.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from os import PathLike
 from typing import Any
 
 from .. import published as pub
-from . import Option, Setup, Table
-from ._common import check_choices, draw_published_span, save_figure, size_axis
+from . import Option, RunSettings, Setup, Table
+from ._common import (
+    bandwidth_panel,
+    check_choices,
+    curve_of,
+    draw_published_span,
+    plot_simulated,
+    save_figure,
+    spe_size_axis,
+)
 from ._contention import (
     MB,
     PLACEMENT_FIELDS,
@@ -28,6 +36,7 @@ from ._contention import (
     check_positive,
     check_sizes_002,
     check_spes,
+    mb_per_spe_option,
     pair_load,
     placement_seeds,
     placement_summary,
@@ -36,13 +45,23 @@ from ._contention import (
     run_on_placements,
 )
 
-__all__ = ["DEFAULT_MB", "DEFAULT_PLACEMENTS", "MODES", "Links"]
+__all__ = ["DEFAULT_MB", "DEFAULT_PLACEMENTS", "MODES", "Links", "LinksSettings"]
 
 MODES: tuple[str, ...] = ("elem", "list")
 DEFAULT_PLACEMENTS = 10
 """Placements per point, as the paper."""
 DEFAULT_MB = 2
 """MB per active SPE and direction by default (the paper: 32)."""
+
+
+class LinksSettings(RunSettings, total=False):
+    """The ``**settings`` of ``couples`` and ``cycle``: a run's settings and the options
+    of :meth:`Links.options` besides the key."""
+
+    modes: Iterable[str]
+    sizes: Iterable[int]
+    placements: int | None
+    mb_per_spe: int | None
 
 
 @dataclass(frozen=True)
@@ -81,23 +100,17 @@ class Links:
 
     # -- running -------------------------------------------------------------------------
 
-    def run(
-        self,
-        setup: Setup,
-        values: Iterable[int],
-        options: Mapping[str, Any],
-    ) -> list[dict[str, Any]]:
+    def run(self, setup: Setup, values: Iterable[int], options: LinksSettings) -> list[dict[str, Any]]:
         """One record per (value of ``key``, mode, size) over the placements;
-        ``options`` are the other options of :meth:`options` (``modes``,
+        ``options`` holds the other options of :meth:`options` (``modes``,
         ``sizes``, ``placements``, ``mb_per_spe``)."""
         machine, seed, native, progress = setup
-        modes, sizes = options["modes"], options["sizes"]
-        placements, mb_per_spe = options["placements"], options["mb_per_spe"]
         values_ = check_spes(values, self.values, self.lo, self.hi, self.noun)
-        modes_ = check_choices("mode", modes, MODES)
-        sizes_ = check_sizes_002(sizes)
-        seeds = placement_seeds(seed, int(check_positive("placements", placements, DEFAULT_PLACEMENTS)))
-        mb = int(check_positive("mb_per_spe", mb_per_spe, DEFAULT_MB))
+        modes_ = check_choices("mode", options.get("modes", ()), MODES)
+        sizes_ = check_sizes_002(options.get("sizes", ()))
+        placements = check_positive("placements", options.get("placements"), DEFAULT_PLACEMENTS)
+        seeds = placement_seeds(seed, int(placements))
+        mb = int(check_positive("mb_per_spe", options.get("mb_per_spe"), DEFAULT_MB))
         points = [(v, mo, s) for v in values_ for mo in modes_ for s in sizes_]
 
         def loads(point: tuple[int, str, int], seed: int) -> list[Load]:
@@ -290,22 +303,13 @@ class Links:
         for j, mode in enumerate(MODES):
             ax = axes[0][j]
             for v in vals:
-                curve = sorted(
-                    (r for r in records if r[k] == v and r["mode"] == mode), key=lambda r: r["size"]
-                )
+                curve = curve_of(records, "size", **{k: v, "mode": mode})
                 if not curve:
                     continue
-                xs = [r["size"] for r in curve]
-                ax.plot(
-                    xs,
-                    [r["mean_gbs"] for r in curve],
-                    marker="o",
-                    markersize=4,
-                    color=colors[v],
-                    label=f"simulated mean, {v} {self.noun}{'s' if v > 1 else ''}",
-                )
+                label = f"simulated mean, {v} {self.noun}{'s' if v > 1 else ''}"
+                plot_simulated(ax, curve, "size", "mean_gbs", color=colors[v], label=label)
                 ax.fill_between(
-                    xs,
+                    [r["size"] for r in curve],
                     [r["min_gbs"] for r in curve],
                     [r["max_gbs"] for r in curve],
                     color=colors[v],
@@ -323,20 +327,12 @@ class Links:
                         e,
                         f"published {e.figure}: near peak ({self.key} {e.where[k]})",
                     )
-            ax.set(
-                ylabel="bandwidth (GB/s)",
-                title=f"({'ab'[j]}) DMA-{mode}: mean over placements, min-max shaded; peaks dotted",
-            )
-            size_axis(ax)
-            ax.set_xlim(100, 20000)
-            ax.grid(True, which="both", alpha=0.3)
+            title = f"({'ab'[j]}) DMA-{mode}: mean over placements, min-max shaded; peaks dotted"
+            bandwidth_panel(ax, title, spe_size_axis)
             ax = axes[1][j]
             if vals:
                 top = vals[-1]
-                curve = sorted(
-                    (r for r in records if r[k] == top and r["mode"] == mode), key=lambda r: r["size"]
-                )
-                xs = [r["size"] for r in curve]
+                curve = curve_of(records, "size", **{k: top, "mode": mode})
                 for key, style in (
                     ("min_gbs", "v:"),
                     ("median_gbs", "o-"),
@@ -344,7 +340,7 @@ class Links:
                     ("max_gbs", "^:"),
                 ):
                     ax.plot(
-                        xs,
+                        [r["size"] for r in curve],
                         [r[key] for r in curve],
                         style,
                         markersize=5 if key != "median_gbs" else 8,
@@ -363,8 +359,7 @@ class Links:
                     title=f"DMA-{mode}, {top} {self.noun}s: min, median, mean, max over placements "
                     f"({self.figure_spread})",
                 )
-            size_axis(ax)
-            ax.set_xlim(100, 20000)
+            spe_size_axis(ax)
             ax.grid(True, which="both", alpha=0.3)
         save_figure(
             fig,
@@ -390,14 +385,7 @@ class Links:
                 "seeded logical-to-physical placements per point",
                 default=DEFAULT_PLACEMENTS,
             ),
-            Option(
-                "mb_per_spe",
-                "int",
-                "data per active SPE and direction",
-                default=DEFAULT_MB,
-                default_note="the paper: 32",
-                unit="MB",
-            ),
+            mb_per_spe_option("data per active SPE and direction", DEFAULT_MB, "the paper: 32"),
         )
 
 

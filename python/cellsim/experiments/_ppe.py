@@ -19,9 +19,9 @@ from .. import ppe
 from .. import published as pub
 from ..exceptions import UsageError
 from ..machine import Machine
-from ..spec import MachineLike
-from . import Option
-from ._common import compare_row
+from ..spec import MachineLike, MachineSpec
+from . import Option, RunSettings, Table
+from ._common import bandwidth_panel, check_choices, compare_row, save_figure
 
 __all__ = [
     "BUFFER",
@@ -32,11 +32,15 @@ __all__ = [
     "OPS",
     "OPS_OPTION",
     "THREADS",
+    "LoopSettings",
     "cache_point",
     "check_ints",
     "derived_rows",
     "element_axis",
     "element_rows",
+    "loop_figure",
+    "loop_points",
+    "loop_tables",
     "mem_point",
     "peak_gbs",
     "record_ghz",
@@ -56,6 +60,25 @@ LOOP_OPTIONS = (
     Option("threads", "ints", "hardware threads, 1 and/or 2", default=THREADS),
     ELEMENTS_OPTION,
 )
+
+
+class LoopSettings(RunSettings, total=False):
+    """The ``**settings`` of ``ppe-cache`` and ``ppe-mem``: a run's settings and :data:`LOOP_OPTIONS`."""
+
+    ops: Iterable[str]
+    threads: Iterable[int]
+    elements: Iterable[int]
+
+
+def loop_points(first: Sequence[str], settings: LoopSettings) -> list[tuple[str, str, int, int]]:
+    """A loop sweep's points: each of ``first`` (levels, banks) by op, threads and
+    element size, as :data:`LOOP_OPTIONS` in ``settings`` choose them (checked)."""
+    ops = check_choices("op", settings.get("ops", ()), OPS)
+    threads = check_ints("threads", settings.get("threads", ()), THREADS)
+    elements = check_ints("element size", settings.get("elements", ()), ELEMENTS)
+    return [(x, o, t, e) for x in first for o in ops for t in threads for e in elements]
+
+
 """The options of a sweep of a core's loops: op, hardware threads, element size."""
 
 BUFFER = {"l1": 16 << 10, "l2": 192 << 10, "l1-l2": 192 << 10}
@@ -99,7 +122,7 @@ def cache_point(
     the L1 fetched from the L2) and the element per store (the L1 writes
     through and does not allocate: only the element goes to the L2).
     """
-    m = Machine(machine, seed=seed)
+    m = MachineSpec.of(machine).machine(seed)
     size = BUFFER[level]
     stride = _LINE if level == "l1-l2" else element
     accesses = size // stride
@@ -137,14 +160,14 @@ def mem_point(
     runs (every line fetched then evicts one that must be written back).
     """
     overrides: dict[str, Any] = {}
-    if bool(Machine(machine).info["has_remote_bank"]):
+    if MachineSpec.of(machine).facts.chips > 1:
         # The local bank is chip 0's memory (the PPE's), the remote one chip 1's.
         overrides["numa.policy"] = "node1" if bank == "remote" else "node0"
     elif bank == "remote":
         raise UsageError(f"machine {machine!r} has one memory bank: there is no remote bank")
-    m = Machine(machine, seed=seed, overrides=overrides)
+    m = MachineSpec.of(machine).machine(seed, overrides=overrides)
     nbytes = MEM_ACCESSES * element
-    l2 = int(m.info["ppe_l2_bytes"])
+    l2 = m.facts.ppe_l2_bytes
     junk, src, dst = m.alloc(l2, 4096), m.alloc(nbytes, 4096), m.alloc(nbytes, 4096)
     out: dict[str, Any] = {}
 
@@ -304,6 +327,59 @@ def derived_rows(
 def record_ghz(r: Mapping[str, Any]) -> float:
     """The core clock a record was measured at, in GHz."""
     return float(r["bandwidth_gbs"]) * int(r["cycles"]) / int(r["bytes"])
+
+
+def loop_tables(
+    records: Sequence[Mapping[str, Any]],
+    key: str,
+    values: Sequence[str],
+    title: Callable[[str, str, str], str],
+    columns: Callable[[list[int]], list[str]],
+    quantities: Sequence[str] = ("bandwidth_gbs",),
+) -> list[Table]:
+    """One table per value of ``key`` (a level, a bank) and op: ``quantities`` by
+    element size, a column per thread count; ``title(value, op, machine)``,
+    ``columns(thread counts)`` the headers after the element's."""
+    out = []
+    for value in values:
+        for op in OPS:
+            pts = {(r["threads"], r["element"]): r for r in records if (r[key], r["op"]) == (value, op)}
+            if not pts:
+                continue
+            ts = sorted({t for t, _ in pts})
+            machine = next(iter(pts.values()))["machine"]
+            rows = element_rows(pts, ts, quantities)
+            out.append(Table(title(value, op, machine), ["element (B)", *columns(ts)], rows))
+    return out
+
+
+def loop_figure(
+    records: Sequence[Mapping[str, Any]],
+    path: Any,
+    rows: tuple[str, Sequence[str], str],
+    draw: Callable[[Any, str, str], None],
+    title: Callable[[str, str, str], str],
+    figure: tuple[str, int],
+) -> None:
+    """A figure of loops' bandwidth against the element size: ``rows`` is
+    ``(key, values, default)``, a row of panels per value of ``key`` measured
+    (``default`` if none), a panel per op; ``draw(ax, value, op)`` fills a panel,
+    titled ``title(value, op, machine)``; ``figure`` is the figure's title and
+    its legend's columns."""
+    from matplotlib.figure import Figure
+
+    key, values, default = rows
+    shown = [v for v in values if any(r[key] == v for r in records)] or [default]
+    ops = [o for o in OPS if any(r["op"] == o for r in records)] or ["load"]
+    fig = Figure(figsize=(4.6 * len(ops), 3.6 * len(shown) + 1.2), layout="constrained")
+    axes = fig.subplots(len(shown), len(ops), squeeze=False)
+    machine = records[0]["machine"] if records else "blade21"
+    for i, value in enumerate(shown):
+        for j, op in enumerate(ops):
+            draw(axes[i][j], value, op)
+            bandwidth_panel(axes[i][j], title(value, op, machine), element_axis)
+            axes[i][j].set_ylim(bottom=0)
+    save_figure(fig, path, figure[0], legend=[a for row in axes for a in row], ncol=figure[1])
 
 
 def element_rows(

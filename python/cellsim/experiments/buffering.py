@@ -34,6 +34,7 @@ from statistics import mean
 from typing import Any, NamedTuple, Unpack
 
 from .. import published as pub
+from ..buffering import BLOCKS_PER_POINT as DEFAULT_BLOCKS
 from ..buffering import (
     C_OUTER_NS,
     KERNELS,
@@ -44,8 +45,9 @@ from ..buffering import (
     run_loop,
     seed004_loop,
 )
+from ..buffering import SEED004_BLOCK_FACTORS as FIG10_BLOCKS
 from ..exceptions import UsageError
-from ..machine import Machine
+from ..spec import MachineSpec
 from . import Experiment, Option, RunSettings, Table
 from ._common import check_choices, compare_row, save_figure
 
@@ -68,14 +70,10 @@ __all__ = [
 NAME = "buffering"
 FIGURES: tuple[str, ...] = ("10", "11", "12")
 SCHEMES: tuple[int, ...] = (1, 2, 3)
-FIG10_BLOCKS: tuple[int, ...] = (4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 3072)
-"""Block factors of Figures 10 and 12 (3072: 3 buffers of 3 streams fill 216 KB)."""
 FIG11_SPACE_BLOCKS: tuple[int, ...] = (12, 24, 48, 96, 192, 384, 768, 1536, 3072, 6144, 9216)
 """Figure 11's x axis: the 1b block factor ``B`` (space ``24 B`` bytes); multiples of 12,
 so that ``B/2`` and ``B/3`` are whole, even block factors."""
 C_SCALES: tuple[float, ...] = (0.9, 1.0, 1.1)
-DEFAULT_BLOCKS = 256
-"""Blocks per simulated point."""
 BYTES_PER_ITER = 24
 
 FIELDS = (
@@ -124,7 +122,7 @@ def run(
     nblocks = DEFAULT_BLOCKS if blocks is None else blocks
     if not (isinstance(nblocks, int) and nblocks >= 1):
         raise UsageError(f"blocks must be a positive integer, not {nblocks!r}")
-    m = Machine(machine, seed=seed)
+    m = MachineSpec.of(machine).machine(seed)
     fit = fitted_constants(machine, seed=seed)
     constants = constants_for(machine, S, D1)
 
@@ -408,6 +406,11 @@ def _f(v: float | None) -> str:
     return "" if v is None else f"{v:,.0f}"
 
 
+def _against(r: dict[str, Any] | None, note: str = "") -> str:
+    """A table cell: a point's simulated MB/s over the model's prediction (blank if not run)."""
+    return "" if r is None else f"{_f(r['simulated_mbs'])} / {_f(r['predicted_mbs'])}{note}"
+
+
 def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
     """Figure 10 and 11 (simulated / predicted MB/s by scheme) and Figure 12
     (2b, simulated against the predictions with C x 0.9, 1.0, 1.1)."""
@@ -422,9 +425,7 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
             curves = {k: _sim(records, 10, kern, k) for k in SCHEMES}
             for bf in sorted(set().union(*curves.values())):
                 cells = [kern, str(bf)]
-                for k in SCHEMES:
-                    r = curves[k].get(bf)
-                    cells.append("" if r is None else f"{_f(r['simulated_mbs'])} / {_f(r['predicted_mbs'])}")
+                cells += [_against(curves[k].get(bf)) for k in SCHEMES]
                 r2 = curves[2].get(bf)
                 cells.append("" if r2 is None else _f(r2["dma_only_mbs"]))
                 rows.append(cells)
@@ -443,11 +444,7 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
                 cells = [kern, f"{sp / 1024:.2f}", str(sp // BYTES_PER_ITER)]
                 for k in SCHEMES:
                     r = space[k].get(sp)
-                    cells.append(
-                        ""
-                        if r is None
-                        else f"{_f(r['simulated_mbs'])} / {_f(r['predicted_mbs'])} (bf {r['block']})"
-                    )
+                    cells.append(_against(r, "" if r is None else f" (bf {r['block']})"))
                 rows.append(cells)
         out.append(
             Table(

@@ -33,8 +33,8 @@ from collections.abc import Iterable, Sequence
 from os import PathLike
 from typing import Any, Unpack
 
-from . import Experiment, RunSettings
-from ._links import DEFAULT_MB, DEFAULT_PLACEMENTS, MODES, Links
+from . import Experiment
+from ._links import DEFAULT_MB, DEFAULT_PLACEMENTS, MODES, Links, LinksSettings
 
 __all__ = [
     "DEFAULT_MB",
@@ -65,18 +65,9 @@ LINKS = Links(
 FIELDS = LINKS.fields
 
 
-def run(
-    *,
-    pairs: Iterable[int] = (),
-    modes: Iterable[str] = (),
-    sizes: Iterable[int] = (),
-    placements: int | None = None,
-    mb_per_spe: int | None = None,
-    **settings: Unpack[RunSettings],
-) -> list[dict[str, Any]]:
+def run(*, pairs: Iterable[int] = (), **settings: Unpack[LinksSettings]) -> list[dict[str, Any]]:
     """Measures couples of SPEs; one record per (pairs, mode, size) over the placements."""
-    options = {"modes": modes, "sizes": sizes, "placements": placements, "mb_per_spe": mb_per_spe}
-    return LINKS.run(EXPERIMENT.settings(settings), pairs, options)
+    return LINKS.run(EXPERIMENT.settings(settings), pairs, settings)
 
 
 def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

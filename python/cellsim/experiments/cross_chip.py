@@ -38,15 +38,16 @@ from typing import Any, Unpack
 
 from .. import published as pub
 from ..machine import Machine
-from ..spec import MachineLike
+from ..spec import MachineLike, MachineSpec
 from . import Experiment, Option, RunSettings, Table
-from ._common import check_choices, figure_legend, save_figure
+from ._common import check_choices, figure_legend, measure_each, save_figure
 from ._contention import (
     LS_GET,
     MB,
     Load,
     check_positive,
     check_spes,
+    mb_per_spe_option,
     memory_load,
     memory_region,
     pair_load,
@@ -86,12 +87,12 @@ FIELDS = (
 def _both_chips(machine: MachineLike) -> list[str]:
     """Overrides that let software use every SPE of both chips, placed by
     number (logical SPE n on physical SPE n: 0-7 on chip 0, 8-15 on chip 1)."""
-    m = Machine(machine)
-    if m.chips < 2:
+    chips = MachineSpec.of(machine).facts.chips
+    if chips < 2:
         from ..exceptions import UsageError
 
         raise UsageError(f"machine {machine!r} has one chip: cross-chip needs a blade (qs20, blade21, qs22)")
-    return [f"spes=[{', '.join(str(s) for s in range(8 * m.chips))}]", 'placement="identity"']
+    return [f"spes=[{', '.join(str(s) for s in range(8 * chips))}]", 'placement="identity"']
 
 
 def _memory(
@@ -183,12 +184,7 @@ def run(
             jobs.append(lambda w=w: _spe(machine, seed, w, total, native))
         if "latency" in paths_:
             jobs += [lambda t=t, w=w: _latency(machine, seed, t, w, native) for t in ("memory", "ls")]
-    records = []
-    for i, job in enumerate(jobs):
-        records.append(job())
-        if progress is not None:
-            progress(i + 1, len(jobs))
-    return records
+    return measure_each(jobs, lambda job: job(), progress)
 
 
 def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -293,6 +289,6 @@ EXPERIMENT = Experiment.of_module(
         Option("ops", "choice", "memory op", OPS, "--op", default=OPS),
         Option("spes", "ints", "SPEs streaming to memory", default=SPES),
         Option("where", "choice", "local or remote", WHERE, "--where", default=WHERE),
-        Option("mb_per_spe", "int", "data per SPE and direction", default=DEFAULT_MB, unit="MB"),
+        mb_per_spe_option("data per SPE and direction", DEFAULT_MB),
     ),
 )

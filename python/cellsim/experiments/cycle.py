@@ -21,8 +21,8 @@ from collections.abc import Iterable, Sequence
 from os import PathLike
 from typing import Any, Unpack
 
-from . import Experiment, RunSettings
-from ._links import DEFAULT_MB, DEFAULT_PLACEMENTS, MODES, Links
+from . import Experiment
+from ._links import DEFAULT_MB, DEFAULT_PLACEMENTS, MODES, Links, LinksSettings
 
 __all__ = [
     "DEFAULT_MB",
@@ -53,18 +53,9 @@ LINKS = Links(
 FIELDS = LINKS.fields
 
 
-def run(
-    *,
-    spes: Iterable[int] = (),
-    modes: Iterable[str] = (),
-    sizes: Iterable[int] = (),
-    placements: int | None = None,
-    mb_per_spe: int | None = None,
-    **settings: Unpack[RunSettings],
-) -> list[dict[str, Any]]:
+def run(*, spes: Iterable[int] = (), **settings: Unpack[LinksSettings]) -> list[dict[str, Any]]:
     """Measures cycles of SPEs; one record per (spes, mode, size) over the placements."""
-    options = {"modes": modes, "sizes": sizes, "placements": placements, "mb_per_spe": mb_per_spe}
-    return LINKS.run(EXPERIMENT.settings(settings), spes, options)
+    return LINKS.run(EXPERIMENT.settings(settings), spes, settings)
 
 
 def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

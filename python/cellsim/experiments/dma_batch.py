@@ -26,13 +26,15 @@ from ._common import (
     OPS,
     STYLE,
     TARGETS,
+    bandwidth_panel,
     batch_name,
     check_dma_sweep,
     compare_row,
-    dma_point,
+    curve_of,
+    dma_sweep,
     draw_published,
     label,
-    measure_each,
+    plot_simulated,
     save_figure,
     simple_compare,
     size_axis,
@@ -65,20 +67,13 @@ def run(
     **settings: Unpack[RunSettings],
 ) -> list[dict[str, Any]]:
     """Measures DMA bandwidth by batch size; one record per (target, op, batch, size)."""
-    machine, seed, native, progress = EXPERIMENT.settings(settings)
-    ops_, targets_, sizes_ = check_dma_sweep(ops, targets, sizes)
+    setup = EXPERIMENT.settings(settings)
+    sweep = check_dma_sweep(ops, targets, sizes)
     batches_ = tuple(int(b) for b in batches) or BATCHES
     for b in batches_:
         if b < 0:
             raise UsageError(f"batch size {b} is negative (0 means nonblocking)")
-    points = [(t, o, b, s) for t in targets_ for o in ops_ for b in batches_ for s in sizes_]
-
-    def point(p: tuple[str, str, int, int]) -> dict[str, Any]:
-        target, op, batch, size = p
-        n = default_count(size) if count is None else count
-        return dma_point(machine, seed, native, op=op, target=target, size=size, batch=batch, count=n)
-
-    return measure_each(points, point, progress)
+    return dma_sweep(setup, sweep, batches_, lambda size: default_count(size) if count is None else count)
 
 
 def speedups(records: Sequence[dict[str, Any]]) -> dict[tuple[str, str, int, int], float]:
@@ -149,15 +144,12 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
                 PORT_GBS, color="grey", linestyle=":", linewidth=1, label="25.6 GB/s: one SPE's EIB port"
             )
             for b in batches:
-                curve = sorted((r for r in pts if r["batch"] == b), key=lambda r: r["size"])
+                curve = curve_of(pts, "size", batch=b)
                 if curve:
-                    ax.plot(
-                        [r["size"] for r in curve],
-                        [r["bandwidth_gbs"] for r in curve],
-                        color=colors[b],
-                        marker=STYLE[(op, target)]["marker"],
-                        markersize=4,
-                        label=f"simulated {batch_name(b)}",
+                    marker = STYLE[(op, target)]["marker"]
+                    name = f"simulated {batch_name(b)}"
+                    plot_simulated(
+                        ax, curve, "size", "bandwidth_gbs", color=colors[b], marker=marker, label=name
                     )
             for entry in pub.entries(experiment=NAME, held_out=False):
                 if (
@@ -185,9 +177,7 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
                             label=f"published {entry.figure}: batching gives {lo:g}-{hi:g}x blocking "
                             f"at {size} B",
                         )
-            ax.set(ylabel="bandwidth (GB/s)", title=f"{label(op, target)}, {machine}")
-            size_axis(ax)
-            ax.grid(True, which="both", alpha=0.3)
+            bandwidth_panel(ax, f"{label(op, target)}, {machine}", size_axis)
     save_figure(
         fig,
         path,

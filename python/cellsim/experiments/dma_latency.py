@@ -22,10 +22,9 @@ from ._common import (
     DMA_SWEEP_OPTIONS,
     STYLE,
     check_dma_sweep,
-    dma_point,
+    dma_sweep,
     draw_published,
     label,
-    measure_each,
     save_figure,
     simple_compare,
     size_axis,
@@ -55,26 +54,12 @@ def run(
     **settings: Unpack[RunSettings],
 ) -> list[dict[str, Any]]:
     """Measures blocking DMA latency and bandwidth; one record per (target, op, size)."""
-    machine, seed, native, progress = EXPERIMENT.settings(settings)
-    ops_, targets_, sizes_ = check_dma_sweep(ops, targets, sizes)
-    points = [(t, o, s) for t in targets_ for o in ops_ for s in sizes_]
-
-    def point(p: tuple[str, str, int]) -> dict[str, Any]:
-        target, op, size = p
-        r = dma_point(
-            machine,
-            seed,
-            native,
-            op=op,
-            target=target,
-            size=size,
-            batch=1,
-            count=default_count(size) if count is None else count,
-        )
-        del r["batch"]
-        return r
-
-    return measure_each(points, point, progress)
+    setup = EXPERIMENT.settings(settings)
+    sweep = check_dma_sweep(ops, targets, sizes)
+    records = dma_sweep(setup, sweep, (1,), lambda size: default_count(size) if count is None else count)
+    for r in records:
+        del r["batch"]  # every DMA waits: blocking
+    return records
 
 
 def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -24,7 +24,7 @@ from typing import Any, Unpack
 from .. import published as pub
 from ..machine import Machine
 from . import Experiment, Option, RunSettings, Table
-from ._common import OPS, TARGETS, check_choices, draw_published_span, label, save_figure
+from ._common import OPS, TARGETS, check_choices, draw_published_span, label, measure_each, save_figure
 from ._contention import (
     DMA_SIZE,
     LS_TARGET,
@@ -72,8 +72,9 @@ def run(
     spes_ = check_spes(spes, SPES, 1, 8, "SPE count")
     n = int(check_positive("count", count, DEFAULT_COUNT))
     points = [(t, o, x) for t in targets_ for o in ops_ for x in spes_]
-    records = []
-    for i, (target, op, x) in enumerate(points):
+
+    def point(p: tuple[str, str, int]) -> dict[str, Any]:
+        target, op, x = p
         params = {"put": op == "put", "size": DMA_SIZE, "count": n}
         if target == "ls":
             ea = Machine.ls_ea(0) + LS_TARGET
@@ -88,23 +89,20 @@ def run(
                 ]
 
             res = run_kernels(machine, seed, [], native=native, setup=setup)
-        records.append(
-            {
-                "machine": res.machine,
-                "seed": seed,
-                "target": target,
-                "op": op,
-                "spes": x,
-                "count": n,
-                "aggregate_gbs": res.aggregate_gbs,
-                "per_spe_gbs": [res.gbs[s] for s in range(x)],
-                "placement": res.placement,
-                "transfers": res.transfers,
-            }
-        )
-        if progress is not None:
-            progress(i + 1, len(points))
-    return records
+        return {
+            "machine": res.machine,
+            "seed": seed,
+            "target": target,
+            "op": op,
+            "spes": x,
+            "count": n,
+            "aggregate_gbs": res.aggregate_gbs,
+            "per_spe_gbs": [res.gbs[s] for s in range(x)],
+            "placement": res.placement,
+            "transfers": res.transfers,
+        }
+
+    return measure_each(points, point, progress)
 
 
 def _agg(records: Sequence[dict[str, Any]], where: Mapping[str, Any]) -> dict[tuple[str, str, int], float]:

@@ -38,7 +38,7 @@ from .. import published as pub
 from ..machine import Machine
 from ..spec import MachineLike
 from . import Experiment, Option, RunSettings, Table
-from ._common import check_choices, save_figure
+from ._common import check_choices, measure_groups, save_figure
 from ._contention import DMA_SIZE, Load, check_positive, check_spes, rows_for, run_kernels
 
 __all__ = ["EXPERIMENT", "FIELDS", "MODE_BIN_NS", "compare", "plot", "run", "tables"]
@@ -49,6 +49,9 @@ DEFAULT_COUNT = 512
 MODE_BIN_NS = 20.0
 """Width of the bins (from 0 ns) whose fullest one gives ``mode_ns`` (its centre)."""
 
+_STATISTICS = ("unloaded_ns", "mean_ns", "mode_ns", "p50_ns", "p99_ns", "min_ns", "max_ns")
+"""The service latencies each record summarises (ns), in the order the table shows them."""
+
 FIELDS = (
     "machine",
     "seed",
@@ -58,13 +61,7 @@ FIELDS = (
     "spes",
     "count",
     "bandwidth_gbs",
-    "unloaded_ns",
-    "mean_ns",
-    "mode_ns",
-    "p50_ns",
-    "p99_ns",
-    "min_ns",
-    "max_ns",
+    *_STATISTICS,
     "increase_ns",
     "increase_x",
     "latencies_ns",
@@ -108,8 +105,9 @@ def run(
     ops_ = check_choices("op", ops, ("put", "get"))
     (x,) = check_spes([spes] if spes is not None else [], [DEFAULT_SPES], 1, 8, "SPE count")
     n = int(check_positive("count", count, DEFAULT_COUNT))
-    records = []
-    for i, op in enumerate(ops_):
+
+    def point(op: str) -> list[dict[str, Any]]:
+        records = []
         # The same DMA alone on the machine: the latency the peak is an increase over.
         alone = _hot_spot(machine, seed, op, 1, 1, native)
         unloaded = float(alone.service_ns[0][0])
@@ -144,9 +142,9 @@ def run(
                     "transfers": res.transfers if s == 0 else 0,
                 }
             )
-        if progress is not None:
-            progress(i + 1, len(ops_))
-    return records
+        return records
+
+    return measure_groups(ops_, point, progress)
 
 
 def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -197,40 +195,11 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
     """The distribution's statistics per op and SPE, in microseconds."""
     if not records:
         return []
-    cols = [
-        "op",
-        "SPE",
-        "physical",
-        "GB/s",
-        "unloaded",
-        "mean",
-        "mode",
-        "p50",
-        "p99",
-        "min",
-        "max",
-        "queued mean",
-    ]
+    shown = (*_STATISTICS, "queued_mean_ns")
+    cols = ["op", "SPE", "physical", "GB/s", *(k.removesuffix("_ns").replace("_", " ") for k in shown)]
     rows = [
-        [
-            r["op"],
-            str(r["spe"]),
-            str(r["physical"]),
-            f"{r['bandwidth_gbs']:.2f}",
-            *(
-                f"{r[k] / 1000:.2f}"
-                for k in (
-                    "unloaded_ns",
-                    "mean_ns",
-                    "mode_ns",
-                    "p50_ns",
-                    "p99_ns",
-                    "min_ns",
-                    "max_ns",
-                    "queued_mean_ns",
-                )
-            ),
-        ]
+        [r["op"], str(r["spe"]), str(r["physical"]), f"{r['bandwidth_gbs']:.2f}"]
+        + [f"{r[k] / 1000:.2f}" for k in shown]
         for r in records
     ]
     r0 = records[0]

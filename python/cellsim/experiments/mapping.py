@@ -52,7 +52,7 @@ from ..messaging.explorer import (
 )
 from ..messaging.target import resolve
 from ..sweep import fingerprint
-from . import Experiment, Option, Table
+from . import Experiment, Option, Table, run_settings
 from ._common import ProgressFn, compare_row, save_figure
 from ._mapping_statements import cross_quantities
 from ._messaging import (
@@ -170,6 +170,7 @@ def run(
         panels = _panels(figs)
         common = dict(
             overrides=machine.overrides,
+            **run_settings(machine.run),
             seed=seed,
             native=native,
             placement_per=placement_per,

@@ -29,9 +29,8 @@ import numpy as np
 
 from .. import mpi
 from ..exceptions import UsageError
-from ..machine import Machine
 from . import Experiment, Option, RunSettings, Table
-from ._common import check_choices, save_figure
+from ._common import check_choices, measure_groups, save_figure
 from ._mpi import PROTOCOL_OPTION, STYLE, check_protocols, protocols_in, run_ranks
 
 __all__ = ["EXPERIMENT", "OPS", "compare", "plot", "run", "tables"]
@@ -104,7 +103,7 @@ def run(
     ops_ = tuple(o for o in OPS if o in ops_)
     defaults = not tuple(spes)
     spes_ = tuple(int(s) for s in spes) or SPES
-    if defaults and Machine(machine).spe_count >= BLADE_SPES:
+    if defaults and machine.facts.spes >= BLADE_SPES:
         spes_ = (*spes_, BLADE_SPES)
     sizes_ = tuple(int(s) for s in sizes) or SIZES
     given_sizes, given_reps = bool(tuple(sizes)), reps
@@ -114,8 +113,9 @@ def run(
     if reps is not None and reps < 1:
         raise UsageError(f"reps must be positive, not {reps}")
     points = [(proto, n) for proto in protos for n in spes_]
-    records = []
-    for i, (proto, n) in enumerate(points):
+
+    def point(p: tuple[str, int]) -> list[dict[str, Any]]:
+        proto, n = p
         sz = sizes_
         if n >= BLADE_SPES and not given_sizes:
             sz = tuple(s for s in sizes_ if s <= BLADE_SIZE_LIMIT)
@@ -123,23 +123,21 @@ def run(
         res = run_ranks(
             functools.partial(_bench, ops_, sz, nreps), n, protocol=proto, machine=machine, seed=seed
         )
-        for (op, size), _ in res.values[0].items():
-            t = max(v[(op, size)] for v in res.values)
-            records.append(
-                {
-                    "machine": res.machine.name,
-                    "seed": seed,
-                    "protocol": proto,
-                    "op": op,
-                    "spes": n,
-                    "size": size,
-                    "reps": nreps[size],
-                    "latency_us": t * 1e6,
-                }
-            )
-        if progress is not None:
-            progress(i + 1, len(points))
-    return records
+        return [
+            {
+                "machine": res.machine.name,
+                "seed": seed,
+                "protocol": proto,
+                "op": op,
+                "spes": n,
+                "size": size,
+                "reps": nreps[size],
+                "latency_us": max(v[(op, size)] for v in res.values) * 1e6,
+            }
+            for (op, size) in res.values[0]
+        ]
+
+    return measure_groups(points, point, progress)
 
 
 def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -24,6 +24,15 @@ unit is fully pipelined (there the loads bind). The memory side is the
 simulated DMAs themselves: with blocking gets the two bounds add up rather
 than overlap. Nothing was fitted.
 
+How the compiler scheduled the sum is not in the paper, so it is an option
+(``accumulator``): ``partial-sums`` (the default, above) lets the multiply-adds
+issue back to back, as code that splits each row's sum over partial sums
+does; ``one-sum`` is the C loop as written compiled without reassociation,
+each multiply-add waiting for the previous one's result, so an element takes
+the DP latency (:func:`~cellsim.mpi._costs.dp_latency_cycles`: 13 cycles on
+``qs20``, 9 on ``qs22``). Kumar et al.'s throughputs are withheld, so the two
+cannot be scored; docs/mpi.md gives what each predicts.
+
 ``gflops`` is ``2 n^2`` flops per product times the products, over the
 slowest rank's time between two barriers (``MPI.Wtime``).
 
@@ -45,12 +54,11 @@ import numpy as np
 from .. import mpi, spu
 from .. import published as pub
 from ..exceptions import UsageError
-from ..machine import Machine
-from ..mpi._costs import dp_issue_cycles
+from ..mpi._costs import dp_issue_cycles, dp_latency_cycles
 from ..mpi._runtime import current_rank
 from ..spec import MachineLike
 from . import Experiment, Option, RunSettings, Table
-from ._common import check_choices, compare_row
+from ._common import check_choices, compare_row, measure_each
 from ._mpi import (
     PAGES,
     PROTOCOL_OPTION,
@@ -73,6 +81,9 @@ SCALAR_LOAD_SLOTS = 2
 """Odd-pipeline slots of a scalar load: a quadword load and a rotate (the machine files'
 ``spu.ls_narrow_load_slots``)."""
 BLOCK_BYTES = 16384
+ACCUMULATORS: tuple[str, ...] = ("partial-sums", "one-sum")
+"""How the compiled loop adds a row's products: over partial sums (issue bound) or into one
+sum (each multiply-add waits for the last: latency bound)."""
 TAG = 3  # the kernel's own DMA tag group
 
 
@@ -84,7 +95,7 @@ def matrix(n: int) -> tuple[np.ndarray, np.ndarray]:
     return a, x
 
 
-def _kernel(n: int, products: int) -> dict[str, Any]:
+def _kernel(n: int, products: int, accumulator: str) -> dict[str, Any]:
     """The rank program: returns the time (s) and this rank's final slice."""
     comm = mpi.COMM_WORLD
     p, r = comm.Get_size(), comm.Get_rank()
@@ -100,7 +111,7 @@ def _kernel(n: int, products: int) -> dict[str, Any]:
     ls_x = spu.ls_alloc(n * 8, align=128)
     ls_y = spu.ls_alloc(max(rows * 8, 16), align=128)
     ea_a, ea_x, ea_y = mpi.ea_of(a), mpi.ea_of(x), mpi.ea_of(mine)
-    cycles_per_element = element_cycles(current_rank().machine.name)
+    cycles_per_element = element_cycles(current_rank().machine.name, accumulator)
 
     def wait() -> None:
         spu.mfc_write_tag_mask(1 << TAG)
@@ -128,11 +139,13 @@ def _kernel(n: int, products: int) -> dict[str, Any]:
     return {"time": t, "slice": np.array(mine)}
 
 
-def element_cycles(machine: MachineLike) -> int:
+def element_cycles(machine: MachineLike, accumulator: str = ACCUMULATORS[0]) -> int:
     """SPU cycles of one matrix element in the compiled scalar loop: the DP
-    multiply-add's issue interval against the odd pipeline's two scalar loads
-    (each a load and a rotate); the pipelines issue side by side."""
-    return max(dp_issue_cycles(machine), 2 * SCALAR_LOAD_SLOTS)
+    multiply-add's issue interval (over partial sums) or its latency (into one
+    sum) against the odd pipeline's two scalar loads (each a load and a
+    rotate); the pipelines issue side by side."""
+    dp = dp_latency_cycles(machine) if accumulator == "one-sum" else dp_issue_cycles(machine)
+    return max(dp, 2 * SCALAR_LOAD_SLOTS)
 
 
 def _dma_in_16k(issue: Callable[[int, int, int, int], Any], ls: int, ea: int, size: int) -> None:
@@ -153,6 +166,7 @@ def run(
     products: int | None = None,
     spes: Iterable[int] = (),
     pages: Iterable[str] = (),
+    accumulator: str | None = None,
     **settings: Unpack[RunSettings],
 ) -> list[dict[str, Any]]:
     """The matrix-vector product for each protocol, matrix dimension, rank
@@ -162,11 +176,14 @@ def run(
     protos = check_protocols(protocols)
     dims = tuple(int(s) for s in sizes) or SIZES
     nprod = PRODUCTS if products is None else int(products)
-    blade = Machine(machine).chips > 1
+    blade = machine.facts.chips > 1
     ranks = tuple(int(p) for p in spes) or ((8, 16) if blade else (8,))
     # "local" is where first touch puts everything on a blade (chip 0's memory): not repeated
     default_pages = tuple(p for p in PAGES if p != "local") if blade else PAGES[:1]
     pages_ = check_choices("pages", pages, PAGES) if tuple(pages) else default_pages
+    acc = ACCUMULATORS[0] if accumulator is None else accumulator
+    if acc not in ACCUMULATORS:
+        raise UsageError(f"accumulator must be one of {', '.join(ACCUMULATORS)}, not {acc!r}")
     if nprod < 1:
         raise UsageError(f"products must be positive, not {nprod}")
     for p in ranks:
@@ -182,10 +199,11 @@ def run(
         for n in dims
         if p == 8 or pg == "first-touch" or pg == "interleave"
     ]
-    records = []
-    for i, (proto, n, p, pg) in enumerate(points):
+
+    def point(pt: tuple[str, int, int, str]) -> dict[str, Any]:
+        proto, n, p, pg = pt
         res = run_ranks(
-            functools.partial(_kernel, n, nprod),
+            functools.partial(_kernel, n, nprod, acc),
             p,
             protocol=proto,
             machine=machine,
@@ -197,24 +215,22 @@ def run(
         for _ in range(nprod):
             x = a @ x
         got = np.concatenate([v["slice"] for v in res.values])
-        records.append(
-            {
-                "machine": res.machine.name,
-                "seed": seed,
-                "protocol": proto,
-                "n": n,
-                "spes": p,
-                "pages": pg,
-                "products": nprod,
-                "time_us": t * 1e6,
-                "gflops": 2.0 * n * n * nprod / t / 1e9,
-                "peak_gflops": p * res.machine.core_hz * 2 / element_cycles(res.machine.name) / 1e9,
-                "checked": bool(np.allclose(got, x, rtol=1e-9, atol=1e-12)),
-            }
-        )
-        if progress is not None:
-            progress(i + 1, len(points))
-    return records
+        return {
+            "machine": res.machine.name,
+            "seed": seed,
+            "protocol": proto,
+            "n": n,
+            "spes": p,
+            "pages": pg,
+            "products": nprod,
+            "time_us": t * 1e6,
+            "gflops": 2.0 * n * n * nprod / t / 1e9,
+            "accumulator": acc,
+            "peak_gflops": p * res.machine.core_hz * 2 / element_cycles(res.machine.name, acc) / 1e9,
+            "checked": bool(np.allclose(got, x, rtol=1e-9, atol=1e-12)),
+        }
+
+    return measure_each(points, point, progress)
 
 
 def _config(r: dict[str, Any]) -> str:
@@ -260,7 +276,7 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
         r0 = rs[0]
         title = (
             f"{NAME}: {cfg}, {r0['products']} products, scalar DP "
-            f"({element_cycles(r0['machine'])} cycles per matrix element), "
+            f"({element_cycles(r0['machine'], r0['accumulator'])} cycles per matrix element), "
             f"{r0['machine']}"
         )
         out.append(Table(title, cols, rows))
@@ -319,6 +335,13 @@ EXPERIMENT = Experiment.of_module(
             PAGES,
             default=PAGES,
             default_note="one chip: first-touch",
+        ),
+        Option(
+            "accumulator",
+            "str",
+            "how the compiled loop adds a row's products: partial-sums (multiply-adds issue back to "
+            "back) or one-sum (each waits for the last: the DP latency)",
+            default=ACCUMULATORS[0],
         ),
     ),
 )

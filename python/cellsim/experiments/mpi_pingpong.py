@@ -23,10 +23,9 @@ from typing import Any, Unpack
 from .. import mpi
 from .. import published as pub
 from ..exceptions import UsageError
-from ..machine import Machine
-from ..spec import MachineLike
+from ..spec import MachineLike, MachineSpec
 from . import Experiment, Option, RunSettings, Table
-from ._common import check_choices, compare_row, save_figure
+from ._common import check_choices, compare_row, measure_groups, save_figure
 from ._mpi import (
     PAGES,
     PROTOCOL_OPTION,
@@ -103,9 +102,10 @@ def run(
         raise UsageError(f"reps must be positive, not {reps}")
     nreps = {s: reps or default_reps(s) for s in sizes_}
     configs = _configs(machine, pages, chips)
-    records = []
     runs = [(c, proto) for c in configs for proto in protos]
-    for i, ((pg, ch), proto) in enumerate(runs):
+
+    def point(p: tuple[tuple[str, str], str]) -> list[dict[str, Any]]:
+        (pg, ch), proto = p
         res = run_ranks(
             lambda: _pingpong(sizes_, nreps),
             2,
@@ -115,25 +115,23 @@ def run(
             overrides=[*page_overrides(pg), *_on_chips(machine, ch)],
         )
         times = res.values[0]
-        for s in sizes_:
-            t = times[s]
-            records.append(
-                {
-                    "machine": res.machine.name,
-                    "seed": seed,
-                    "protocol": proto,
-                    "pages": pg,
-                    "chips": ch,
-                    "size": s,
-                    "mode": _mode(proto, s),
-                    "reps": nreps[s],
-                    "latency_us": t * 1e6,
-                    "bandwidth_gbs": s / t / 1e9 if t > 0 else 0.0,
-                }
-            )
-        if progress is not None:
-            progress(i + 1, len(runs))
-    return records
+        return [
+            {
+                "machine": res.machine.name,
+                "seed": seed,
+                "protocol": proto,
+                "pages": pg,
+                "chips": ch,
+                "size": s,
+                "mode": _mode(proto, s),
+                "reps": nreps[s],
+                "latency_us": times[s] * 1e6,
+                "bandwidth_gbs": s / times[s] / 1e9 if times[s] > 0 else 0.0,
+            }
+            for s in sizes_
+        ]
+
+    return measure_groups(runs, point, progress)
 
 
 CHIPS: tuple[str, ...] = ("one", "two")
@@ -148,7 +146,7 @@ def _configs(machine: MachineLike, pages: Iterable[str], chips: Iterable[str]) -
             for pg in check_choices("pages", pages_, PAGES)
             for ch in check_choices("chips", chips_, CHIPS)
         ]
-    if Machine(machine).chips < 2:
+    if MachineSpec.of(machine).facts.chips < 2:
         return [("first-touch", "one")]
     return [("first-touch", "one"), ("remote", "one"), ("interleave", "one"), ("first-touch", "two")]
 
@@ -157,7 +155,7 @@ def _on_chips(machine: MachineLike, chips: str) -> list[str]:
     """Placement overrides putting rank 1 on chip 1 (``two``), or nothing."""
     if chips == "one":
         return []
-    m = Machine(machine)
+    m = MachineSpec.of(machine).machine()  # its default placement: drawn by the engine
     if m.chips < 2:
         raise UsageError(f"chips 'two': machine {machine!r} has one chip")
     order = [0, 8, *(p for p in sorted(m.placement) if p not in (0, 8))]

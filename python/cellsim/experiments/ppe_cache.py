@@ -27,19 +27,17 @@ from os import PathLike
 from typing import Any, Unpack
 
 from .. import published as pub
-from . import Experiment, Option, RunSettings, Table
-from ._common import check_choices, measure_each, save_figure
+from . import Experiment, Option, Table
+from ._common import check_choices, curve_of, measure_each, plot_simulated
 from ._ppe import (
-    ELEMENTS,
     LEVELS,
     LOOP_OPTIONS,
-    OPS,
-    THREADS,
+    LoopSettings,
     cache_point,
-    check_ints,
     derived_rows,
-    element_axis,
-    element_rows,
+    loop_figure,
+    loop_points,
+    loop_tables,
     record_ghz,
 )
 
@@ -62,21 +60,10 @@ FIELDS = (
 _FIGURE = {"l1": "Figure 3", "l2": "Figure 4", "l1-l2": "Figure 5"}
 
 
-def run(
-    *,
-    levels: Iterable[str] = (),
-    ops: Iterable[str] = (),
-    threads: Iterable[int] = (),
-    elements: Iterable[int] = (),
-    **settings: Unpack[RunSettings],
-) -> list[dict[str, Any]]:
+def run(*, levels: Iterable[str] = (), **settings: Unpack[LoopSettings]) -> list[dict[str, Any]]:
     """Measures the PPE's cache bandwidth; one record per (level, op, threads, element)."""
     machine, seed, _native, progress = EXPERIMENT.settings(settings)
-    levels_ = check_choices("level", levels, LEVELS)
-    ops_ = check_choices("op", ops, OPS)
-    threads_ = check_ints("threads", threads, THREADS)
-    elements_ = check_ints("element size", elements, ELEMENTS)
-    points = [(lv, o, t, e) for lv in levels_ for o in ops_ for t in threads_ for e in elements_]
+    points = loop_points(check_choices("level", levels, LEVELS), settings)
     return measure_each(points, lambda p: cache_point(machine, seed, *p), progress)
 
 
@@ -91,82 +78,53 @@ def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
     """Bandwidth by element size, 1 and 2 threads, one table per level and op."""
-    out = []
-    for level in LEVELS:
-        for op in OPS:
-            pts = {(r["threads"], r["element"]): r for r in records if r["level"] == level and r["op"] == op}
-            if not pts:
-                continue
-            ts = sorted({t for t, _ in pts})
-            rows = element_rows(pts, ts)
-            machine = next(iter(pts.values()))["machine"]
-            out.append(
-                Table(
-                    f"{NAME} {level} {op} ({_FIGURE[level]}): GB/s, {machine}",
-                    ["element (B)", *(f"{t} thread{'s' if t > 1 else ''}" for t in ts)],
-                    rows,
-                )
-            )
-    return out
+    return loop_tables(
+        records,
+        "level",
+        LEVELS,
+        lambda level, op, machine: f"{NAME} {level} {op} ({_FIGURE[level]}): GB/s, {machine}",
+        lambda ts: [f"{t} thread{'s' if t > 1 else ''}" for t in ts],
+    )
 
 
 def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
     """Figures 3-5: bandwidth against the element size, one row per level,
     one panel per op, 1 and 2 threads, with the published values and the
     16 B/cycle peak."""
-    from matplotlib.figure import Figure
-
-    levels = [lv for lv in LEVELS if any(r["level"] == lv for r in records)] or ["l1"]
-    ops = [o for o in OPS if any(r["op"] == o for r in records)] or ["load"]
-    fig = Figure(figsize=(4.6 * len(ops), 3.6 * len(levels) + 1.2), layout="constrained")
-    axes = fig.subplots(len(levels), len(ops), squeeze=False)
-    machine = records[0]["machine"] if records else "blade21"
     ghz = record_ghz(records[0]) if records else None
-    for i, level in enumerate(levels):
-        for j, op in enumerate(ops):
-            ax = axes[i][j]
-            for t, style in ((1, "-"), (2, "--")):
-                pts = sorted(
-                    (r for r in records if (r["level"], r["op"], r["threads"]) == (level, op, t)),
-                    key=lambda r: r["element"],
-                )
-                if pts:
-                    ax.plot(
-                        [r["element"] for r in pts],
-                        [r["bandwidth_gbs"] for r in pts],
-                        style,
-                        marker="o",
-                        markersize=4,
-                        color="tab:blue" if t == 1 else "tab:orange",
-                        label=f"simulated, {t} thread{'s' if t > 1 else ''}",
-                    )
-            if ghz:
-                ax.axhline(16 * ghz, color="grey", linestyle=":", linewidth=1, label="16 B/cycle peak")
-            for e in pub.entries(experiment=NAME, held_out=False):
-                if e.quantity != "bandwidth_gbs" or e.kind != "value":
-                    continue
-                if e.where.get("level") != level or e.where.get("op") != op:
-                    continue
-                ax.plot(
-                    [e.where["element"]],
-                    [float(e.value)],  # type: ignore[arg-type]
-                    linestyle="none",
-                    marker="*",
-                    markersize=13,
-                    markerfacecolor="none",
-                    markeredgecolor="crimson",
-                    label="published (Jiménez-González et al. text)",
-                )
-            ax.set(ylabel="bandwidth (GB/s)", title=f"{_FIGURE[level]}: {level} {op}, {machine}")
-            ax.set_ylim(bottom=0)
-            element_axis(ax)
-            ax.grid(True, which="both", alpha=0.3)
-    save_figure(
-        fig,
+
+    def draw(ax: Any, level: str, op: str) -> None:
+        for t, style in ((1, "-"), (2, "--")):
+            pts = curve_of(records, "element", level=level, op=op, threads=t)
+            if pts:
+                color = "tab:blue" if t == 1 else "tab:orange"
+                label = f"simulated, {t} thread{'s' if t > 1 else ''}"
+                plot_simulated(ax, pts, "element", "bandwidth_gbs", style, color=color, label=label)
+        if ghz:
+            ax.axhline(16 * ghz, color="grey", linestyle=":", linewidth=1, label="16 B/cycle peak")
+        for e in pub.entries(experiment=NAME, held_out=False):
+            if e.quantity != "bandwidth_gbs" or e.kind != "value":
+                continue
+            if e.where.get("level") != level or e.where.get("op") != op:
+                continue
+            ax.plot(
+                [e.where["element"]],
+                [float(e.value)],  # type: ignore[arg-type]
+                linestyle="none",
+                marker="*",
+                markersize=13,
+                markerfacecolor="none",
+                markeredgecolor="crimson",
+                label="published (Jiménez-González et al. text)",
+            )
+
+    loop_figure(
+        records,
         path,
-        "Jiménez-González et al., Figures 3-5: PPE to its caches (lines simulated, stars published)",
-        legend=[a for row in axes for a in row],
-        ncol=4,
+        ("level", LEVELS, "l1"),
+        draw,
+        lambda level, op, machine: f"{_FIGURE[level]}: {level} {op}, {machine}",
+        ("Jiménez-González et al., Figures 3-5: PPE to its caches (lines simulated, stars published)", 4),
     )
 
 

@@ -25,19 +25,17 @@ from typing import Any, Unpack
 
 from .. import published as pub
 from ..exceptions import UsageError
-from ..machine import Machine
-from . import Experiment, Option, RunSettings, Table
-from ._common import check_choices, measure_each, save_figure
+from . import Experiment, Option, Table
+from ._common import check_choices, curve_of, draw_published_level, measure_each, plot_simulated
 from ._ppe import (
-    ELEMENTS,
     LOOP_OPTIONS,
     OPS,
-    THREADS,
+    LoopSettings,
     cache_point,
-    check_ints,
     derived_rows,
-    element_axis,
-    element_rows,
+    loop_figure,
+    loop_points,
+    loop_tables,
     mem_point,
 )
 
@@ -62,26 +60,16 @@ FIELDS = (
 )
 
 
-def run(
-    *,
-    banks: Iterable[str] = (),
-    ops: Iterable[str] = (),
-    threads: Iterable[int] = (),
-    elements: Iterable[int] = (),
-    **settings: Unpack[RunSettings],
-) -> list[dict[str, Any]]:
+def run(*, banks: Iterable[str] = (), **settings: Unpack[LoopSettings]) -> list[dict[str, Any]]:
     """Measures the PPE's memory bandwidth; one record per (bank, op, threads, element)."""
     machine, seed, _native, progress = EXPERIMENT.settings(settings)
-    two_banks = bool(Machine(machine).info["has_remote_bank"])
+    two_banks = machine.facts.chips > 1
     banks_ = check_choices("bank", banks, BANKS)
     if not two_banks:
         if "remote" in banks_ and tuple(banks):
             raise UsageError(f"bank 'remote': machine {machine!r} has one memory bank (use --bank local)")
         banks_ = ("local",)
-    ops_ = check_choices("op", ops, OPS)
-    threads_ = check_ints("threads", threads, THREADS)
-    elements_ = check_ints("element size", elements, ELEMENTS)
-    points = [(b, o, t, e) for b in banks_ for o in ops_ for t in threads_ for e in elements_]
+    points = loop_points(banks_, settings)
     l2: dict[tuple[str, int, int], float] = {}
 
     def point(p: tuple[str, str, int, int]) -> dict[str, Any]:
@@ -133,85 +121,49 @@ def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
     """Bandwidth by element size, 1 and 2 threads, beside the L2's, one table per bank and op."""
-    out = []
-    for bank in BANKS:
-        for op in OPS:
-            pts = {(r["threads"], r["element"]): r for r in records if (r["bank"], r["op"]) == (bank, op)}
-            if not pts:
-                continue
-            ts = sorted({t for t, _ in pts})
-            rows = element_rows(pts, ts, ("bandwidth_gbs", "l2_gbs"))
-            machine = next(iter(pts.values()))["machine"]
-            out.append(
-                Table(
-                    f"{NAME} {bank} bank, {op} (Figure 7): GB/s, {machine}",
-                    [
-                        "element (B)",
-                        *(f"memory {t}t" for t in ts),
-                        *(f"L2 {t}t" for t in ts),
-                    ],
-                    rows,
-                )
-            )
-    return out
+    return loop_tables(
+        records,
+        "bank",
+        BANKS,
+        lambda bank, op, machine: f"{NAME} {bank} bank, {op} (Figure 7): GB/s, {machine}",
+        lambda ts: [*(f"memory {t}t" for t in ts), *(f"L2 {t}t" for t in ts)],
+        ("bandwidth_gbs", "l2_gbs"),
+    )
 
 
 def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
     """Figure 7: bandwidth against the element size, one row per bank, one
     panel per op, 1 and 2 threads, the L2's bandwidth dotted, the 6 GB/s
     statement dashed."""
-    from matplotlib.figure import Figure
 
-    banks = [b for b in BANKS if any(r["bank"] == b for r in records)] or ["local"]
-    ops = [o for o in OPS if any(r["op"] == o for r in records)] or ["load"]
-    fig = Figure(figsize=(4.6 * len(ops), 3.6 * len(banks) + 1.2), layout="constrained")
-    axes = fig.subplots(len(banks), len(ops), squeeze=False)
-    machine = records[0]["machine"] if records else "blade21"
-    for i, bank in enumerate(banks):
-        for j, op in enumerate(ops):
-            ax = axes[i][j]
-            for t, color in ((1, "tab:blue"), (2, "tab:orange")):
-                pts = sorted(
-                    (r for r in records if (r["bank"], r["op"], r["threads"]) == (bank, op, t)),
-                    key=lambda r: r["element"],
-                )
-                if not pts:
-                    continue
-                xs = [r["element"] for r in pts]
-                ax.plot(
-                    xs,
-                    [r["bandwidth_gbs"] for r in pts],
-                    marker="o",
-                    markersize=4,
-                    color=color,
-                    label=f"simulated memory, {t} thread{'s' if t > 1 else ''}",
-                )
-                ax.plot(
-                    xs,
-                    [r["l2_gbs"] for r in pts],
-                    linestyle=":",
-                    color=color,
-                    label=f"simulated L2 (Figure 4), {t} thread{'s' if t > 1 else ''}",
-                )
-            for e in pub.entries(experiment=NAME, held_out=False):
-                if e.quantity == "bandwidth_gbs":
-                    ax.axhline(
-                        float(e.value),  # type: ignore[arg-type]
-                        color="crimson",
-                        linestyle="--",
-                        linewidth=1,
-                        label=f"published {e.figure}: {e.text()}",
-                    )
-            ax.set(ylabel="bandwidth (GB/s)", title=f"Figure 7: {bank} bank, {op}, {machine}")
-            ax.set_ylim(bottom=0)
-            element_axis(ax)
-            ax.grid(True, which="both", alpha=0.3)
-    save_figure(
-        fig,
+    def draw(ax: Any, bank: str, op: str) -> None:
+        for t, color in ((1, "tab:blue"), (2, "tab:orange")):
+            pts = curve_of(records, "element", bank=bank, op=op, threads=t)
+            if not pts:
+                continue
+            label = f"simulated memory, {t} thread{'s' if t > 1 else ''}"
+            plot_simulated(ax, pts, "element", "bandwidth_gbs", color=color, label=label)
+            ax.plot(
+                [r["element"] for r in pts],
+                [r["l2_gbs"] for r in pts],
+                linestyle=":",
+                color=color,
+                label=f"simulated L2 (Figure 4), {t} thread{'s' if t > 1 else ''}",
+            )
+        for e in pub.entries(experiment=NAME, held_out=False):
+            if e.quantity == "bandwidth_gbs":
+                draw_published_level(ax, e, f"published {e.figure}: {e.text()}")
+
+    loop_figure(
+        records,
         path,
-        "Jiménez-González et al., Figure 7: PPE to main memory (simulated lines; published bound dashed)",
-        legend=[a for row in axes for a in row],
-        ncol=3,
+        ("bank", BANKS, "local"),
+        draw,
+        lambda bank, op, machine: f"Figure 7: {bank} bank, {op}, {machine}",
+        (
+            "Jiménez-González et al., Figure 7: PPE to main memory (simulated lines; published bound dashed)",
+            3,
+        ),
     )
 
 

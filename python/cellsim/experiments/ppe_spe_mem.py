@@ -35,11 +35,10 @@ from typing import Any, Unpack
 from .. import ppe
 from ..exceptions import UsageError
 from ..kernels import Kernel, region
-from ..machine import Machine
-from ..spec import MachineLike
+from ..spec import MachineLike, MachineSpec
 from . import Experiment, Option, RunSettings, Table
-from ._common import check_choices, save_figure
-from ._contention import MB, check_positive, memory_region
+from ._common import check_choices, measure_each, save_figure
+from ._contention import MB, check_positive, mb_per_spe_option, memory_region
 
 __all__ = ["EXPERIMENT", "FIELDS", "compare", "plot", "run", "tables"]
 
@@ -86,10 +85,10 @@ def _window(
     """One run: ``spes`` SPEs stream; the PPE runs its loop (or idles
     ``idle_cycles``) after the delay. Returns the window's length and what
     the PPE and the SPEs moved in it."""
-    m = Machine(machine, seed=seed)
+    m = MachineSpec.of(machine).machine(seed)
     # The PPE's buffers first: the same addresses (and memory banks) in every run.
     nbytes = ppe_kb << 10
-    l2 = int(m.info["ppe_l2_bytes"])
+    l2 = m.facts.ppe_l2_bytes
     junk, src, dst = m.alloc(l2, 4096), m.alloc(nbytes, 4096), m.alloc(nbytes, 4096)
     total = mb * MB
     programs = []
@@ -163,32 +162,30 @@ def run(
 
     points = [(p, s, x) for p in ppe_ops_ for s in spe_ops_ for x in spes_]
     alone_ppe: dict[str, dict[str, Any]] = {}
-    records = []
-    for i, (p, s, x) in enumerate(points):
+
+    def point(pt: tuple[str, str, int]) -> dict[str, Any]:
+        p, s, x = pt
         if p not in alone_ppe:
             alone_ppe[p] = window(ppe_op=p, spe_op="get", spes=0)
         together = window(ppe_op=p, spe_op=s, spes=x)
         spe_alone = window(ppe_op=None, spe_op=s, spes=x, idle_cycles=together["cycles"])
-        records.append(
-            {
-                "machine": together["machine"],
-                "seed": seed,
-                "ppe_op": p,
-                "spe_op": s,
-                "spes": x,
-                "ppe_gbs": together["ppe_gbs"],
-                "ppe_alone_gbs": alone_ppe[p]["ppe_gbs"],
-                "ppe_slowdown": alone_ppe[p]["ppe_gbs"] / together["ppe_gbs"],
-                "spe_gbs": together["spe_gbs"],
-                "spe_alone_gbs": spe_alone["spe_gbs"],
-                "spe_slowdown": spe_alone["spe_gbs"] / together["spe_gbs"],
-                "window_us": together["window_us"],
-                "spes_outlasted": together["outlasted"] and spe_alone["outlasted"],
-            }
-        )
-        if progress is not None:
-            progress(i + 1, len(points))
-    return records
+        return {
+            "machine": together["machine"],
+            "seed": seed,
+            "ppe_op": p,
+            "spe_op": s,
+            "spes": x,
+            "ppe_gbs": together["ppe_gbs"],
+            "ppe_alone_gbs": alone_ppe[p]["ppe_gbs"],
+            "ppe_slowdown": alone_ppe[p]["ppe_gbs"] / together["ppe_gbs"],
+            "spe_gbs": together["spe_gbs"],
+            "spe_alone_gbs": spe_alone["spe_gbs"],
+            "spe_slowdown": spe_alone["spe_gbs"] / together["spe_gbs"],
+            "window_us": together["window_us"],
+            "spes_outlasted": together["outlasted"] and spe_alone["outlasted"],
+        }
+
+    return measure_each(points, point, progress)
 
 
 def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -282,13 +279,8 @@ EXPERIMENT = Experiment.of_module(
         Option("spe_ops", "choice", "the SPEs' get, put or copy", SPE_OPS, "--spe-op", default=SPE_DEFAULT),
         Option("spes", "ints", "SPE counts, comma-separated", default=SPES),
         Option("ppe_kb", "int", "size of each PPE buffer", default=DEFAULT_PPE_KB, unit="KB"),
-        Option(
-            "mb_per_spe",
-            "int",
-            "data each SPE moves per direction",
-            default=FIRST_MB,
-            default_note="doubled until the SPEs outlast the PPE",
-            unit="MB",
+        mb_per_spe_option(
+            "data each SPE moves per direction", FIRST_MB, "doubled until the SPEs outlast the PPE"
         ),
     ),
 )

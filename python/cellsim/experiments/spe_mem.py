@@ -35,9 +35,19 @@ from typing import Any, Unpack
 
 from .. import published as pub
 from ..machine import Machine
-from ..spec import MachineLike
+from ..spec import MachineLike, MachineSpec
 from . import Experiment, Option, RunSettings, Table
-from ._common import check_choices, draw_published_span, save_figure, size_axis
+from ._common import (
+    bandwidth_panel,
+    check_choices,
+    curve_of,
+    draw_published_level,
+    draw_published_span,
+    measure_each,
+    plot_simulated,
+    save_figure,
+    spe_size_axis,
+)
 from ._contention import (
     MB,
     PAGE,
@@ -46,6 +56,7 @@ from ._contention import (
     check_positive,
     check_sizes_002,
     check_spes,
+    mb_per_spe_option,
     memory_load,
     memory_region,
     port_gbs,
@@ -81,7 +92,7 @@ FIELDS = (
 def region_span(machine: MachineLike, total: int, regions: int) -> int:
     """Bytes of each of ``regions`` remote regions: ``total``, or the largest
     whole number of 64 KB pages that lets them all fit in the machine's memory."""
-    room = int(Machine(machine).info["memory_bytes"]) - MB  # what the allocator can give, with slack
+    room = MachineSpec.of(machine).facts.memory_bytes - MB  # what the allocator can give, with slack
     return min(total, room // regions // PAGE * PAGE)
 
 
@@ -101,8 +112,9 @@ def run(
     mb = int(check_positive("mb_per_spe", mb_per_spe, DEFAULT_MB))
     total = mb * MB
     points = [(o, x, s) for o in ops_ for x in spes_ for s in sizes_]
-    records = []
-    for i, (op, x, size) in enumerate(points):
+
+    def point(p: tuple[str, int, int]) -> dict[str, Any]:
+        op, x, size = p
         dirs = 2 if op == "copy" else 1
         span = region_span(machine, total, x * dirs)
 
@@ -113,25 +125,22 @@ def run(
         banks = [
             a + b for a, b in zip(res.stats["bank_read_bytes"], res.stats["bank_write_bytes"], strict=True)
         ]
-        records.append(
-            {
-                "machine": res.machine,
-                "seed": seed,
-                "op": op,
-                "spes": x,
-                "size": size,
-                "mb_per_spe": mb,
-                "span_mb": span / MB,
-                "bandwidth_gbs": res.aggregate_gbs,
-                "per_spe_gbs": [res.gbs[s] for s in range(x)],
-                "remote_share": (sum(banks[1:]) / sum(banks)) if sum(banks) else 0.0,
-                "placement": res.placement,
-                "transfers": res.transfers,
-            }
-        )
-        if progress is not None:
-            progress(i + 1, len(points))
-    return records
+        return {
+            "machine": res.machine,
+            "seed": seed,
+            "op": op,
+            "spes": x,
+            "size": size,
+            "mb_per_spe": mb,
+            "span_mb": span / MB,
+            "bandwidth_gbs": res.aggregate_gbs,
+            "per_spe_gbs": [res.gbs[s] for s in range(x)],
+            "remote_share": (sum(banks[1:]) / sum(banks)) if sum(banks) else 0.0,
+            "placement": res.placement,
+            "transfers": res.transfers,
+        }
+
+    return measure_each(points, point, progress)
 
 
 def _mean_over(records: Sequence[dict[str, Any]], where: Mapping[str, Any], op: str, x: int) -> float | None:
@@ -225,16 +234,10 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
     for ax, (panel, op) in zip(axes, (("a", "get"), ("b", "put"), ("c", "copy")), strict=True):
         pts = [r for r in records if r["op"] == op]
         for x in xs_all:
-            curve = sorted((r for r in pts if r["spes"] == x), key=lambda r: r["size"])
+            curve = curve_of(pts, "size", spes=x)
             if curve:
-                ax.plot(
-                    [r["size"] for r in curve],
-                    [r["bandwidth_gbs"] for r in curve],
-                    marker="o",
-                    markersize=4,
-                    color=colors[x],
-                    label=f"simulated, {x} SPE{'s' if x > 1 else ''}",
-                )
+                label = f"simulated, {x} SPE{'s' if x > 1 else ''}"
+                plot_simulated(ax, curve, "size", "bandwidth_gbs", color=colors[x], label=label)
         ax.axhline(
             port, color="grey", linestyle=":", linewidth=1, label=f"{port:g} GB/s: one bank (MIC port)"
         )
@@ -252,17 +255,8 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
                     color="crimson" if e.where["spes"] == 1 else "darkred",
                 )
             elif e.quantity == "max_bandwidth_gbs":
-                ax.axhline(
-                    float(e.value),  # type: ignore[arg-type]
-                    color="darkred",
-                    linestyle="--",
-                    linewidth=1,
-                    label=f"published {e.figure}: copy up to {e.text()}",
-                )
-        ax.set(ylabel="bandwidth (GB/s)", title=f"({panel}) SPE {op.upper()}, {machine}")
-        size_axis(ax)
-        ax.set_xlim(100, 20000)
-        ax.grid(True, which="both", alpha=0.3)
+                draw_published_level(ax, e, f"published {e.figure}: copy up to {e.text()}", "darkred")
+        bandwidth_panel(ax, f"({panel}) SPE {op.upper()}, {machine}", spe_size_axis)
     save_figure(
         fig,
         path,
@@ -278,13 +272,6 @@ EXPERIMENT = Experiment.of_module(
         Option("ops", "choice", "get, put or copy", OPS, "--op", default=OPS),
         Option("spes", "ints", "SPE counts, comma-separated", default=SPES),
         Option("sizes", "ints", "element sizes", default=SIZES_002, unit="B"),
-        Option(
-            "mb_per_spe",
-            "int",
-            "data per SPE and direction",
-            default=DEFAULT_MB,
-            default_note="as the paper",
-            unit="MB",
-        ),
+        mb_per_spe_option("data per SPE and direction", DEFAULT_MB, "as the paper"),
     ),
 )

@@ -27,7 +27,14 @@ from typing import Any, Unpack
 from .. import published as pub
 from ..exceptions import UsageError
 from . import Experiment, Option, RunSettings, Table
-from ._common import draw_published_span, save_figure, size_axis
+from ._common import (
+    bandwidth_panel,
+    curve_of,
+    draw_published_span,
+    plot_simulated,
+    save_figure,
+    spe_size_axis,
+)
 from ._contention import (
     MB,
     SIZES_002,
@@ -201,14 +208,10 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
     waits = sorted({r["wait_every"] for r in records}, key=lambda w: 1 << 30 if w == 0 else w)
     cmap = colormaps["viridis"]
     for i, w in enumerate(waits):
-        curve = sorted((r for r in records if r["wait_every"] == w), key=lambda r: r["size"])
-        ax.plot(
-            [r["size"] for r in curve],
-            [r["bandwidth_gbs"] for r in curve],
-            marker="o",
-            markersize=4,
-            color=cmap(0.9 * i / max(len(waits) - 1, 1)),
-            label=f"simulated, wait {wait_name(w)}",
+        color = cmap(0.9 * i / max(len(waits) - 1, 1))
+        curve = curve_of(records, "size", wait_every=w)
+        plot_simulated(
+            ax, curve, "size", "bandwidth_gbs", color=color, label=f"simulated, wait {wait_name(w)}"
         )
     peak = 2 * port_gbs(machine)
     ax.axhline(peak, color="grey", linestyle=":", label=f"{peak:g} GB/s: get+put peak of one port")
@@ -218,10 +221,7 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
             if sizes:
                 draw_published_span(ax, sizes, e, f"published {e.figure}: {e.description}")
     ax.axvspan(1024, 8192, color="crimson", alpha=0.06, label="published: waiting early costs most at 1-8 KB")
-    ax.set(ylabel="bandwidth (GB/s)", title=f"SPE 0 <-> passive SPE, DMA-elem get+put pairs, {machine}")
-    size_axis(ax)
-    ax.set_xlim(100, 20000)
-    ax.grid(True, which="both", alpha=0.3)
+    bandwidth_panel(ax, f"SPE 0 <-> passive SPE, DMA-elem get+put pairs, {machine}", spe_size_axis)
     save_figure(
         fig,
         path,

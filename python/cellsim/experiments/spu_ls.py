@@ -23,9 +23,9 @@ from typing import Any, Unpack
 from .. import spu
 from ..kernels import load_dma_bench
 from ..machine import Machine
-from ..spec import MachineLike
+from ..spec import MachineLike, MachineSpec
 from . import Experiment, Option, RunSettings, Table
-from ._common import check_choices, measure_each, save_figure
+from ._common import bandwidth_panel, check_choices, curve_of, measure_each, plot_simulated, save_figure
 from ._ppe import (
     ELEMENTS,
     ELEMENTS_OPTION,
@@ -49,7 +49,7 @@ _START = 3000  # cycles: the partner's puts are flowing by then
 
 
 def _point(machine: MachineLike, seed: int, native: bool, op: str, element: int, dma: str) -> dict[str, Any]:
-    m = Machine(machine, seed=seed)
+    m = MachineSpec.of(machine).machine(seed)
 
     def program(speid: int, argp: int, envp: int) -> int:
         spu.compute(_START)
@@ -133,16 +133,10 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
     peak = 16 * record_ghz(records[0]) if records else 33.6
     for ax, op in zip(axes, ops, strict=True):
         for d, style in (("none", "-"), ("in", "--")):
-            pts = sorted((r for r in records if (r["op"], r["dma"]) == (op, d)), key=lambda r: r["element"])
+            pts = curve_of(records, "element", op=op, dma=d)
             if pts:
-                ax.plot(
-                    [r["element"] for r in pts],
-                    [r["bandwidth_gbs"] for r in pts],
-                    style,
-                    marker="o",
-                    markersize=4,
-                    label="simulated" + (", DMA into the local store" if d == "in" else ""),
-                )
+                label = "simulated" + (", DMA into the local store" if d == "in" else "")
+                plot_simulated(ax, pts, "element", "bandwidth_gbs", style, label=label)
         ax.plot(
             [16],
             [peak],
@@ -153,9 +147,7 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
             markeredgecolor="crimson",
             label=f"published (Sec 4.2.2): 16 B reach the {peak:.1f} GB/s peak",
         )
-        ax.set(ylabel="bandwidth (GB/s)", title=f"SPU {op} to its local store, {machine}")
-        element_axis(ax)
-        ax.grid(True, which="both", alpha=0.3)
+        bandwidth_panel(ax, f"SPU {op} to its local store, {machine}", element_axis)
     save_figure(
         fig,
         path,

@@ -16,9 +16,9 @@ from typing import Any
 
 import click
 
-from .._outputs import check_output
 from ..exceptions import UsageError
 from ..limits import SEED
+from ..tools._outputs import check_output
 from .library import MAX_TASKS
 from .mapper import model_scores, optimize
 from .patterns import BUILTIN, builtin, load_pattern, parse_mapping

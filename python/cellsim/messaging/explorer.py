@@ -25,14 +25,14 @@ import math
 import random
 import statistics
 from collections.abc import Sequence
+from dataclasses import replace
 from os import PathLike
 from pathlib import Path
 from typing import Any
 
 from ..exceptions import UsageError
 from ..machine import machine_digest
-from ..spec import MachineLike, MachineSpec
-from ..trace import not_captured
+from ..spec import MachineLike, MachineSpec, RunOptions
 from .patterns import Pattern, builtin, format_mapping, parse_mapping, ring_pattern
 from .simulate import (
     DEFAULTS,
@@ -114,8 +114,9 @@ def run_point(point: dict[str, Any]) -> dict[str, Any]:
     """One run of one mapping (the sweep's point function)."""
     pattern = _pattern(point)
     var = Variation(**{**point["variation"], "visible": _tuple(point["variation"].get("visible"))})
+    spec = MachineSpec.of(point["machine"], point.get("overrides", ()))
     rec = simulate(
-        MachineSpec.of(point["machine"], point.get("overrides", ())),
+        spec.running(point.get("run_options", spec.run)),
         pattern,
         tuple(point["mapping"]),
         count=point["count"],
@@ -202,6 +203,9 @@ def make_points(
         # mapping's time, so with the per-run placement no mapping starts skewed.
         "start_skew": placement_per == "mapping",
     }
+    if target.spec.run != RunOptions():
+        # the run's options travel with each point to the worker that runs it (they change no result)
+        base["run_options"] = target.spec.run
     if pattern.kind != "ring" and pattern.name not in ("pairs", "all-to-all"):
         base["edges"] = [list(e) for e in pattern.edges]
     pts = []
@@ -224,7 +228,8 @@ def settings_of(points: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """What a sweep's results depend on besides each point's mapping and run."""
     if not points:
         return {}
-    settings = {k: v for k, v in points[0].items() if k not in ("mapping", "run", "seed", "placement")}
+    skip = ("mapping", "run", "seed", "placement", "run_options")
+    settings = {k: v for k, v in points[0].items() if k not in skip}
     if isinstance(settings.get("machine"), str):
         # the machine as resolved (file contents, bases, overrides), not only its name:
         # an edited machine file must not resume a sweep made with the old one
@@ -304,10 +309,10 @@ def explore(
         contexts=contexts,
         placement_per=placement_per,
     )
-    # A trial run of the first point catches bad settings before the sweep starts.
+    # A trial run of the first point catches bad settings before the sweep starts (it is not
+    # the run to trace).
     if points:
-        with not_captured():
-            run_point({**points[0], "count": 2})
+        run_point({**points[0], "count": 2, "run_options": replace(target.spec.run, trace=None)})
     results = run_sweep(
         run_point,
         points,

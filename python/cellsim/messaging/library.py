@@ -195,7 +195,7 @@ def _align(x: int, a: int) -> int:
 
 
 def _layout(m: Machine, t: TaskSpec, packet: int, nbuf: int, stride: int) -> Layout:
-    cb = _align(int(m.info["ls_reserved_bytes"]), 128)
+    cb = _align(m.facts.ls_reserved_bytes, 128)
     at = cb + CB_BYTES
     row = _align(at, 128)
     ackrow = row + stride
@@ -280,7 +280,7 @@ def setup(
     for s in spes:
         if not 0 <= s < m.spe_count:
             raise UsageError(f"logical SPE {s} is not one of the {m.spe_count} SPEs of {m.name}")
-    ls_top = int(m.info["ls_bytes"])
+    ls_top = m.facts.ls_bytes
     layouts = [_layout(m, t, packet, nbuf, stride) for t in tasks]
     for i, (t, lay) in enumerate(zip(tasks, layouts, strict=True)):
         if len(t.outs) > MAX_PEERS or len(t.ins) > MAX_PEERS:
@@ -525,6 +525,15 @@ class Endpoint:
         mfc_put(sig, ea, 16, TAG_SIG)
         self._wait_if_each(TAG_SIG)
 
+    def end_pass(self, progressed: bool) -> None:
+        """The end of a pass of a task's loop: one without progress waits the
+        polling interval, one with progress the pass's own delay (twin of
+        ``Endpoint::end_pass``)."""
+        if not progressed:
+            compute(self.poll_cycles)
+        elif self.pass_delay:
+            compute(self.pass_delay)
+
     def all_acked(self) -> bool:
         """Whether every packet sent so far is acknowledged."""
         return all(a == s for a, s in zip(self.acked, self.sent, strict=True))
@@ -589,10 +598,7 @@ def forward_task(speid: int, argp: int, envp: int) -> int:
         sent = all(ep.sent[o] == outs[o][3] for o in range(ep.n_out))
         if received and sent and ep.all_acked():
             break
-        if not progressed:
-            compute(ep.poll_cycles)
-        elif ep.pass_delay:
-            compute(ep.pass_delay)
+        ep.end_pass(progressed)
     ep.close()
     return 0
 
@@ -647,9 +653,6 @@ def exchange_task(speid: int, argp: int, envp: int) -> int:
         received = all(ep.recvd[j] == ins[j][4] for j in range(ep.n_in))
         if it == iterations and received and ep.all_acked():
             break
-        if not progressed:
-            compute(ep.poll_cycles)
-        elif ep.pass_delay:
-            compute(ep.pass_delay)
+        ep.end_pass(progressed)
     ep.close()
     return 0

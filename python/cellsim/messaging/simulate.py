@@ -398,7 +398,7 @@ def _traffic(m: Machine, stats: dict[str, Any], runtime: int) -> dict[str, Any]:
     """Bytes and utilisation of every ring segment of every chip (both rings
     of a direction added up; chip 1's segments are named ``c1:...``), the
     BIF's bytes each way, and the command bus's load (of all chips' buses)."""
-    ramps = list(m.info["ramps"])
+    ramps = list(m.facts.ramps)
     n = len(ramps)
     chips = m.chips
     busy = np.asarray(stats["segment_busy"], dtype=np.float64)

@@ -10,7 +10,7 @@ still builds its own :class:`~cellsim.Machine` from ``Target.spec``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -69,7 +69,12 @@ class Target:
 
 def resolve(machine: MachineLike | Target) -> Target:
     """The :class:`Target` of a machine name, TOML path or spec (a ``Target`` as it is)."""
-    return machine if isinstance(machine, Target) else _read(MachineSpec.of(machine))
+    if isinstance(machine, Target):
+        return machine
+    spec = MachineSpec.of(machine)
+    target = _read(spec)
+    # the cache keys on the machine alone: the run's options are this spec's
+    return target if target.spec.run == spec.run else replace(target, spec=spec)
 
 
 @lru_cache(maxsize=16)

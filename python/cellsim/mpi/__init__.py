@@ -144,12 +144,12 @@ def Wtime() -> float:
     r.account_host_time()
     r.flush()
     ticks = 0xFFFFFFFF - spu.spu_read_decrementer()
-    return ticks / float(r.machine.info["timebase_hz"])
+    return ticks / r.machine.facts.timebase_hz
 
 
 def Wtick() -> float:
     """Seconds per decrementer tick."""
-    return 1.0 / float(current_rank("Wtick").machine.info["timebase_hz"])
+    return 1.0 / float(current_rank("Wtick").machine.facts.timebase_hz)
 
 
 def Get_processor_name() -> str:

@@ -49,6 +49,7 @@ __all__ = [
     "Step",
     "costs_from",
     "dp_issue_cycles",
+    "dp_latency_cycles",
     "flop_cycles",
     "reduce_cycles",
 ]
@@ -203,6 +204,15 @@ def dp_issue_cycles(machine: MachineLike) -> int:
     """Cycles between two double-precision SIMD instructions: 7 on the
     original Cell, 1 on the PowerXCell 8i (``qs22``)."""
     return 1 if MachineSpec.of(machine).name == "qs22" else 7
+
+
+def dp_latency_cycles(machine: MachineLike) -> int:
+    """Cycles from a double-precision multiply-add's issue to the use of its
+    result: 13 on the original Cell (IBM's Cell BE Programming Handbook: the
+    DP instructions' latency, with 6 stall cycles, hence one every 7), 9 on
+    the PowerXCell 8i (``qs22``; IBM's PowerXCell 8i material). A loop that
+    adds every product into one sum waits this long per element."""
+    return 9 if MachineSpec.of(machine).name == "qs22" else 13
 
 
 def flop_cycles(flops: float, machine: MachineLike, precision: str = "double", simd: bool = False) -> int:

@@ -563,7 +563,7 @@ class DirectProtocol(Protocol):
                 if r.word(lsa) > full:
                     return True
             spent, r.pending_cycles = r.pending_cycles + cost, 0  # (r.flush(), inlined: the hot loop)
-            r._call(r._engine.compute, spent)
+            r.channels.compute(spent)
             waited += cost
         return False
 

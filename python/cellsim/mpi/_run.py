@@ -242,7 +242,7 @@ def _heap_bytes(m: Machine, n: int) -> int:
     """Each rank's heap: half of one chip's memory shared out, at most 64 MB a
     rank (on a blade, first-touch placement keeps them all on chip 0's memory
     with room to spare for the program's own allocations)."""
-    node_bytes = int(m.info["memory_bytes"]) // m.chips
+    node_bytes = m.facts.memory_bytes // m.chips
     return min(64 << 20, (node_bytes // (2 * n)) & ~0xFFFF)
 
 

@@ -295,7 +295,7 @@ class World:
         self.idle: dict[int, list[int]] = {}
         self.argv: list[str] = []
         self.failures: list[tuple[int, BaseException | None, str]] = []
-        self.mem_bytes = int(machine.info["memory_bytes"])
+        self.mem_bytes = machine.facts.memory_bytes
         self.mem_ptr = machine.memory_address()
         self.ls_ptr = [int(machine.local_store(s).ctypes.data) for s in range(machine.spe_count)]
         self.ls_ea0 = Machine.ls_ea(0)
@@ -369,8 +369,19 @@ class Rank:
         self.spe = int(program.spe)  # type: ignore[arg-type]
         self.ls = program.ls
         self.ls_u32 = np.frombuffer(self.ls, dtype=">u4")
-        self._call = program.call
-        self._engine = program.engine
+        # The SPU's channels and MFC commands. The library makes millions of these calls:
+        # through cellsim.spu's fast path for libraries (the same engine calls and checks,
+        # the program found once), bound here so that a call is one Python call.
+        self.channels = spu.LibraryChannels(program)
+        self.mfc = self.channels.mfc
+        """Issues one MFC command (``spu.MFC_*_CMD``): ``mfc(opcode, lsa, ea, size, tag)``."""
+        self.tag_status = self.channels.wait_tags
+        """Writes the tag mask and reads the tag status (``spu.MFC_TAG_UPDATE_*``), as
+        ``spu.library_wait_tags``: ``tag_status(mask, update)``."""
+        self.signal1_count = self.channels.spu_stat_signal1
+        """``spu_stat_signal1``."""
+        self.read_signal1 = self.channels.spu_read_signal1
+        """``spu_read_signal1``: waits for a signal and clears the register."""
         self.machine = world.machine
         self.costs = world.costs
         self.pending_cycles = 0
@@ -406,31 +417,7 @@ class Rank:
         """Spends the charged cycles now."""
         if self.pending_cycles > 0:
             c, self.pending_cycles = self.pending_cycles, 0
-            self._call(self._engine.compute, c)
-
-    # -- the SPU's channels and MFC commands --------------------------------------------------
-    # The library makes millions of these calls: it makes them as cellsim.spu does
-    # (the same engine calls), without looking up the calling program each time.
-
-    def mfc(self, opcode: int, lsa: int, ea: int, size: int, tag: int) -> None:
-        """Issues one MFC command (``spu.MFC_*_CMD``)."""
-        self._call(self._engine.mfc, opcode, lsa, ea, size, tag)
-
-    def tag_status(self, mask: int, update: int) -> int:
-        """Writes the tag mask and reads the tag status (``spu.MFC_TAG_UPDATE_*``),
-        as ``spu.library_wait_tags``: the program's own mask is restored before
-        it next depends on it."""
-        self.program.library_mask = True
-        self._call(self._engine.write_tag_mask, mask & 0xFFFFFFFF)
-        return self._call(self._engine.read_tag_status, update)
-
-    def signal1_count(self) -> int:
-        """``spu_stat_signal1``."""
-        return self._call(self._engine.channel_count, spu.SPU_RD_SIG_NOTIFY_1)
-
-    def read_signal1(self) -> int:
-        """``spu_read_signal1``: waits for a signal and clears the register."""
-        return self._call(self._engine.read_channel, spu.SPU_RD_SIG_NOTIFY_1)
+            self.channels.compute(c)
 
     # -- DMA --------------------------------------------------------------------------
 

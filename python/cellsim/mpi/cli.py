@@ -13,9 +13,10 @@ from typing import Any
 import click
 
 from .._checks import positive
-from .._outputs import check_output
 from ..exceptions import CellsimError
 from ..limits import SEED, limit_options
+from ..tools._outputs import check_output
+from ..tools.record import record_option, write_record
 from ..trace import DEFAULT_LIMIT
 from ._run import PROTOCOLS, mpirun, report_failure
 from ._runtime import ComputeRule
@@ -117,13 +118,7 @@ class _PythonLike(click.Command):
     "--seed", "-s", type=SEED, default=0, show_default=True, help="seed of the machine (SPE placement)"
 )
 @limit_options
-@click.option(
-    "--out",
-    "record_dir",
-    type=click.Path(file_okay=False),
-    help="write a record of the run into DIR: run.json, machine.toml (as it ran), stats.json and stats.txt "
-    "(each counter with its unit); `cellsim diff` compares two",
-)
+@record_option()
 @click.option(
     "--check-dma",
     is_flag=True,
@@ -196,11 +191,8 @@ def mpirun_cmd(
     sys.stdout.flush()
     report_failure(result, sys.stderr)
     if record_dir:
-        from ..record import command_line, write_record
-
         write_record(
             record_dir,
-            command=command_line(),
             machine=machine,
             seed=seed,
             stats=result.machine.stats(),

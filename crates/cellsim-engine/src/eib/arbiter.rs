@@ -322,16 +322,26 @@ impl Part for DataArbiter {
 mod tests {
     use super::*;
 
-    #[test]
-    fn the_memory_controller_goes_first_then_round_robin() {
-        let mut a = DataArbiter::new(Ramp(11), 1);
+    /// An arbiter (the MIC's ramp `mic` first) with requests from ramps 3,
+    /// 11 (the MIC's) and 5, to three receivers.
+    fn three_senders(mic: Ramp) -> DataArbiter {
+        let mut a = DataArbiter::new(mic, 1);
         a.request(Ramp(3), Ramp(0), 30, 0);
         a.request(Ramp(11), Ramp(1), 110, 0);
         a.request(Ramp(5), Ramp(2), 50, 0);
-        let mut order = Vec::new();
-        // Only one grant per arbitration in this test.
-        let mut budget = 1;
-        let left = a.arbitrate(0, |op| {
+        a
+    }
+
+    /// One arbitration at `now` in which only `grants` transfers may go (in
+    /// `order`); the others say they could go at cycle 100.
+    fn arbitrate_granting(
+        a: &mut DataArbiter,
+        now: Cycle,
+        grants: u32,
+        order: &mut Vec<OpId>,
+    ) -> Option<Cycle> {
+        let mut budget = grants;
+        a.arbitrate(now, |op| {
             if budget > 0 {
                 budget -= 1;
                 order.push(op);
@@ -339,40 +349,26 @@ mod tests {
             } else {
                 Err(100)
             }
-        });
+        })
+    }
+
+    #[test]
+    fn the_memory_controller_goes_first_then_round_robin() {
+        let mut a = three_senders(Ramp(11));
+        let mut order = Vec::new();
+        let left = arbitrate_granting(&mut a, 0, 1, &mut order);
         assert_eq!(order, vec![110]);
         assert_eq!(left, Some(100), "ramps 3 and 5 said when they could go");
-        budget = 2;
-        a.arbitrate(100, |op| {
-            if budget > 0 {
-                budget -= 1;
-                order.push(op);
-                Ok(200)
-            } else {
-                Err(100)
-            }
-        });
+        arbitrate_granting(&mut a, 100, 2, &mut order);
         assert_eq!(order, vec![110, 30, 50]);
         assert_eq!(a.pending(), 0);
     }
 
     #[test]
     fn without_priority_the_memory_controller_waits_its_round_robin_turn() {
-        let mut a = DataArbiter::new(NO_PRIORITY, 1);
-        a.request(Ramp(3), Ramp(0), 30, 0);
-        a.request(Ramp(11), Ramp(1), 110, 0);
-        a.request(Ramp(5), Ramp(2), 50, 0);
+        let mut a = three_senders(NO_PRIORITY);
         let mut order = Vec::new();
-        let mut budget = 1;
-        a.arbitrate(0, |op| {
-            if budget > 0 {
-                budget -= 1;
-                order.push(op);
-                Ok(200)
-            } else {
-                Err(100)
-            }
-        });
+        arbitrate_granting(&mut a, 0, 1, &mut order);
         assert_eq!(
             order,
             vec![30],

@@ -76,20 +76,8 @@ impl Machine {
                 l.threads
             ));
         }
-        if ![1, 2, 4, 8, 16].contains(&l.elem) {
-            return bad(format!(
-                "element size {} B is not 1, 2, 4, 8 or 16 (a VMX register)",
-                l.elem
-            ));
-        }
-        if l.bytes == 0 {
-            return bad("a zero-length loop (bytes=0): give at least one element".into());
-        }
-        if !l.bytes.is_multiple_of(l.elem as u64) {
-            return bad(format!(
-                "bytes={} is not a multiple of the {} B element",
-                l.bytes, l.elem
-            ));
+        if let Err(msg) = check_elements(l.elem, l.bytes, " (a VMX register)") {
+            return bad(msg);
         }
         let stride = if l.stride == 0 {
             l.elem as u64
@@ -168,17 +156,8 @@ impl Machine {
     pub(super) fn ls_loop(&mut self, tid: ThreadId, l: LsAccessLoop) -> Result<(), SimError> {
         let p = self.threads[tid].spe.expect("an SPU thread").physical;
         let bad = |msg: String| Err(SimError::Usage(format!("ls_access_loop: {msg}")));
-        if ![1, 2, 4, 8, 16].contains(&l.elem) {
-            return bad(format!("element size {} B is not 1, 2, 4, 8 or 16", l.elem));
-        }
-        if l.bytes == 0 {
-            return bad("a zero-length loop (bytes=0): give at least one element".into());
-        }
-        if !l.bytes.is_multiple_of(l.elem as u32) {
-            return bad(format!(
-                "bytes={} is not a multiple of the {} B element",
-                l.bytes, l.elem
-            ));
+        if let Err(msg) = check_elements(l.elem, l.bytes as u64, "") {
+            return bad(msg);
         }
         let ls_bytes = self.timing.ls_bytes;
         let mut bufs = vec![("buffer", l.lsa)];
@@ -427,4 +406,24 @@ impl Machine {
     pub fn ppe_cache_holds(&self, addr: u64) -> (bool, bool) {
         self.ppu.holds(addr)
     }
+}
+
+/// The elements of a loop of accesses, a PPE loop's and an SPU loop's alike:
+/// 1, 2, 4, 8 or 16 bytes each (`widest` says what holds 16), a whole number
+/// of them, at least one. The error is the loop's usage message.
+fn check_elements(elem: u8, bytes: u64, widest: &str) -> Result<(), String> {
+    if ![1, 2, 4, 8, 16].contains(&elem) {
+        return Err(format!(
+            "element size {elem} B is not 1, 2, 4, 8 or 16{widest}"
+        ));
+    }
+    if bytes == 0 {
+        return Err("a zero-length loop (bytes=0): give at least one element".into());
+    }
+    if !bytes.is_multiple_of(elem as u64) {
+        return Err(format!(
+            "bytes={bytes} is not a multiple of the {elem} B element"
+        ));
+    }
+    Ok(())
 }

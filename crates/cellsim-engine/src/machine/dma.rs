@@ -1,6 +1,7 @@
 //! An MFC command's way through the chip, on the bus side.
 //!
-//! 1.-2. **Enqueue** and **unroll**: the DMAC's handlers (`mfc::dmac`)
+//! 1.-2. **Enqueue** and **unroll**: the DMAC's handlers (`mfc::dmac`,
+//!    routed by `machine/dmac.rs`)
 //!    put the command in its queue and unroll it into bus requests in its
 //!    BIU's queue.
 //! 3. **Command bus**: one command per bus cycle chip-wide; the command phase
@@ -141,13 +142,12 @@ impl Machine {
         // The BIU has room again: a DMAC that stopped for it goes on in this
         // same bus cycle (inline, no calendar round trip).
         if let Some(p) = self.topo.spe_at(Ramp::on_chip(chip, local)) {
-            if std::mem::take(&mut self.spes[p as usize].mfc.dmac_blocked) {
-                let unit = &mut self.spes[p as usize].mfc;
-                if unit.dmac_wake.is_none() && unit.dmac_free <= now {
-                    unit.dmac_wake = Some(now);
+            // Looked at before the DMAC's context is made: most commands
+            // find their DMAC going.
+            if self.spes[p as usize].mfc.dmac_blocked {
+                let (mfc, mut cx) = self.dmac_of(p);
+                if mfc.biu_room(&mut cx) {
                     self.dmac(p);
-                } else {
-                    self.wake_dmac(p, now);
                 }
             }
         }
@@ -492,28 +492,9 @@ impl Machine {
         }
         match op.owner {
             Owner::Mfc { spe, slot, proxy } => {
-                let completion = self.timing.completion;
-                let mfc = &mut self.spes[spe as usize].mfc;
-                let q = if proxy {
-                    &mut mfc.proxy
-                } else {
-                    &mut mfc.queue
-                };
-                let e = q.get_mut(slot);
-                e.in_flight -= 1;
-                e.failed |= op.failed;
-                if e.in_flight == 0 {
-                    if e.fully_unrolled() {
-                        e.retiring = true;
-                        self.schedule(now + completion, Event::Retire(spe, slot, proxy));
-                    } else if let Some(l) =
-                        e.list.as_mut().filter(|l| l.stall_pending && !l.stalled)
-                    {
-                        // The stall-and-notify element's transfers are done: notify.
-                        l.stalled = true;
-                        mfc.list_stall |= 1 << e.cmd.tag;
-                        self.check_spu_waiter(spe);
-                    }
+                let (mfc, mut cx) = self.dmac_of(spe);
+                if mfc.request_done(&mut cx, slot, proxy, op.failed) {
+                    self.check_spu_waiter(spe);
                 }
             }
             Owner::Ppe { thread } => self.ppe_request_done(thread as usize, id, &op),

@@ -16,36 +16,94 @@
 //!    group (or the atomic status) is updated `completion` cycles later and
 //!    the queue entry frees.
 //!
-//! The handlers are the machine's (`impl Machine`): the DMAC reads its BIU's
-//! room, the NUMA placement and the calendar, and wakes threads.
+//! The handlers are the [`Mfc`]'s, over a narrow context ([`Dmac`]: the
+//! cycle, the calendar, the timing; [`Unroll`] adds what unrolling reads of
+//! the bus side: its BIU's room, where pages are). What they cannot do
+//! themselves they hand back to the machine (`machine/dmac.rs` routes it): a
+//! bus request to store and queue at the BIU ([`Unrolled::Request`]), a list
+//! element to read from the local store and resolve ([`Unrolled::Element`]),
+//! a program to tell (a `bool` "notify": its SPU may be waiting on what
+//! changed), a retired entry to record.
 
+use super::command::{Atomic, MfcCommand};
+use super::list::ListElement;
+use super::queue::{CommandQueue, Entry, ListProgress, Segment};
+use super::Mfc;
 use crate::bus::{BusOp, Leg, OpKind, Owner, Space};
-use crate::error::{MfcError, MfcErrorKind, SimError};
-use crate::machine::{DmaLatency, Event, Machine};
-use crate::mfc::command::Atomic;
-use crate::mfc::list::ListElement;
-use crate::mfc::queue::{Entry, ListProgress, Segment};
+use crate::calendar::Calendar;
+use crate::config::Timing;
+use crate::eib::command_bus::Biu;
+use crate::machine::Event;
+use crate::numa::Numa;
 use crate::program::{MFC_GETLLAR_STATUS, MFC_PUTLLC_STATUS, MFC_PUTLLUC_STATUS};
-use crate::time::{bus_edge, Cycle};
-use crate::trace::Track;
+use crate::time::{bus_edge, Cycle, BUS_RATIO};
+use crate::topology::{Ramp, Topology};
 
 /// Largest bus request.
 const LINE: u64 = 128;
 
-impl Machine {
-    pub(crate) fn enqueue(&mut self, tid: usize) {
-        let now = self.now;
-        let to_eib = self.timing.to_eib;
-        let pend = self.threads[tid]
-            .pending
-            .take()
-            .expect("an issued command is pending");
-        let p = pend.spe;
-        self.ready.push_back(tid);
-        let list = pend.cmd.op.is_list().then_some(ListProgress {
-            count: pend.cmd.size / 8,
+/// What the DMAC reads and changes outside its MFC: the cycle, the calendar
+/// (its own wake-ups, retirements) and the timing.
+pub(crate) struct Dmac<'a> {
+    pub now: Cycle,
+    /// The physical SPE whose MFC this is (its events and bus requests name it).
+    pub spe: u8,
+    pub calendar: &'a mut Calendar<Event>,
+    pub timing: &'a Timing,
+}
+
+/// What unrolling reads of the bus side: its BIU's queue (room for a
+/// request), the NUMA placement and the topology (which memory controller a
+/// page is behind, page sizes for the TLB), its own ramp.
+pub(crate) struct Unroll<'a> {
+    pub ramp: Ramp,
+    pub biu: &'a Biu,
+    pub numa: &'a Numa,
+    pub topo: &'a Topology,
+}
+
+/// What one DMAC wake-up hands back to the machine.
+pub(crate) enum Unrolled {
+    /// Nothing (superseded, waiting, a zero-length transfer, its BIU full):
+    /// whatever wake-up it needs is on the calendar or up to the command bus.
+    Idle,
+    /// The list command in this slot of the SPU queue must fetch its next
+    /// element from the local store ([`Mfc::element_fetched`] takes it).
+    Element(u8),
+    /// A bus request for the BIU's queue; [`Mfc::handed_over`] says after
+    /// whether the queue filled.
+    Request(BusOp),
+}
+
+impl Mfc {
+    /// Wakes the DMAC at the first bus edge at or after `t`, unless it is
+    /// already due earlier.
+    #[inline]
+    pub(crate) fn wake(&mut self, cx: &mut Dmac<'_>, t: Cycle) {
+        let t = bus_edge(t);
+        if self.dmac_wake.is_some_and(|w| w <= t && w >= cx.now) {
+            return;
+        }
+        self.dmac_wake = Some(t);
+        cx.calendar.schedule(t, Event::Dmac(cx.spe));
+    }
+
+    /// A command enters its queue (the proxy queue with `proxy`): `target`
+    /// and `remote` are where its effective address leads.
+    pub(crate) fn enqueue(
+        &mut self,
+        cx: &mut Dmac<'_>,
+        cmd: MfcCommand,
+        target: Ramp,
+        remote: Space,
+        issued_at: Cycle,
+        proxy: bool,
+    ) {
+        let ready_at = cx.now + cx.timing.to_eib;
+        let list = cmd.op.is_list().then_some(ListProgress {
+            count: cmd.size / 8,
             next: 0,
-            cursor: pend.cmd.lsa,
+            cursor: cmd.lsa,
             stall_here: false,
             stall_pending: false,
             stalled: false,
@@ -55,108 +113,87 @@ impl Machine {
             Segment::empty()
         } else {
             Segment {
-                lsa: pend.cmd.lsa,
-                ea: pend.cmd.ea,
-                size: pend.cmd.transfer_size(),
+                lsa: cmd.lsa,
+                ea: cmd.ea,
+                size: cmd.transfer_size(),
                 done: 0,
-                target: pend.target,
-                remote: pend.remote,
+                target,
+                remote,
             }
         };
         let entry = Entry {
-            cmd: pend.cmd,
+            cmd,
             seq: 0,
-            ready_at: now + to_eib,
+            ready_at,
             seg,
             list,
             in_flight: 0,
-            issued_at: pend.issued_at,
+            issued_at,
             started: false,
             started_at: 0,
             page: 0,
             retiring: false,
             failed: false,
         };
-        let mfc = &mut self.spes[p as usize].mfc;
-        if pend.proxy {
-            mfc.proxy.insert(entry);
+        if proxy {
+            self.proxy.insert(entry);
         } else {
-            mfc.queue.insert(entry);
+            self.queue.insert(entry);
         }
-        if pend.cmd.op.is_sync() {
-            self.retire_barriers(p);
+        if cmd.op.is_sync() {
+            self.retire_barriers(cx);
         }
-        self.wake_dmac(p, now + to_eib);
+        self.wake(cx, ready_at);
     }
 
-    /// Schedules the DMAC of SPE `p` at the first bus edge at or after `t`,
-    /// unless it is already due earlier.
-    #[inline]
-    pub(crate) fn wake_dmac(&mut self, p: u8, t: Cycle) {
-        let t = bus_edge(t);
-        let mfc = &mut self.spes[p as usize].mfc;
-        if mfc.dmac_wake.is_some_and(|w| w <= t && w >= self.now) {
-            return;
+    /// A DMAC wake-up: at most one bus request created (or one list element
+    /// asked for). Inlined into the machine's handler, the one caller.
+    #[inline(always)]
+    pub(crate) fn unroll(&mut self, cx: &mut Dmac<'_>, bus: Unroll<'_>) -> Unrolled {
+        let now = cx.now;
+        if self.dmac_wake != Some(now) {
+            return Unrolled::Idle; // superseded by an earlier wake-up
         }
-        mfc.dmac_wake = Some(t);
-        self.schedule(t, Event::Dmac(p));
-    }
-
-    /// The DMAC of SPE `p` creates at most one bus request (or fetches one
-    /// list element).
-    pub(crate) fn dmac(&mut self, p: u8) {
-        let now = self.now;
-        let unit = &mut self.spes[p as usize];
-        if unit.mfc.dmac_wake != Some(now) {
-            return; // superseded by an earlier wake-up
+        self.dmac_wake = None;
+        if now < self.dmac_free {
+            let t = self.dmac_free;
+            self.wake(cx, t);
+            return Unrolled::Idle;
         }
-        unit.mfc.dmac_wake = None;
-        if now < unit.mfc.dmac_free {
-            let t = unit.mfc.dmac_free;
-            self.wake_dmac(p, t);
-            return;
-        }
-        let ramp = unit.ramp;
-        let (chip, port) = (ramp.chip(), ramp.local().idx());
-        if !self.chips[chip].bius[port].has_room() {
-            unit.mfc.dmac_blocked = true;
-            return;
+        if !bus.biu.has_room() {
+            // The command bus restarts it when it takes a request.
+            self.dmac_blocked = true;
+            return Unrolled::Idle;
         }
         // The SPU queue has priority over the proxy queue (seed 000).
-        let new_allowed = now >= unit.mfc.next_command;
-        let prefer_get = !unit.mfc.last_was_get;
-        let (mut pick, mut later) = unit.mfc.queue.pick(now, prefer_get, new_allowed);
+        let new_allowed = now >= self.next_command;
+        let prefer_get = !self.last_was_get;
+        let (mut pick, mut later) = self.queue.pick(now, prefer_get, new_allowed);
         let mut proxy = false;
-        if pick.is_none() && !unit.mfc.proxy.is_empty() {
-            let (pp, pl) = unit.mfc.proxy.pick(now, prefer_get, new_allowed);
+        if pick.is_none() && !self.proxy.is_empty() {
+            let (pp, pl) = self.proxy.pick(now, prefer_get, new_allowed);
             pick = pp;
             proxy = pick.is_some();
             later = later.into_iter().chain(pl).min();
         }
         let Some(slot) = pick else {
-            let setup_over = (!new_allowed).then_some(unit.mfc.next_command);
+            let setup_over = (!new_allowed).then_some(self.next_command);
             if let Some(t) = later.into_iter().chain(setup_over).min() {
-                self.wake_dmac(p, t);
+                self.wake(cx, t);
             }
-            return;
+            return Unrolled::Idle;
         };
-        let command_cycles = self.timing.command;
-        let q = if proxy {
-            &mut unit.mfc.proxy
-        } else {
-            &mut unit.mfc.queue
-        };
+        let q = queue_of(&mut self.queue, &mut self.proxy, proxy);
         let e = q.get_mut(slot);
         if !e.started {
             // Selecting and translating a new command occupies the DMAC's
             // command set-up for `command` cycles (bounds the command rate).
-            unit.mfc.next_command = now + command_cycles;
+            self.next_command = now + cx.timing.command;
             e.started = true;
             e.started_at = now;
         }
         if e.needs_element() {
-            self.fetch_list_element(p, slot);
-            return;
+            return Unrolled::Element(slot);
         }
         if e.seg.size == 0 {
             // A zero-length transfer (or list element) moves nothing.
@@ -167,51 +204,43 @@ impl Machine {
                 q.unrolled(slot);
             }
             if retire {
-                let at = now + self.timing.completion;
-                self.schedule(at, Event::Retire(p, slot, proxy));
+                let at = now + cx.timing.completion;
+                cx.calendar.schedule(at, Event::Retire(cx.spe, slot, proxy));
             }
-            self.wake_dmac(p, now + Self::BUS);
-            return;
+            self.wake(cx, now + BUS_RATIO);
+            return Unrolled::Idle;
         }
         let seg = e.seg;
         let seg_page = e.page;
         let remote = offset_space(seg.remote, seg.done);
         let ea = seg.ea + seg.done as u64;
-        if let Some(tlb) = unit.mfc.tlb.as_mut() {
+        if let Some(tlb) = self.tlb.as_mut() {
             // The MMU translates each page the command reaches; a miss holds
             // the command while the DMAC serves the others, and the walk's
             // result then serves it (the TLB may have dropped it meanwhile).
             let shift = match remote {
-                Space::Memory(a) => self.numa.page_shift_of(a),
-                _ => self.numa.page_shift(),
+                Space::Memory(a) => bus.numa.page_shift_of(a),
+                _ => bus.numa.page_shift(),
             };
             let page = (ea >> shift) + 1;
             if seg_page != page {
                 let miss = tlb.translate(ea, shift, now);
-                let q = if proxy {
-                    &mut unit.mfc.proxy
-                } else {
-                    &mut unit.mfc.queue
-                };
+                let q = queue_of(&mut self.queue, &mut self.proxy, proxy);
                 let e = q.get_mut(slot);
                 e.page = page;
                 if let Some(miss) = miss {
                     e.ready_at = now + miss;
-                    self.wake_dmac(p, now + Self::BUS);
-                    return;
+                    self.wake(cx, now + BUS_RATIO);
+                    return Unrolled::Idle;
                 }
             }
         }
-        let q = if proxy {
-            &mut unit.mfc.proxy
-        } else {
-            &mut unit.mfc.queue
-        };
+        let q = queue_of(&mut self.queue, &mut self.proxy, proxy);
         let e = q.get_mut(slot);
         // Pages of main memory may be on either chip's memory: each request
         // goes to the memory of its own address.
         let target = match remote {
-            Space::Memory(a) => self.topo.mic(self.numa.node_of(a)),
+            Space::Memory(a) => bus.topo.mic(bus.numa.node_of(a)),
             _ => seg.target,
         };
         let n = ((seg.size - seg.done) as u64).min(LINE - ea % LINE) as u32;
@@ -220,12 +249,12 @@ impl Machine {
         let is_get = e.cmd.op.is_get();
         let op = BusOp {
             owner: Owner::Mfc {
-                spe: p,
+                spe: cx.spe,
                 slot,
                 proxy,
             },
             kind: if is_get { OpKind::Read } else { OpKind::Write },
-            requester: ramp,
+            requester: bus.ramp,
             target,
             size: n,
             lsa: seg.lsa + seg.done,
@@ -245,42 +274,60 @@ impl Machine {
                 q.unrolled(slot);
             }
         }
-        unit.mfc.last_was_get = is_get;
-        let unroll = self.timing.unroll;
-        unit.mfc.dmac_free = now + unroll;
-        let id = self.new_op(op);
-        let biu = &mut self.chips[chip].bius[port];
-        biu.push(id, !is_get && biu.puts_need_lines());
-        let biu_full = !biu.has_room();
-        self.wake_command_bus(chip, now);
+        self.last_was_get = is_get;
+        self.dmac_free = now + cx.timing.unroll;
+        Unrolled::Request(op)
+    }
+
+    /// The request of [`Unrolled::Request`] is in the BIU's queue: the DMAC
+    /// goes on after its unroll time, or stops if the queue is now full (the
+    /// command bus restarts it when it takes a request).
+    #[inline(always)]
+    pub(crate) fn handed_over(&mut self, cx: &mut Dmac<'_>, biu_full: bool) {
         if biu_full {
-            // The command bus will restart the DMAC when it takes a request.
-            self.spes[p as usize].mfc.dmac_blocked = true;
+            self.dmac_blocked = true;
         } else {
-            self.wake_dmac(p, now + unroll);
+            self.wake(cx, cx.now + cx.timing.unroll);
         }
     }
 
-    /// Fetches the next element of a DMA list from the local store and checks
-    /// it, as the hardware does: the program may have rewritten it since the
-    /// list was issued. A bad element ends the run with the error it would
-    /// have raised at issue.
-    fn fetch_list_element(&mut self, p: u8, slot: u8) {
-        let now = self.now;
-        let unit = &self.spes[p as usize];
-        let e = unit.mfc.queue.get(slot);
-        let Some(l) = e.list else { return };
-        let elem = ListElement::read(&unit.ls, e.cmd.list, l.next);
-        let ea = (e.cmd.ea & !0xFFFF_FFFF) | elem.eal as u64;
-        let (target, remote) = match self.list_element_target(l.cursor, ea, elem.size) {
-            Ok(x) => x,
-            Err((kind, msg)) => {
-                self.fault = Some(self.element_fault(p, slot, l.next, kind, msg));
-                return;
-            }
+    /// The command bus took a request from this MFC's BIU. Returns whether
+    /// the DMAC, stopped for the BIU's room, goes on in this same bus cycle
+    /// (inline, no calendar round trip: the caller runs it); otherwise it is
+    /// woken as usual if it was stopped.
+    #[inline(always)]
+    pub(crate) fn biu_room(&mut self, cx: &mut Dmac<'_>) -> bool {
+        if !std::mem::take(&mut self.dmac_blocked) {
+            return false;
+        }
+        if self.dmac_wake.is_none() && self.dmac_free <= cx.now {
+            self.dmac_wake = Some(cx.now);
+            return true;
+        }
+        self.wake(cx, cx.now);
+        false
+    }
+
+    /// The element asked for by [`Unrolled::Element`], read from the local
+    /// store at `ea` (its full address) and resolved to `target`, `remote`,
+    /// becomes the list's current segment. Returns when the DMAC may go on
+    /// (the caller wakes it, after telling the program if asked) and whether
+    /// the program must be told (a zero-length element that stalls the list
+    /// with nothing in flight).
+    pub(crate) fn element_fetched(
+        &mut self,
+        cx: &mut Dmac<'_>,
+        slot: u8,
+        elem: ListElement,
+        ea: u64,
+        target: Ramp,
+        remote: Space,
+    ) -> (Cycle, bool) {
+        let now = cx.now;
+        let e = self.queue.get_mut(slot);
+        let Some(l) = e.list.as_mut() else {
+            unreachable!("only a list fetches elements")
         };
-        let e = self.spes[p as usize].mfc.queue.get_mut(slot);
-        let Some(l) = e.list.as_mut() else { return };
         e.seg = Segment {
             lsa: l.cursor,
             ea,
@@ -295,7 +342,7 @@ impl Machine {
         // fetched while their predecessor unrolled, so a list of small
         // elements is not bound by one fetch per element (002: lists give the
         // same bandwidth whatever the element size).
-        let fetch = self.timing.list_element;
+        let fetch = cx.timing.list_element;
         let ready = if l.next == 0 {
             now + fetch
         } else {
@@ -305,146 +352,117 @@ impl Machine {
         l.next += 1;
         e.ready_at = ready;
         let stall_now = elem.size == 0 && elem.stall_and_notify && l.next < l.count;
-        let at = e.ready_at;
-        if stall_now {
-            // A zero-length element moves nothing but still stalls the list:
-            // the flag applies whatever the element's size.
-            self.stall_list(p, slot);
-        }
-        self.wake_dmac(p, at);
-    }
-
-    /// The error of list element `index`, found bad when the MFC fetched it.
-    fn element_fault(
-        &self,
-        p: u8,
-        slot: u8,
-        index: u32,
-        kind: MfcErrorKind,
-        msg: String,
-    ) -> SimError {
-        let e = self.spes[p as usize].mfc.queue.get(slot);
-        SimError::Mfc(MfcError {
-            kind,
-            spe: self.spes[p as usize].logical,
-            cycle: self.now,
-            command: e.cmd.to_string(),
-            message: format!(
-                "list element {index}, fetched by the MFC at cycle {}: {msg} (the element \
-                 was rewritten after the list was issued at cycle {})",
-                self.now, e.issued_at
-            ),
-        })
+        // A zero-length element moves nothing but still stalls the list:
+        // the flag applies whatever the element's size.
+        let notify = stall_now && self.stall_list(slot);
+        (ready, notify)
     }
 
     /// The current element of a list asked to stall: the list waits for its
-    /// transfers, then notifies the program (now, if none is in flight).
-    fn stall_list(&mut self, p: u8, slot: u8) {
-        let mfc = &mut self.spes[p as usize].mfc;
-        let e = mfc.queue.get_mut(slot);
+    /// transfers, then notifies the program (now, if none is in flight:
+    /// returns whether to tell it).
+    fn stall_list(&mut self, slot: u8) -> bool {
+        let e = self.queue.get_mut(slot);
         let in_flight = e.in_flight;
         let tag = e.cmd.tag;
-        let Some(l) = e.list.as_mut() else { return };
+        let Some(l) = e.list.as_mut() else {
+            return false;
+        };
         l.stall_here = false; // once: the acknowledged list goes on
         l.stall_pending = true;
         if in_flight == 0 && !l.stalled {
             l.stalled = true;
-            mfc.list_stall |= 1 << tag;
-            self.check_spu_waiter(p);
+            self.list_stall |= 1 << tag;
+            return true;
         }
+        false
     }
 
     /// `mfc_write_list_stall_ack(tag)`: the stalled lists of `tag` go on.
-    pub(crate) fn list_stall_ack(&mut self, p: u8, tag: u32) {
-        let q = &mut self.spes[p as usize].mfc.queue;
-        let slots: Vec<u8> = q
+    pub(crate) fn list_stall_ack(&mut self, cx: &mut Dmac<'_>, tag: u32) {
+        let q = &mut self.queue;
+        // A bitmask of slots, not a Vec (as in `retire_barriers`).
+        let mut stalled = q
             .entries()
             .filter(|(_, e)| e.cmd.tag == tag && e.stalled())
-            .map(|(s, _)| s)
-            .collect();
-        for s in slots {
-            if let Some(l) = q.get_mut(s).list.as_mut() {
+            .fold(0u64, |m, (s, _)| m | 1 << s);
+        while stalled != 0 {
+            let slot = stalled.trailing_zeros() as u8;
+            stalled &= stalled - 1;
+            if let Some(l) = q.get_mut(slot).list.as_mut() {
                 l.stalled = false;
                 l.stall_pending = false;
             }
         }
-        self.wake_dmac(p, self.now);
+        self.wake(cx, cx.now);
     }
 
-    /// A command retires: its tag group (or atomic status) and queue entry are freed.
-    pub(crate) fn retire(&mut self, p: u8, slot: u8, proxy: bool) {
-        let mfc = &mut self.spes[p as usize].mfc;
-        let q = if proxy {
-            &mut mfc.proxy
-        } else {
-            &mut mfc.queue
-        };
-        let e = q.remove(slot);
-        if let Some(lat) = self.dma_latencies.as_mut() {
-            if !proxy && !e.cmd.op.is_sync() {
-                lat[p as usize].push(DmaLatency {
-                    queued: self.now - e.issued_at,
-                    service: self.now - e.started_at,
-                });
+    /// A bus request of the command in `slot` is complete (`failed`: a
+    /// putllc that lost its reservation). Its last one schedules the
+    /// command's retirement; a stall-and-notify element whose transfers are
+    /// all done stalls its list. Returns whether to tell the program.
+    #[inline(always)]
+    pub(crate) fn request_done(
+        &mut self,
+        cx: &mut Dmac<'_>,
+        slot: u8,
+        proxy: bool,
+        failed: bool,
+    ) -> bool {
+        let q = queue_of(&mut self.queue, &mut self.proxy, proxy);
+        let e = q.get_mut(slot);
+        e.in_flight -= 1;
+        e.failed |= failed;
+        if e.in_flight == 0 {
+            if e.fully_unrolled() {
+                e.retiring = true;
+                let at = cx.now + cx.timing.completion;
+                cx.calendar.schedule(at, Event::Retire(cx.spe, slot, proxy));
+            } else if let Some(l) = e.list.as_mut().filter(|l| l.stall_pending && !l.stalled) {
+                // The stall-and-notify element's transfers are done: notify.
+                l.stalled = true;
+                self.list_stall |= 1 << e.cmd.tag;
+                return true;
             }
         }
-        if self.trace.is_some() {
-            let logical = self.spes[p as usize].logical.unwrap_or(p as u32);
-            let lane = slot + if proxy { 16 } else { 0 };
-            self.record_with(Track::MfcSlot(logical, lane), e.issued_at, self.now, || {
-                let who = if proxy { " (proxy)" } else { "" };
-                // A list moves its elements' bytes, not the list's 8 per element:
-                // they were placed one after the other from the command's LS address.
-                let bytes = match e.list {
-                    Some(l) => l.cursor.wrapping_sub(e.cmd.lsa) as u64,
-                    None => e.cmd.transfer_size() as u64,
-                };
-                let name = format!("{} {bytes} B tag {}{who}", e.cmd.op.sdk_name(), e.cmd.tag);
-                let mut args = vec![
-                    ("bytes", bytes),
-                    ("tag", e.cmd.tag as u64),
-                    ("ea", e.cmd.ea),
-                    ("ls", e.cmd.lsa as u64),
-                    ("started", e.started_at),
-                ];
-                if e.list.is_some() {
-                    args.push(("list_bytes", e.cmd.size as u64));
-                }
-                (name, args)
-            });
-        }
-        let mfc = &mut self.spes[p as usize].mfc;
+        false
+    }
+
+    /// A command retires: its tag group (or atomic status) is updated and its
+    /// queue entry freed; returns the entry (for the machine's records).
+    /// Then, once the program is told, [`Mfc::retired`].
+    pub(crate) fn retire(&mut self, slot: u8, proxy: bool) -> Entry {
+        let q = queue_of(&mut self.queue, &mut self.proxy, proxy);
+        let e = q.remove(slot);
         match e.cmd.op.atomic() {
             Some(a) => {
-                mfc.atomic_pending -= 1;
+                self.atomic_pending -= 1;
                 let bit = match a {
                     Atomic::GetLLAR => MFC_GETLLAR_STATUS,
                     Atomic::PutLLUC => MFC_PUTLLUC_STATUS,
                     Atomic::PutLLC if e.failed => MFC_PUTLLC_STATUS,
                     Atomic::PutLLC => 0,
                 };
-                mfc.atomic_status = Some(mfc.atomic_status.unwrap_or(0) | bit);
+                self.atomic_status = Some(self.atomic_status.unwrap_or(0) | bit);
             }
-            None if proxy => mfc.proxy_tags.retire(e.cmd.tag),
-            None => mfc.tags.retire(e.cmd.tag),
+            None if proxy => self.proxy_tags.retire(e.cmd.tag),
+            None => self.tags.retire(e.cmd.tag),
         }
-        if proxy {
-            self.wake_blocked();
-        } else {
-            self.check_spu_waiter(p);
-        }
-        self.retire_barriers(p);
-        // Barriers and fences may have been waiting for this command.
-        self.wake_dmac(p, self.now);
+        e
+    }
+
+    /// After a retirement: barriers and fences may have been waiting for it.
+    pub(crate) fn retired(&mut self, cx: &mut Dmac<'_>) {
+        self.retire_barriers(cx);
+        self.wake(cx, cx.now);
     }
 
     /// `mfc_barrier`/`mfc_sync`/`mfc_eieio` entries whose earlier commands
     /// are done retire.
-    fn retire_barriers(&mut self, p: u8) {
-        let completion = self.timing.completion;
+    fn retire_barriers(&mut self, cx: &mut Dmac<'_>) {
+        let at = cx.now + cx.timing.completion;
         for proxy in [false, true] {
-            let mfc = &self.spes[p as usize].mfc;
-            let q = if proxy { &mfc.proxy } else { &mfc.queue };
+            let q = queue_of(&mut self.queue, &mut self.proxy, proxy);
             // A bitmask of slots, not a Vec: this runs at every retire.
             let mut ready = q
                 .completable_barriers()
@@ -453,16 +471,25 @@ impl Machine {
             while ready != 0 {
                 let slot = ready.trailing_zeros() as u8;
                 ready &= ready - 1;
-                let mfc = &mut self.spes[p as usize].mfc;
-                let q = if proxy {
-                    &mut mfc.proxy
-                } else {
-                    &mut mfc.queue
-                };
                 q.get_mut(slot).retiring = true;
-                self.schedule(self.now + completion, Event::Retire(p, slot, proxy));
+                cx.calendar.schedule(at, Event::Retire(cx.spe, slot, proxy));
             }
         }
+    }
+}
+
+/// The SPU queue, or with `proxy` the proxy queue: the two by field, so that
+/// the MFC's other fields stay free to change while the queue is borrowed.
+#[inline(always)]
+fn queue_of<'a>(
+    spu: &'a mut CommandQueue,
+    proxy_queue: &'a mut CommandQueue,
+    proxy: bool,
+) -> &'a mut CommandQueue {
+    if proxy {
+        proxy_queue
+    } else {
+        spu
     }
 }
 
@@ -474,5 +501,165 @@ fn offset_space(s: Space, off: u32) -> Space {
             offset: offset + off,
         },
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The DMAC's handlers driven on their own, with no machine: the calendar,
+    //! the timing, a BIU and the placement are all they need.
+    use super::*;
+    use crate::config::MachineConfig;
+    use crate::mfc::command::Opcode;
+
+    struct Bench {
+        mfc: Mfc,
+        calendar: Calendar<Event>,
+        timing: Timing,
+        biu: Biu,
+        numa: Numa,
+        topo: Topology,
+        now: Cycle,
+    }
+
+    impl Bench {
+        fn new() -> Bench {
+            let cfg = MachineConfig::load("qs20-1chip", &[]).unwrap();
+            Bench {
+                mfc: Mfc::new(16, 8, None),
+                calendar: Calendar::new(),
+                timing: cfg.timing(),
+                biu: Biu::new(4, 16, None),
+                numa: Numa::new(1, cfg.memory_bytes(), cfg.numa.page_kb, cfg.numa_policy()),
+                topo: Topology::new(&cfg),
+                now: 0,
+            }
+        }
+
+        fn cx(&mut self) -> (&mut Mfc, Dmac<'_>) {
+            let cx = Dmac {
+                now: self.now,
+                spe: 0,
+                calendar: &mut self.calendar,
+                timing: &self.timing,
+            };
+            (&mut self.mfc, cx)
+        }
+
+        /// The SPU issues `op` of `size` bytes at memory address `ea`, tag 5.
+        fn issue(&mut self, op: Opcode, ea: u64, size: u32) {
+            self.mfc.queue.reserve();
+            self.mfc.tags.add(5);
+            let cmd = MfcCommand::single(op, 0x1000, ea, size, 5);
+            let target = self.topo.mic(0);
+            let (mfc, mut cx) = self.cx();
+            mfc.enqueue(&mut cx, cmd, target, Space::Memory(ea), 0, false);
+        }
+
+        /// The next event at or after now (the calendar moved to it).
+        fn next_event(&mut self) -> Event {
+            if let Some(e) = self.calendar.pop_due() {
+                return e;
+            }
+            self.now = self.calendar.next_due();
+            self.calendar.advance_to(self.now);
+            self.calendar.pop_due().expect("an event is due")
+        }
+
+        /// One DMAC wake-up.
+        fn unroll(&mut self) -> Unrolled {
+            let ramp = self.topo.spe(0);
+            let Bench {
+                mfc,
+                calendar,
+                timing,
+                biu,
+                numa,
+                topo,
+                now,
+            } = self;
+            let mut cx = Dmac {
+                now: *now,
+                spe: 0,
+                calendar,
+                timing,
+            };
+            let bus = Unroll {
+                ramp,
+                biu,
+                numa,
+                topo,
+            };
+            mfc.unroll(&mut cx, bus)
+        }
+
+        /// DMAC wake-ups until it hands a bus request over (queued at the BIU).
+        fn next_request(&mut self) -> BusOp {
+            loop {
+                assert_eq!(self.next_event(), Event::Dmac(0));
+                if let Unrolled::Request(op) = self.unroll() {
+                    let (mfc, mut cx) = self.cx();
+                    mfc.handed_over(&mut cx, false);
+                    return op;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_get_unrolls_into_lines_one_per_unroll_time_then_retires() {
+        let mut b = Bench::new();
+        b.issue(Opcode::Get, 0x10_0040, 512);
+        let mut got = Vec::new();
+        for _ in 0..5 {
+            let op = b.next_request();
+            got.push((b.now, op.size, op.remote, op.lsa));
+        }
+        // 0x40 to the line's end, three whole lines, 0x40 left; the first
+        // after `to_eib`, each next `unroll` later (on bus edges).
+        let t0 = bus_edge(b.timing.to_eib);
+        let unroll = bus_edge(b.timing.unroll);
+        let sizes: Vec<u32> = got.iter().map(|g| g.1).collect();
+        assert_eq!(sizes, [64, 128, 128, 128, 64]);
+        assert_eq!(got[0].0, t0);
+        assert!(got.windows(2).all(|w| w[1].0 - w[0].0 == unroll));
+        assert_eq!(got[1].2, Space::Memory(0x10_0080));
+        assert_eq!(got[4].3, 0x1000 + 448);
+        // Every request done: the last schedules the retirement.
+        for _ in 0..5 {
+            let (mfc, mut cx) = b.cx();
+            assert!(!mfc.request_done(&mut cx, 0, false, false));
+        }
+        assert_eq!(b.mfc.tags.status(1 << 5), 0, "not retired yet");
+        let at = b.now + b.timing.completion;
+        // (past the DMAC's own look after its last request, which finds nothing)
+        let retire = loop {
+            match b.next_event() {
+                Event::Dmac(0) => continue,
+                e => break e,
+            }
+        };
+        assert_eq!(retire, Event::Retire(0, 0, false));
+        assert_eq!(b.now, at);
+        let e = b.mfc.retire(0, false);
+        assert_eq!(e.cmd.op, Opcode::Get);
+        assert_eq!(b.mfc.tags.status(1 << 5), 1 << 5);
+    }
+
+    #[test]
+    fn a_full_biu_stops_the_dmac_until_the_command_bus_takes_a_request() {
+        let mut b = Bench::new();
+        b.biu = Biu::new(0, 16, None); // no room at all
+        b.issue(Opcode::Put, 0x10_0000, 128);
+        assert_eq!(b.next_event(), Event::Dmac(0));
+        assert!(matches!(b.unroll(), Unrolled::Idle));
+        assert!(b.mfc.dmac_blocked);
+        assert_eq!(b.calendar.pop_due(), None);
+        assert!(b.calendar.is_empty(), "no wake-up of its own");
+        // The command bus took a request: the DMAC goes on at once.
+        let now = b.now;
+        let (mfc, mut cx) = b.cx();
+        assert!(mfc.biu_room(&mut cx));
+        assert_eq!(mfc.dmac_wake, Some(now));
     }
 }

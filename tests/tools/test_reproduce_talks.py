@@ -12,15 +12,15 @@ from pathlib import Path
 
 from rich.console import Console
 
-from cellsim.cli import _Progress
 from cellsim.experiments import all_experiments
-from cellsim.report import QUICK_OPTIONS
+from cellsim.tools.cli import _Progress
+from cellsim.tools.report import QUICK_OPTIONS
 
 
 def test_a_piped_reproduce_prints_a_line_per_finished_experiment(tmp_path: Path) -> None:
     out = tmp_path / "res"
     p = subprocess.run(
-        [sys.executable, "-m", "cellsim.cli", "reproduce", "--quick", "--only", "dma-latency", "--only",
+        [sys.executable, "-m", "cellsim.tools.cli", "reproduce", "--quick", "--only", "dma-latency", "--only",
          "latency-hist", "-o", str(out)],
         capture_output=True, text=True, timeout=300, check=False, stdin=subprocess.DEVNULL,
     )  # fmt: skip

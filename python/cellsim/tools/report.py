@@ -30,11 +30,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import __version__
-from .experiments import Experiment, all_experiments
+from .. import __version__
+from ..experiments import Experiment, all_experiments
+from ..published import PAPERS, TOLERANCE_PCT, WITHHELD, WITHHELD_NOTE, cite, get, plain, readable_id
+from ..style import PUBLISHED_COLOR, figure_style
 from .explanations import explanation
-from .published import PAPERS, TOLERANCE_PCT, WITHHELD, WITHHELD_NOTE, cite, get, plain, readable_id
-from .style import PUBLISHED_COLOR, figure_style
 
 __all__ = [
     "ExperimentResult",
@@ -428,7 +428,7 @@ def model_variants(machines: Sequence[str], overrides: Sequence[str] = ()) -> li
     """The model variants the machines ran, one entry per variant and choice that ran (the
     machines that ran it listed): its status (sourced or inferred), its source or the visible
     statements it explains, and whether it is the machine file's default."""
-    from .spec import MachineSpec
+    from ..spec import MachineSpec
 
     rows: dict[tuple[str, str], dict[str, Any]] = {}
     for m in machines:
@@ -454,7 +454,7 @@ def model_variants(machines: Sequence[str], overrides: Sequence[str] = ()) -> li
 
 
 def _machine_hash(machine: str) -> str:
-    from . import machine_toml, machines
+    from .. import machine_toml, machines
 
     text = machine_toml(machine) if machine in machines() else Path(machine).read_text(encoding="utf-8")
     return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -464,7 +464,7 @@ def _git_commit() -> str | None:
     """The commit cellsim runs from: the checkout's (with ``-dirty`` for local
     changes) when it runs from one, else the one its engine was built from
     (an installed package: ``pip install .`` from a clone records it)."""
-    from . import _engine
+    from .. import _engine
 
     return _checkout_commit() or getattr(_engine, "COMMIT", "") or None
 

@@ -11,9 +11,9 @@ import pytest
 
 from cellsim.experiments import all_experiments, get
 from cellsim.experiments._common import compare_row
-from cellsim.explanations import SECTIONS, docs_dir, explanation
 from cellsim.published import get as published
-from cellsim.report import ExperimentResult, claims, reproduce, write_html
+from cellsim.tools.explanations import SECTIONS, docs_dir, explanation
+from cellsim.tools.report import ExperimentResult, claims, reproduce, write_html
 
 
 def _rows() -> list[dict]:
@@ -58,7 +58,7 @@ def test_a_disagreement_links_to_its_explanation(tmp_path: Path) -> None:
 def test_an_installed_cellsim_explains_inside_the_page(tmp_path: Path, monkeypatch) -> None:
     """An installed package has no docs/: the explanations come with it (the
     links were href="None" in an installed cellsim)."""
-    import cellsim.explanations as ex
+    import cellsim.tools.explanations as ex
 
     monkeypatch.setattr(ex, "docs_dir", lambda: None)
     html = _report(tmp_path)
@@ -69,21 +69,21 @@ def test_an_installed_cellsim_explains_inside_the_page(tmp_path: Path, monkeypat
 
 
 def test_the_bundled_explanations_are_current() -> None:
-    """data/explanations.json is docs/'s sections: python -m cellsim.explanations > it."""
+    """data/explanations.json is docs/'s sections: python -m cellsim.tools.explanations > it."""
     import json
 
-    from cellsim.explanations import bundle
+    from cellsim.tools.explanations import bundle
 
     if docs_dir() is None:
         pytest.skip("no docs/ beside this cellsim")
-    shipped = Path(__file__).resolve().parents[1] / "python" / "cellsim" / "data" / "explanations.json"
+    shipped = Path(__file__).resolve().parents[2] / "python" / "cellsim" / "data" / "explanations.json"
     assert json.loads(shipped.read_text()) == bundle(), (
-        "run: python -m cellsim.explanations > python/cellsim/data/explanations.json"
+        "run: python -m cellsim.tools.explanations > python/cellsim/data/explanations.json"
     )
 
 
 def test_markdown_of_the_explanations() -> None:
-    from cellsim.explanations import markdown_html
+    from cellsim.tools.explanations import markdown_html
 
     html = markdown_html(
         "Para **bold** `a<b`\nmore.\n\n1. one\n   two\n2. three\n\n| a | b |\n|---|---|\n| 1 | 2 |\n"
@@ -111,7 +111,7 @@ def test_withheld_values_are_explained_once_and_grouped(tmp_path: Path) -> None:
 def test_a_bound_that_holds_has_no_signed_error(tmp_path: Path) -> None:
     """An upper bound 17-21% above the simulated values holds: the error column
     said "-21.2% to -17.3%"."""
-    from cellsim.report import format_error
+    from cellsim.tools.report import format_error
 
     entry = published("000-f4a-mem-get-under-100ns")
     rows = [compare_row(entry, f"get memory {s} B", v) for s, v in ((64, 78.8), (128, 82.7))]
@@ -125,7 +125,8 @@ def test_a_bound_that_holds_has_no_signed_error(tmp_path: Path) -> None:
 
 def test_the_report_names_the_commit_it_was_built_from(tmp_path: Path, monkeypatch) -> None:
     """An installed cellsim is no git checkout: the commit its engine was built from."""
-    from cellsim import _engine, report
+    from cellsim import _engine
+    from cellsim.tools import report
 
     monkeypatch.setattr(report, "_checkout_commit", lambda: None)
     html = _report(tmp_path)
@@ -253,7 +254,7 @@ def test_a_long_legend_is_not_clipped(tmp_path: Path) -> None:
 def test_the_report_names_the_model_variants_that_ran(tmp_path: Path) -> None:
     """The report's model section: every variant of the machines that ran, its choice, sourced
     or inferred, and a choice set with --set marked as not the default."""
-    from cellsim.report import reproduce
+    from cellsim.tools.report import reproduce
 
     exp = get("dma-latency")
     reproduce(tmp_path, experiments=[exp], overrides=["eib.put_flow=none"])

@@ -12,10 +12,10 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from cellsim import Machine
-from cellsim.cli import cli
-from cellsim.record import STATS, described, diff_runs, resolved_machine, write_record
+from cellsim.tools.cli import cli
+from cellsim.tools.record import STATS, described, diff_runs, resolved_machine, write_record
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PINGPONG = str(ROOT / "examples" / "mpi" / "pingpong.py")
 
 

@@ -13,10 +13,10 @@ from typing import Any
 import click
 from rich.table import Table
 
-from . import published as pub
+from .. import published as pub
+from ..limits import COUNT, SEED
+from ..validate import DEFAULT, Scoreboard, Setting, ranking, read_grid, select, validate, withheld
 from ._outputs import check_output, check_plot
-from .limits import COUNT, SEED
-from .validate import DEFAULT, Scoreboard, Setting, ranking, read_grid, select, validate
 
 __all__ = ["validate_cmd"]
 
@@ -100,7 +100,7 @@ def _ranking_table(rank: list[dict[str, Any]]) -> Table:
 
 
 def _plot(rank: list[dict[str, Any]], path: str) -> None:
-    from .style import figure_style
+    from ..style import figure_style
 
     with figure_style():
         import matplotlib.pyplot as plt
@@ -240,6 +240,7 @@ def validate_cmd(
         "only": list(only),
         "seconds": seconds,
         "ranking": rank,
+        "withheld": withheld(only),
         "rows": [vars(r) | {"mechanisms": list(r.mechanisms)} for b in boards for r in b.rows],
     }
     if json_path == "-":
@@ -257,6 +258,12 @@ def validate_cmd(
             f"{b.setting.label}: {held} of {judged} visible values hold ({s_held}/{s_all} statements, "
             f"{c_held}/{c_all} calibration values; fit half {b.held(half='fit')[0]}/{b.held(half='fit')[1]}, "
             f"check half {b.held(half='check')[0]}/{b.held(half='check')[1]})"
+        )
+    hidden = withheld(only)
+    if hidden:
+        con.print(
+            "withheld, kept to judge the model and never scored: "
+            + ", ".join(f"{pub.PAPERS[k].short} ({k}) {n}" for k, n in hidden.items())
         )
     con.print(f"validated in {seconds:.0f} s")
     if json_path:

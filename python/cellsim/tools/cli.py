@@ -19,7 +19,6 @@ line or bad input, 1 for a run that failed and 130 after Ctrl-C.
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import importlib.util
 import json
@@ -46,23 +45,22 @@ from rich.table import Table
 
 import cellsim
 
+from ..buffering.cli import plan_buffers
+from ..c.cli import cc_cmd, exec_cmd, make_cmd
+from ..dmacheck import check_dma_default
+from ..exceptions import CellsimError, CompileError, ConfigError, UsageError
+from ..experiments import Experiment, Option, all_experiments
+from ..limits import COUNT, SEED, command_limits, limit_params, run_options
+from ..messaging.cli import map_cmd
+from ..mpi.cli import mpirun_cmd
+from ..published import PAPERS, TOLERANCE_PCT, WITHHELD_NOTE, cite, plain
+from ..spec import MachineSpec, variants_markdown
+from ..style import figure_style
+from ..sweep import SweepInterrupted
+from ..trace import DEFAULT_LIMIT, Capture
+from ..trace import capture as capture_trace
 from ._outputs import check_output, check_plot, require_report
-from .buffering.cli import plan_buffers
-from .c.cli import cc_cmd, exec_cmd, make_cmd
-from .dmacheck import check_dma_default
-from .exceptions import CellsimError, CompileError, ConfigError, UsageError
-from .experiments import Experiment, Option, all_experiments
-from .limits import COUNT, SEED, command_limits, limit_params
-from .messaging.cli import map_cmd
-from .mpi.cli import mpirun_cmd
-from .published import PAPERS, TOLERANCE_PCT, WITHHELD_NOTE, cite, plain
-from .reference import exact_reference_default
 from .report import format_error, format_published, format_simulated, verdict
-from .spec import MachineSpec, variants_markdown
-from .style import figure_style
-from .sweep import SweepInterrupted
-from .trace import DEFAULT_LIMIT
-from .trace import capture as capture_trace
 from .validate_cli import validate_cmd
 
 __all__ = ["cli", "main"]
@@ -457,31 +455,32 @@ def _make_run_command(exp: Experiment) -> click.Command:
             check_output(path, option)
         check_plot(plot_path)
         opts = {k: v for k, v in options.items() if v not in (None, ())}
-        with contextlib.ExitStack() as stack:
-            stack.enter_context(command_limits(time_limit, wall_limit))
-            stack.enter_context(exact_reference_default(exact_reference))
-            stack.enter_context(check_dma_default(check_dma))
-            traced: dict[str, Any] = {}
-            if trace_path:
-                traced = stack.enter_context(capture_trace(trace_path))
-            with _Progress(exp.name) as progress:
-                records = exp.run(
-                    machine=machine,
-                    overrides=overrides,
-                    seed=seed,
-                    native=not python_programs,
-                    progress=progress,
-                    **opts,
-                )
+        trace = Capture(trace_path) if trace_path else None
+        run_opts = run_options(time_limit, exact_reference=exact_reference, trace=trace)
+        with command_limits(wall_limit), check_dma_default(check_dma):
+            try:
+                with _Progress(exp.name) as progress:
+                    records = exp.run(
+                        machine=machine,
+                        overrides=overrides,
+                        seed=seed,
+                        native=not python_programs,
+                        progress=progress,
+                        time_limit_ns=run_opts.time_limit_ns,
+                        exact_reference=exact_reference,
+                        trace=trace,
+                        **opts,
+                    )
+            finally:
+                stats = trace.close() if trace is not None else None
         err = _console(stderr=True)
         if trace_path:
-            err.print(_traced(trace_path, traced.get("stats")))
+            err.print(_traced(trace_path, stats))
         if record_dir:
-            from .record import command_line, write_record
+            from .record import write_record
 
             write_record(
                 record_dir,
-                command=command_line(),
                 machine=machine,
                 seed=seed,
                 overrides=overrides,
@@ -708,17 +707,16 @@ def machines() -> None:
     for col in ("name", "description", "chips", "SPEs", "core clock", "memory", "pages", "SPE TLB"):
         t.add_column(col)
     for name in cellsim.machines():
-        info = cellsim.Machine(name).info
-        description = plain(str(info.get("description", "")))
-        tlb = info.get("tlb_entries", 0)
+        facts = MachineSpec.of(name).facts
+        tlb = facts.tlb_entries
         t.add_row(
             name,
-            description,
-            str(info.get("chips", 1)),
-            str(info["spes"]),
-            f"{info['core_hz'] / 1e9:g} GHz",
-            _size(int(info["memory_bytes"])),
-            f"{_size(int(info['page_bytes']))}, {info['numa_policy']}",
+            plain(facts.description),
+            str(facts.chips),
+            str(facts.spes),
+            f"{facts.core_hz / 1e9:g} GHz",
+            _size(facts.memory_bytes),
+            f"{_size(facts.page_bytes)}, {facts.numa_policy}",
             f"{tlb} entries" if tlb else "off",
         )
     _console().print(t)
@@ -804,9 +802,9 @@ def trace_cmd(out: str, limit: int, script: str, args: tuple[str, ...]) -> None:
             runpy.run_path(script, run_name="__main__")
     finally:
         sys.argv = saved
-    if state["stats"] is None:
+    if state.stats is None:
         raise UsageError(f"{script} built no cellsim.Machine: nothing to trace")
-    click.echo(_traced(out, state["stats"]), err=True)
+    click.echo(_traced(out, state.stats), err=True)
 
 
 @cli.command()
@@ -836,8 +834,8 @@ class _LazyBenchGroup(click.Group):
         if self._loaded:
             return
         self._loaded = True
-        if importlib.util.find_spec("cellsim.bench") is not None:
-            register: Callable[[click.Group], None] = importlib.import_module("cellsim.bench").register
+        if importlib.util.find_spec("cellsim.tools.bench") is not None:
+            register: Callable[[click.Group], None] = importlib.import_module("cellsim.tools.bench").register
             register(self)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -851,7 +849,7 @@ class _LazyBenchGroup(click.Group):
 
 @cli.group(cls=_LazyBenchGroup)
 def bench() -> None:
-    """Benchmarks of the simulator itself (provided by cellsim.bench)."""
+    """Benchmarks of the simulator itself (provided by cellsim.tools.bench)."""
 
 
 # -----------------------------------------------------------------------------------------

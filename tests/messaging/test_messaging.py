@@ -361,7 +361,7 @@ def test_optimizer_finds_a_good_mapping() -> None:
 def _invoke(*args: str):
     from click.testing import CliRunner
 
-    from cellsim.cli import cli
+    from cellsim.tools.cli import cli
 
     return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
@@ -455,7 +455,7 @@ def test_seed_001_quotes_are_in_the_paper() -> None:
 
     from cellsim.published import entries
 
-    seeds = Path(__file__).resolve().parents[1].parent / "shared" / "seeds"
+    seeds = Path(__file__).resolve().parents[3] / "shared" / "seeds"
     papers = list(seeds.glob("001_*.txt")) if seeds.is_dir() else []
     if not papers:
         pytest.skip("the seed papers are not next to the repository")
@@ -472,7 +472,7 @@ def test_the_documented_pattern_files_load(tmp_path) -> None:
 
     from cellsim.messaging.patterns import load_pattern
 
-    doc = (Path(__file__).resolve().parent.parent / "docs" / "messaging.md").read_text()
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "messaging.md").read_text()
     section = doc[doc.index("### Pattern files") :]
     section = section[: section.index("\n## ")]
     blocks = re.findall(r"```(json|text)\n(.*?)```", section, re.S)

@@ -27,19 +27,22 @@ import json
 import os
 import platform
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 __all__ = [
     "STATS",
     "command_line",
     "described",
     "diff_runs",
+    "record_option",
     "resolved_machine",
     "toml_text",
     "write_record",
 ]
+
+FC = TypeVar("FC", bound=Callable[..., Any])
 
 _INVOKED: list[list[str]] = []
 """The arguments ``cellsim`` was called with (set by the command line)."""
@@ -50,6 +53,24 @@ def command_line() -> list[str]:
     import sys
 
     return ["cellsim", *(_INVOKED[-1] if _INVOKED else sys.argv[1:])]
+
+
+def record_option(*, sentence: bool = False) -> Callable[[FC], FC]:
+    """``--out DIR``, into ``record_dir``: the record of a program's run (``cellsim exec``,
+    ``cellsim mpirun``: its stats and result, :func:`write_record`). ``sentence``: the
+    help as a sentence, for a command whose help is written in sentences."""
+    import click
+
+    text = (
+        "write a record of the run into DIR: run.json, machine.toml (as it ran), stats.json and "
+        "stats.txt (each counter with its unit); `cellsim diff` compares two"
+    )
+    return click.option(
+        "--out",
+        "record_dir",
+        type=click.Path(file_okay=False),
+        help=f"{text[0].upper()}{text[1:]}." if sentence else text,
+    )
 
 
 STATS: dict[str, tuple[str, str]] = {
@@ -105,7 +126,7 @@ def _override_items(overrides: Mapping[str, Any] | Iterable[Any]) -> list[tuple[
 
 
 def _spec(name_or_path: str, overrides: Mapping[str, Any] | Iterable[Any]) -> Any:
-    from .spec import MachineSpec
+    from ..spec import MachineSpec
 
     return MachineSpec.of(name_or_path, [f"{k}={_value(v)}" for k, v in _override_items(overrides)])
 
@@ -164,7 +185,7 @@ def _flatten(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 def write_record(
     out: str | Path,
     *,
-    command: Iterable[str],
+    command: Iterable[str] | None = None,
     machine: str,
     seed: int,
     overrides: Mapping[str, Any] | Iterable[str] = (),
@@ -173,16 +194,17 @@ def write_record(
     result: Mapping[str, Any] | None = None,
 ) -> Path:
     """Writes a run's record into directory ``out`` (made if needed): see the
-    module's docstring. ``result``: what the command reports of the run (exit
-    status, simulated time...), kept in run.json."""
-    from . import __version__
+    module's docstring. ``command``: the command line (default: the ``cellsim``
+    command being run, :func:`command_line`). ``result``: what the command
+    reports of the run (exit status, simulated time...), kept in run.json."""
+    from .. import __version__
     from .report import _git_commit
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     ov = _override_items(overrides)
     run = {
-        "command": list(command),
+        "command": command_line() if command is None else list(command),
         "cwd": os.getcwd(),
         "machine": machine,
         "overrides": {k: v for k, v in ov},
@@ -219,7 +241,7 @@ def write_record(
 
 
 def _load(run: Path) -> dict[str, Any]:
-    from .exceptions import UsageError
+    from ..exceptions import UsageError
 
     if not (run / "run.json").is_file():
         raise UsageError(f"{run}: not a run record (no run.json; write one with --out DIR)")

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from cellsim.cli import cli
+from cellsim.tools.cli import cli
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "examples" / "c-sdk"
 NAMES = sorted(p.name for p in CORPUS.iterdir() if (p / "expected.out").exists())
 

@@ -16,8 +16,8 @@ import pytest
 
 from cellsim import Machine
 from cellsim.c import CProgram, build
-from cellsim.cli import cli
 from cellsim.exceptions import ProgramCrashError, RunawayError, UsageError
+from cellsim.tools.cli import cli
 
 PPU = r"""
 #include <errno.h>

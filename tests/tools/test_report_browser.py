@@ -15,7 +15,7 @@ from cellsim.experiments import get
 from cellsim.experiments._common import compare_row
 from cellsim.published import entries
 from cellsim.published import get as published
-from cellsim.report import ExperimentResult, write_html
+from cellsim.tools.report import ExperimentResult, write_html
 
 
 def chromium() -> str:

@@ -1,4 +1,5 @@
-"""How fast the engine runs: ``cellsim bench speed`` and ``cellsim bench switch``.
+"""``cellsim bench``: how fast the engine runs (``speed``, ``switch``) and how good the buffering
+planner is (``planner``, the measures of :mod:`cellsim.buffering.bench`).
 
 ``speed`` (default): all 8 SPEs stream 16 KB gets and puts to their partner's
 local store with native kernels, which keeps the EIB at saturation (one
@@ -23,15 +24,16 @@ from ``make pgo``, "debug").
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable, Iterator
 from typing import Any
 
-from . import _engine
-from .machine import Machine
+from .. import _engine
+from ..machine import Machine
 
 
 def speed(machine: str = "qs20", pairs: int = 400, seed: int = 1, python: bool = False) -> dict[str, Any]:
     """Saturation: every SPE streams 16 KB gets and puts with a partner (SPE s with s ^ 1)."""
-    from .kernels import load_stream
+    from ..kernels import load_stream
 
     m = Machine(machine, seed=seed)
     n = m.spe_count - m.spe_count % 2
@@ -94,7 +96,7 @@ def uniform(rate: float, machine: str = "qs20", bus_cycles: int = 1_500_000, see
 
 def switch(calls: int = 20000, machine: str = "qs20") -> dict[str, Any]:
     """Cost of one SPU call with a switch between Python programs."""
-    from .spu import compute
+    from ..spu import compute
 
     def prog(speid: int, argp: int, envp: int) -> None:
         for _ in range(calls):
@@ -120,26 +122,30 @@ def switch(calls: int = 20000, machine: str = "qs20") -> dict[str, Any]:
 
 
 def register(group: Any) -> None:
-    """Adds ``speed`` and ``switch`` (and ``planner``, :mod:`cellsim.buffering.bench`)
-    to the CLI's ``bench`` group."""
+    """Adds ``speed``, ``switch`` and ``planner`` to the CLI's ``bench`` group."""
     import json
     import sys
 
     import click
 
-    from .buffering.bench import register as register_planner
+    from ..buffering.bench import planner_bench
+    from ..buffering.choice import DEFAULT_MARGIN
 
-    register_planner(group)
-
-    def emit(record: dict[str, Any], json_path: str | None) -> None:
+    def emit(record: dict[str, Any], json_path: str | None, lines: Iterable[str], *, indent: int = 2) -> None:
+        """A benchmark's record as JSON into ``json_path`` (``-``: on stdout, and nothing else
+        there), then ``lines`` on stdout (made only then: a generator may read the record)."""
         if json_path == "-":
             click.echo(json.dumps(record))
             return
         if json_path:
             with open(json_path, "w") as f:
-                json.dump(record, f, indent=2)
+                json.dump(record, f, indent=indent)
+        for line in lines:
+            click.echo(line, file=sys.stdout)
+
+    def fields(record: dict[str, Any]) -> Iterator[str]:
         for k, v in record.items():
-            click.echo(f"{k:>22}: {v:,.3f}" if isinstance(v, float) else f"{k:>22}: {v}", file=sys.stdout)
+            yield f"{k:>22}: {v:,.3f}" if isinstance(v, float) else f"{k:>22}: {v}"
 
     @group.command("speed")
     @click.option(
@@ -188,9 +194,10 @@ def register(group: Any) -> None:
     ) -> None:
         """Simulated bus transfers and bus cycles per wall-clock second."""
         if traffic == "uniform":
-            emit(uniform(rate, machine=machine, bus_cycles=bus_cycles), json_path)
+            record = uniform(rate, machine=machine, bus_cycles=bus_cycles)
         else:
-            emit(speed(machine=machine, pairs=pairs, python=python), json_path)
+            record = speed(machine=machine, pairs=pairs, python=python)
+        emit(record, json_path, fields(record))
 
     @group.command("switch")
     @click.option(
@@ -199,4 +206,64 @@ def register(group: Any) -> None:
     @click.option("--json", "json_path", metavar="PATH|-", help="Write the record as JSON ('-' for stdout).")
     def switch_cmd(calls: int, json_path: str | None) -> None:
         """Cost of an SPU call that switches between Python programs."""
-        emit(switch(calls), json_path)
+        record = switch(calls)
+        emit(record, json_path, fields(record))
+
+    @group.command("planner")
+    @click.option("--loops", type=click.IntRange(min=1), default=200, show_default=True, help="random loops")
+    @click.option("--seed", type=int, default=0, show_default=True, help="seed of the random loops")
+    @click.option("--machine", "-m", default="qs20", show_default=True, help="machine name or TOML file")
+    @click.option(
+        "--per-octave",
+        type=click.IntRange(min=1),
+        default=3,
+        show_default=True,
+        help="block factors simulated per octave for every k",
+    )
+    @click.option(
+        "--margin",
+        type=float,
+        default=DEFAULT_MARGIN,
+        show_default=True,
+        help="the planner's margin on the set-up time (1: the paper's rule)",
+    )
+    @click.option("--no-figure12", is_flag=True, help="leave Figure 12's points out of the model accuracy")
+    @click.option("--json", "json_path", metavar="PATH|-", help="write the result as JSON ('-': stdout only)")
+    @click.option("--verbose", "-v", is_flag=True, help="one line per loop")
+    def planner_cmd(
+        loops: int,
+        seed: int,
+        machine: str,
+        per_octave: int,
+        margin: float,
+        no_figure12: bool,
+        json_path: str | None,
+        verbose: bool,
+    ) -> None:
+        """Model accuracy (predicted vs simulated throughput) and planner quality (random loops)."""
+        res = planner_bench(
+            loops, seed=seed, machine=machine, per_octave=per_octave, figure12=not no_figure12, margin=margin
+        )
+        emit(res, json_path, planner_lines(res, verbose), indent=1)
+
+    def planner_lines(res: dict[str, Any], verbose: bool) -> Iterator[str]:
+        if verbose:
+            for r in res["per_loop"]:
+                yield (
+                    f"in {r['inputs']} out {r['outputs']} C_inner {r['c_inner_ns']:6.3f} C_outer "
+                    f"{r['c_outer_ns']:5.1f} budget {r['budget_bytes']:6d}: planner k={r['planner_k']} "
+                    f"bf={r['planner_bf']:5d} {r['planner_simulated_mbs']:7.0f} MB/s, best k={r['best_k']} "
+                    f"bf={r['best_bf']:5d} {r['best_simulated_mbs']:7.0f} MB/s "
+                    f"({100 * r['fraction_of_best']:.1f}%){'' if r['optimal'] else '  <-- not within 2%'}; "
+                    f"refined k={r['refined_k']} bf={r['refined_bf']:5d} "
+                    f"({100 * r['refined_fraction_of_best']:.1f}%, {r['refined_trials']} simulated)"
+                )
+        for k, v in res.items():
+            if k == "per_loop":
+                continue
+            if (isinstance(v, float) and "error" in k) or "optimal_fraction" in k or "fraction_of" in k:
+                yield f"{k:>32}: {v:.4f} ({100 * v:.1f}%)"
+            elif isinstance(v, float):
+                yield f"{k:>32}: {v:,.3f}"
+            else:
+                yield f"{k:>32}: {v}"

@@ -16,7 +16,6 @@ import pytest
 
 from cellsim import Machine
 from cellsim.c import CProgram, build, compiler, include_dir, run_app
-from cellsim.cli import cli
 from cellsim.exceptions import DeadlockError, MfcError, UsageError
 from cellsim.ppe import pthread_create, pthread_join, spe_context_create, spe_context_run, spe_program_load
 from cellsim.spu import (
@@ -27,8 +26,9 @@ from cellsim.spu import (
     mfc_read_tag_status_all,
     mfc_write_tag_mask,
 )
+from cellsim.tools.cli import cli
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "c"
 NAMES = sorted(p.name for p in EXAMPLES.iterdir() if (p / "cc.args").exists())
 sys.path.insert(0, str(ROOT / "examples"))
@@ -80,7 +80,17 @@ def test_example_prints_its_golden_output(
 
 def test_cellsim_exec_is_a_command_with_the_programs_exit_status(apps: dict[str, Path]) -> None:
     p = subprocess.run(
-        [sys.executable, "-m", "cellsim.cli", "exec", str(apps["atomic_counter"]), "--seed", "3", "--", "5"],
+        [
+            sys.executable,
+            "-m",
+            "cellsim.tools.cli",
+            "exec",
+            str(apps["atomic_counter"]),
+            "--seed",
+            "3",
+            "--",
+            "5",
+        ],
         capture_output=True,
         text=True,
         timeout=120,
@@ -89,7 +99,7 @@ def test_cellsim_exec_is_a_command_with_the_programs_exit_status(apps: dict[str,
     assert "8 SPEs x 5 atomic increments: count=40 (none lost)" in p.stdout
     assert "(seed 3)" in p.stderr and "compute time: spu_compute() annotations only" in p.stderr
     inc = subprocess.run(
-        [sys.executable, "-m", "cellsim.cli", "cc", "--include-dir"], capture_output=True, text=True
+        [sys.executable, "-m", "cellsim.tools.cli", "cc", "--include-dir"], capture_output=True, text=True
     )
     assert Path(inc.stdout.strip()) == include_dir()
 

@@ -5,18 +5,24 @@ The SPU channel numbers live in the engine (``program.rs``), the SDK header C pr
 opcodes in the engine (``mfc/command.rs``), the header and ``cellsim.spu``; the atomic status
 and SPU event bits in the engine, the header and ``cellsim.spu``; the C runtime's request codes
 in ``cellsim_rt.h`` and ``cellsim.c.requests``; the control block shared with a C program's process
-in ``cellsim_proto.h`` and ``cellsim.c.process``. Until they come from one source, every copy is
-read here and compared with the others.
+in ``cellsim_proto.h`` and ``cellsim.c.process``; the SDK calls a program makes in the engine's
+``Request`` (with the SDK names its ``describe`` gives each), the binding's methods that submit
+them (``cellsim-py/src/spu.rs``, ``ppe.rs``) and the SDK functions of ``cellsim.spu`` and
+``cellsim.ppe``. Until they come from one source, every copy is read here and compared with the
+others.
 """
 
 import re
 from pathlib import Path
 
+import cellsim.ppe as ppe
 import cellsim.spu as spu
+from cellsim import _engine
 from cellsim.c import requests
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ENGINE = ROOT / "crates" / "cellsim-engine" / "src"
+BINDING = ROOT / "crates" / "cellsim-py" / "src"
 INCLUDE = ROOT / "python" / "cellsim" / "include"
 
 # The engine's channels by the SDK's names (the CBEA's channel mnemonics).
@@ -172,3 +178,63 @@ def test_the_control_block_layout_agrees_with_the_c_header(tmp_path: Path) -> No
         process.MSG_CRASH,
         process.MSG_ERROR,
     ]
+
+
+def rust_requests() -> list[str]:
+    """The variants of the engine's ``Request`` (one per kind of SDK call a program makes)."""
+    text = (ENGINE / "program.rs").read_text()
+    body = re.search(r"^pub enum Request \{\n(.*?)^\}", text, re.S | re.M)
+    assert body, "program.rs has no enum Request"
+    return re.findall(r"^    ([A-Z]\w*)\b", body[1], re.M)
+
+
+def binding_requests() -> dict[str, set[str]]:
+    """Each binding method of ``Engine`` and the ``Request`` variants it submits."""
+    methods: dict[str, set[str]] = {}
+    for path in sorted(BINDING.glob("*.rs")):
+        text = path.read_text()
+        for block in re.finditer(r"#\[pymethods\]\nimpl PyEngine \{\n(.*?)^\}", text, re.S | re.M):
+            # a method runs from its `fn` to the next method's
+            method = r"^    (?:pub )?fn (\w+)\((.*?)(?=^    (?:pub )?fn |\Z)"
+            for m in re.finditer(method, block[1], re.S | re.M):
+                built = set(re.findall(r"Request::([A-Z]\w*)", m[2]))
+                if built:
+                    methods[m[1]] = built
+    return methods
+
+
+def test_every_request_has_a_binding_method():
+    """Every kind of request the engine takes is submitted by a method of the binding, and
+    every method that submits one is typed in ``_engine.pyi`` (mypy's stubtest checks the
+    signatures) and names a variant the engine has."""
+    variants = rust_requests()
+    assert len(variants) >= 20
+    methods = binding_requests()
+    submitted = set().union(*methods.values())
+    assert submitted == set(variants), (set(variants) - submitted, submitted - set(variants))
+    for name in methods:
+        assert hasattr(_engine.Engine, name), f"the binding's {name} is not on Engine"
+
+
+# SDK names the engine's ``Request::describe`` gives that are no Python function of that name:
+# the generic channel-count intrinsic (cellsim.spu has one function per channel, spu_stat_*) and
+# the PPE's register read behind spe_in_mbox_status and spe_out_mbox_status.
+DESCRIBED_ONLY = {"spu_readchcnt", "spe_mbox_status"}
+
+
+def test_sdk_names_of_the_engine_are_pythons():
+    """The SDK names the engine gives requests in messages (``Request::describe``, each
+    channel's ``sdk_name``) are the functions a Python program calls: ``spu_*``/``mfc_*`` in
+    ``cellsim.spu``, ``spe_*`` in ``cellsim.ppe``."""
+    text = (ENGINE / "program.rs").read_text()
+    describe = text[text.index("pub fn describe") :]
+    describe = describe[: describe.index("\n    }\n")]
+    channel = text[text.index("pub fn sdk_name") :]
+    channel = channel[: channel.index("\n    }\n")]
+    names = set(re.findall(r'"((?:spu|mfc|spe)_\w+)[({]', describe))
+    names |= set(re.findall(r'=> "((?:spu|mfc)_\w+)"', channel))
+    assert len(names) >= 25
+    for name in sorted(names - DESCRIBED_ONLY):
+        module = ppe if name.startswith("spe_") else spu
+        assert callable(getattr(module, name, None)), f"the engine names {name}: {module.__name__} has none"
+    assert names >= DESCRIBED_ONLY, "a name listed as described only is no longer described"

@@ -6,7 +6,7 @@ Sections are found by the start of their heading, so a heading may gain
 words (a commit, a machine) without breaking the link. An installed cellsim
 has no ``docs/`` beside it, so the sections' text ships with the package in
 ``data/explanations.json``, written from ``docs/`` by ``python -m
-cellsim.explanations`` (a test checks that it is current).
+cellsim.tools.explanations`` (a test checks that it is current).
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ class Explanation:
 def docs_dir() -> Path | None:
     """The ``docs/`` of the source checkout cellsim runs from, if any (an
     installed wheel has none)."""
-    d = Path(__file__).resolve().parents[2] / "docs"
+    d = Path(__file__).resolve().parents[3] / "docs"
     return d if d.is_dir() else None
 
 
@@ -236,7 +236,7 @@ def markdown_html(text: str) -> str:
 
 
 def _main() -> None:
-    """``python -m cellsim.explanations > python/cellsim/data/explanations.json``."""
+    """``python -m cellsim.tools.explanations > python/cellsim/data/explanations.json``."""
     print(json.dumps(bundle(), indent=1, ensure_ascii=False))
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .exceptions import UsageError
+from ..exceptions import UsageError
 
 __all__ = ["check_output", "check_plot", "plot_formats", "require_report"]
 

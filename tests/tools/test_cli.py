@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 import cellsim
-from cellsim.cli import cli
 from cellsim.experiments import all_experiments
+from cellsim.tools.cli import cli
 
 SMALL = ["--op", "put", "--target", "ls", "--sizes", "128,256"]
 
@@ -178,7 +178,7 @@ def test_reproduce_writes_every_file(tmp_path: Path) -> None:
 
 def test_entry_point_errors_without_traceback() -> None:
     p = subprocess.run(
-        [sys.executable, "-m", "cellsim.cli", "run", "nope"],
+        [sys.executable, "-m", "cellsim.tools.cli", "run", "nope"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -196,7 +196,7 @@ def test_report_shows_held_out_results_as_simulated_only(tmp_path: Path) -> None
     from cellsim.experiments import get
     from cellsim.experiments._common import compare_row
     from cellsim.published import Published
-    from cellsim.report import ExperimentResult, write_html
+    from cellsim.tools.report import ExperimentResult, write_html
 
     hidden = Published(
         "000-f6b-x",
@@ -235,12 +235,12 @@ def test_report_shows_held_out_results_as_simulated_only(tmp_path: Path) -> None
 )
 def test_outputs_are_checked_before_running(args: list[str], words: list[str], monkeypatch) -> None:
     """A bad output path or format is one error before the experiment runs, not a traceback after it."""
-    from cellsim.experiments import dma_latency
+    from cellsim.experiments import _common
 
     def never(*a: object, **k: object) -> None:
         raise AssertionError("the experiment ran")
 
-    monkeypatch.setattr(dma_latency, "dma_point", never)
+    monkeypatch.setattr(_common, "dma_point", never)
     r = invoke("run", "dma-latency", *args)
     assert_one_line_error(r)
     for w in words:
