@@ -234,13 +234,14 @@ def validate_cmd(
         )
     seconds = time.perf_counter() - t0
     rank = ranking(boards)
+    hidden = withheld(only)
     doc = {
         "full": full,
         "seed": seed,
         "only": list(only),
         "seconds": seconds,
         "ranking": rank,
-        "withheld": withheld(only),
+        "withheld": hidden,
         "rows": [vars(r) | {"mechanisms": list(r.mechanisms)} for b in boards for r in b.rows],
     }
     if json_path == "-":
@@ -259,7 +260,6 @@ def validate_cmd(
             f"{c_held}/{c_all} calibration values; fit half {b.held(half='fit')[0]}/{b.held(half='fit')[1]}, "
             f"check half {b.held(half='check')[0]}/{b.held(half='check')[1]})"
         )
-    hidden = withheld(only)
     if hidden:
         con.print(
             "withheld, kept to judge the model and never scored: "

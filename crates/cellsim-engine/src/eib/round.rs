@@ -58,12 +58,12 @@ struct Flow<'a> {
 impl ChipBus {
     /// One round of the data arbiter (see the module docs); `FLOW`: whether
     /// puts may need a receiver's credit (variant `eib.put_flow`) or an
-    /// outbound line (variant `biu.put_flow`), checked at each grant then.
+    /// outbound line (variant `biu.put_flow`), checked at each grant then;
+    /// `RETRY`: whether a grant frees its target's command slot (variant
+    /// `eib.command_retry`, see [`super::retry`]).
     // Always inlined into the machine's out-of-line round: the same code as
     // when it was written there.
     #[inline(always)]
-    /// `RETRY`: whether a grant frees its target's command slot (variant
-    /// `eib.command_retry`, see [`super::retry`]).
     pub(crate) fn arbiter_round<const FLOW: bool, const RETRY: bool>(
         &mut self,
         cx: Round<'_>,
