@@ -48,6 +48,22 @@ def test_on_a_terminal_the_bar_shows_the_time_remaining() -> None:
     assert "TimeRemainingColumn" in columns and "ETA" in buf.getvalue()
 
 
+def test_on_a_log_a_plain_line_says_how_far_at_most_once_a_minute() -> None:
+    buf = io.StringIO()
+    con = Console(file=buf, force_terminal=False, width=200)
+    with _Progress("validate", console=con) as progress:
+        progress(1, 40, "mapping")
+        assert buf.getvalue() == "", "nothing before the first minute"
+        progress.logged -= 61
+        progress.started["mapping"] -= 120  # 120 s for the first 10 points
+        progress(10, 40, "mapping")
+        progress(11, 40, "mapping")
+    lines = buf.getvalue().splitlines()
+    assert len(lines) == 1, "at most a line a minute"
+    assert lines[0].startswith("validate: mapping 10/40 points, ")
+    assert lines[0].endswith(", about 6 min 00 s left")
+
+
 def test_quick_options_are_each_experiments_own() -> None:
     names = {e.name: e for e in all_experiments()}
     assert set(QUICK_OPTIONS) <= set(names)

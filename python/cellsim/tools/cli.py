@@ -66,6 +66,7 @@ from .validate_cli import validate_cmd
 __all__ = ["cli", "main"]
 
 _PROGRESS_DELAY_S = 0.5
+_PROGRESS_LOG_EVERY_S = 60.0
 
 
 def _console(stderr: bool = False) -> Console:
@@ -81,18 +82,28 @@ def _one_line(msg: object) -> str:
 
 
 class _Progress:
-    """A progress callback that shows a rich bar on stderr, but only on a
-    terminal and once the run has lasted more than a moment: the points done
-    of each task, the time elapsed and the time remaining (from the rate of
-    points so far)."""
+    """A progress callback on stderr, once the run has lasted more than a
+    moment: on a terminal a rich bar (the points done of each task, the time
+    elapsed and the time remaining, from the rate of points so far); on a pipe
+    or a log a plain line at most every ``log_every_s`` seconds, so that a
+    long run written to a file still says how far it is."""
 
-    def __init__(self, description: str, console: Console | None = None, single: bool = False) -> None:
+    def __init__(
+        self,
+        description: str,
+        console: Console | None = None,
+        single: bool = False,
+        log_every_s: float = _PROGRESS_LOG_EVERY_S,
+    ) -> None:
         self.console = console or Console(stderr=True)
         self.single = single
         self.description = description
         self.t0 = time.monotonic()
         self.bar: Progress | None = None
         self.tasks: dict[str, Any] = {}
+        self.log_every_s = log_every_s
+        self.logged = self.t0
+        self.started: dict[str, float] = {}
 
     def __enter__(self) -> _Progress:
         return self
@@ -104,8 +115,16 @@ class _Progress:
             self.bar.stop()
 
     def __call__(self, done: int, total: int, name: str | None = None) -> None:
+        key = name or self.description
+        now = time.monotonic()
+        self.started.setdefault(key, now)
+        if not self.console.is_terminal:
+            if now - self.logged >= self.log_every_s:
+                self.logged = now
+                self.console.print(self._line(key, done, total, now), highlight=False, soft_wrap=True)
+            return
         if self.bar is None:
-            if not self.console.is_terminal or time.monotonic() - self.t0 < _PROGRESS_DELAY_S:
+            if now - self.t0 < _PROGRESS_DELAY_S:
                 return
             self.bar = Progress(
                 TextColumn("{task.description}"),
@@ -118,7 +137,6 @@ class _Progress:
                 transient=True,
             )
             self.bar.start()
-        key = name or self.description
         if key not in self.tasks:
             if self.single:  # one task at a time: the finished one gives way
                 for task in self.tasks.values():
@@ -126,6 +144,25 @@ class _Progress:
                 self.tasks.clear()
             self.tasks[key] = self.bar.add_task(key, total=total)
         self.bar.update(self.tasks[key], completed=done, total=total)
+
+    def _line(self, key: str, done: int, total: int, now: float) -> str:
+        """The plain progress line: the task's points, the run's time, and the
+        task's time left at its rate so far."""
+        line = f"{self.description}: {key} {done}/{total} points, {_duration(now - self.t0)} elapsed"
+        spent = now - self.started[key]
+        if 0 < done < total and spent > 0:
+            line += f", about {_duration(spent * (total - done) / done)} left"
+        return line
+
+
+def _duration(seconds: float) -> str:
+    """``42 s``, ``3 min 05 s``, ``1 h 02 min``."""
+    s = int(seconds)
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60:02d} s"
+    return f"{s // 3600} h {s % 3600 // 60:02d} min"
 
 
 # -- tables ----------------------------------------------------------------------------
