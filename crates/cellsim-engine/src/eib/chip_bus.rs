@@ -76,8 +76,7 @@ impl ChipBus {
             put_lines: cfg.biu.put_flow == crate::config::BiuPutFlow::Lines,
             put_flow: cfg.biu.put_flow == crate::config::BiuPutFlow::Lines
                 || cfg.eib.put_flow == crate::config::PutFlow::Credits,
-            retries: retry
-                .then(|| Retries::new(cfg.eib.target_queue, !freed_by_grants, split)),
+            retries: retry.then(|| Retries::new(cfg.eib.target_queue, !freed_by_grants, split)),
         }
     }
 }

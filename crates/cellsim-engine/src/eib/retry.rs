@@ -159,7 +159,10 @@ mod tests {
         let mut r = Retries::new(2, false, false);
         assert!(r.take(0, 5, false));
         assert!(r.take(0, 5, false));
-        assert!(!r.take(1, 5, false), "two commands held: the third is retried");
+        assert!(
+            !r.take(1, 5, false),
+            "two commands held: the third is retried"
+        );
         assert!(r.take(1, 6, false), "another target has its own queue");
         r.granted(5, false, 40);
         assert!(
