@@ -312,6 +312,9 @@ pub enum CommandRetry {
     /// The same with a snoop queue: a command holds its slot only until
     /// the combined response.
     Snoop,
+    /// As `Target`, with a read queue and a write queue per element, each
+    /// `eib.target_queue` deep.
+    Split,
 }
 
 /// The data arbiter's decision time (`eib.grant_delay`).

@@ -48,7 +48,11 @@ impl ChipBus {
         use crate::config::CommandRetry;
         let retry = cfg.eib.command_retry != CommandRetry::None;
         // Only slots held until the data has moved are freed by the round.
-        let freed_by_grants = cfg.eib.command_retry == CommandRetry::Target;
+        let freed_by_grants = matches!(
+            cfg.eib.command_retry,
+            CommandRetry::Target | CommandRetry::Split
+        );
+        let split = cfg.eib.command_retry == CommandRetry::Split;
         ChipBus {
             cb_variants: put_lines || retry,
             round_mode: put_flow as u8 + 2 * freed_by_grants as u8,
@@ -72,7 +76,7 @@ impl ChipBus {
             put_lines: cfg.biu.put_flow == crate::config::BiuPutFlow::Lines,
             put_flow: cfg.biu.put_flow == crate::config::BiuPutFlow::Lines
                 || cfg.eib.put_flow == crate::config::PutFlow::Credits,
-            retries: retry.then(|| Retries::new(cfg.eib.target_queue, !freed_by_grants)),
+            retries: retry.then(|| Retries::new(cfg.eib.target_queue, !freed_by_grants, split)),
         }
     }
 }

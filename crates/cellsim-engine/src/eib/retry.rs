@@ -18,10 +18,21 @@
 //! With `eib.command_retry = "snoop"` the queue is a snoop queue: a command
 //! holds its slot from acceptance only until its combined response, a time
 //! known when it is accepted (the arbiter's grants free nothing).
+//!
+//! With `eib.command_retry = "split"` each element holds two such queues, as
+//! a unit with separate inbound and outbound paths would: one for the reads
+//! of its memory (gets from its local store) and one for the writes into it
+//! (puts), each `eib.target_queue` deep and held until the data has moved. A
+//! partner that both reads and writes one local store (Jiménez-González et
+//! al. 2007's SPE-SPE loop) then fills neither, where two neighbours reading
+//! one SPE's packets at once (a ring's tasks) fill its read queue.
 
 use crate::steady::{shift, Shape};
 use crate::time::Cycle;
 use crate::topology::RAMPS;
+
+/// Queues per target: one, or a read queue and a write queue (`"split"`).
+const QUEUES: usize = 2 * RAMPS;
 
 /// The targets' command queues and the requesters' back-offs of one chip.
 #[derive(Debug, Clone)]
@@ -29,11 +40,13 @@ pub struct Retries {
     depth: u32,
     /// Slots free at the combined response (`"snoop"`), not when the data has moved.
     pub until_response: bool,
-    /// Per target: commands accepted whose data has not been granted yet
-    /// (their slot's end is not known).
-    pending: [u32; RAMPS],
-    /// Per target: when the granted commands' slots free.
-    frees: [Vec<Cycle>; RAMPS],
+    /// Reads and writes of a target take slots of separate queues (`"split"`).
+    split: bool,
+    /// Per queue (see [`Retries::queue`]): commands accepted whose data has
+    /// not been granted yet (their slot's end is not known).
+    pending: [u32; QUEUES],
+    /// Per queue: when the granted commands' slots free.
+    frees: [Vec<Cycle>; QUEUES],
     /// Per requester: it sends nothing before this cycle.
     hold: [Cycle; RAMPS],
     /// Commands answered "retry" so far.
@@ -41,44 +54,57 @@ pub struct Retries {
 }
 
 impl Retries {
-    /// Queues of `depth` commands at every target.
-    pub fn new(depth: u32, until_response: bool) -> Retries {
+    /// Queues of `depth` commands at every target (two per target, reads
+    /// and writes, when `split`).
+    pub fn new(depth: u32, until_response: bool, split: bool) -> Retries {
         Retries {
             depth,
             until_response,
-            pending: [0; RAMPS],
+            split,
+            pending: [0; QUEUES],
             frees: std::array::from_fn(|_| Vec::with_capacity(depth as usize)),
             hold: [0; RAMPS],
             retried: 0,
         }
     }
 
-    /// Whether target `t` can take another command at `now`: if so it takes
-    /// it (a slot until [`Retries::granted`] says when it frees).
+    /// The queue of target `t` a read (`write` false) or a write takes a
+    /// slot of.
     #[inline]
-    pub fn take(&mut self, now: Cycle, t: usize) -> bool {
-        let q = &mut self.frees[t];
+    fn queue(&self, t: usize, write: bool) -> usize {
+        2 * t + (self.split && write) as usize
+    }
+
+    /// Whether target `t` can take another read or write command at `now`:
+    /// if so it takes it (a slot until [`Retries::granted`] says when it
+    /// frees).
+    #[inline]
+    pub fn take(&mut self, now: Cycle, t: usize, write: bool) -> bool {
+        let k = self.queue(t, write);
+        let q = &mut self.frees[k];
         q.retain(|&f| f > now);
-        if self.pending[t] + q.len() as u32 >= self.depth {
+        if self.pending[k] + q.len() as u32 >= self.depth {
             return false;
         }
-        self.pending[t] += 1;
+        self.pending[k] += 1;
         true
     }
 
     /// A command that took a slot at `t` will not move data (a failed
     /// conditional store): its slot frees at once.
     #[inline]
-    pub fn drop_pending(&mut self, t: usize) {
-        self.pending[t] -= 1;
+    pub fn drop_pending(&mut self, t: usize, write: bool) {
+        let k = self.queue(t, write);
+        self.pending[k] -= 1;
     }
 
-    /// The data of a command holding a slot at `t` was granted: the slot
-    /// frees at `free`.
+    /// The data of a read or write command holding a slot at `t` was
+    /// granted: the slot frees at `free`.
     #[inline]
-    pub fn granted(&mut self, t: usize, free: Cycle) {
-        self.pending[t] -= 1;
-        self.frees[t].push(free);
+    pub fn granted(&mut self, t: usize, write: bool, free: Cycle) {
+        let k = self.queue(t, write);
+        self.pending[k] -= 1;
+        self.frees[k].push(free);
     }
 
     /// Requester `r`'s command was answered "retry": it waits until `until`.
@@ -130,34 +156,49 @@ mod tests {
 
     #[test]
     fn a_full_target_refuses_until_a_slot_frees() {
-        let mut r = Retries::new(2, false);
-        assert!(r.take(0, 5));
-        assert!(r.take(0, 5));
-        assert!(!r.take(1, 5), "two commands held: the third is retried");
-        assert!(r.take(1, 6), "another target has its own queue");
-        r.granted(5, 40);
+        let mut r = Retries::new(2, false, false);
+        assert!(r.take(0, 5, false));
+        assert!(r.take(0, 5, false));
         assert!(
-            !r.take(39, 5),
+            !r.take(1, 5, false),
+            "two commands held: the third is retried"
+        );
+        assert!(r.take(1, 6, false), "another target has its own queue");
+        r.granted(5, false, 40);
+        assert!(
+            !r.take(39, 5, false),
             "granted, its slot is held until its data has moved"
         );
-        assert!(r.take(40, 5));
-        r.drop_pending(5);
-        assert!(r.take(41, 5));
+        assert!(r.take(40, 5, false));
+        r.drop_pending(5, false);
+        assert!(r.take(41, 5, false));
     }
 
     #[test]
     fn a_snoop_queue_frees_at_the_response_not_after_the_data() {
         // The caller (the command bus) says when a snoop queue's slot frees.
-        let mut r = Retries::new(1, true);
-        assert!(r.take(0, 5));
-        r.granted(5, 100);
-        assert!(!r.take(99, 5));
-        assert!(r.take(100, 5));
+        let mut r = Retries::new(1, true, false);
+        assert!(r.take(0, 5, false));
+        r.granted(5, false, 100);
+        assert!(!r.take(99, 5, false));
+        assert!(r.take(100, 5, false));
+    }
+
+    #[test]
+    fn split_queues_hold_reads_and_writes_apart() {
+        let mut r = Retries::new(1, false, true);
+        assert!(r.take(0, 5, false));
+        assert!(!r.take(0, 5, false), "the read queue is full");
+        assert!(r.take(0, 5, true), "the write queue has its own slot");
+        assert!(!r.take(0, 5, true));
+        let mut shared = Retries::new(1, false, false);
+        assert!(shared.take(0, 5, false));
+        assert!(!shared.take(0, 5, true), "one queue for both");
     }
 
     #[test]
     fn a_retried_requester_waits_its_back_off() {
-        let mut r = Retries::new(1, false);
+        let mut r = Retries::new(1, false, false);
         assert!(r.may_send(3, 0));
         r.back_off(3, 120);
         assert!(!r.may_send(3, 119));

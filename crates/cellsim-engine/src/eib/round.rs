@@ -136,7 +136,7 @@ impl ChipBus {
                         OpKind::Write => g.arrive,
                     };
                     let r = retries.as_mut().expect("retries on");
-                    r.granted(op.target.local().idx(), free);
+                    r.granted(op.target.local().idx(), op.kind == OpKind::Write, free);
                 }
             }
             let from_requester = op.leg != Leg::FromBif && matches!(op.owner, Owner::Mfc { .. });

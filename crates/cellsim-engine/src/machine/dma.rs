@@ -182,9 +182,10 @@ impl Machine {
             .retries
             .as_mut()
             .expect("every chip has retries");
-        if at.take(now, target.local().idx()) {
+        let write = self.ops[id].kind == OpKind::Write;
+        if at.take(now, target.local().idx(), write) {
             if at.until_response {
-                at.granted(target.local().idx(), response);
+                at.granted(target.local().idx(), write, response);
             }
             return false;
         }
