@@ -6,6 +6,8 @@
 #   make docs       the API reference, from the docstrings, into site/ (mkdocs + mkdocstrings)
 #   make pgo        install the engine compiled with profile-guided optimisation (docs/performance.md)
 PY ?= python3
+# writes python/cellsim/_engine.pyi from the binding's Rust sources
+STUBGEN = crates/cellsim-py/stubgen.py
 FUZZ_EXAMPLES ?= 20000
 
 .PHONY: check-cc browser install test test-rust test-python lint reproduce bench fmt fuzz wheel docs pgo
@@ -41,9 +43,11 @@ test-python:
 lint:
 	cargo fmt --check
 	cargo clippy -q -p cellsim-engine -p cellsim-programs -p cellsim-py --all-targets -- -D warnings
-	$(PY) -m ruff format --check -q python tests examples benches
-	$(PY) -m ruff check python tests examples benches
-	$(PY) -m mypy examples python/cellsim benches
+	$(PY) -m ruff format --check -q python tests examples benches $(STUBGEN)
+	$(PY) -m ruff check python tests examples benches $(STUBGEN)
+	$(PY) -m mypy examples python/cellsim benches $(STUBGEN)
+	@# the stub is what the generator writes from the binding's sources, and agrees with the built module
+	$(PY) $(STUBGEN) --check
 	$(PY) -m mypy.stubtest cellsim._engine --allowlist python/cellsim/_engine.stubtest-allowlist
 
 fuzz:
@@ -74,4 +78,4 @@ bench:
 
 fmt:
 	cargo fmt --all
-	$(PY) -m ruff format python tests examples benches
+	$(PY) -m ruff format python tests examples benches $(STUBGEN)

@@ -1,6 +1,7 @@
 """The PPE's caches and the SPU's local-store loops from Python (issue 7): the
-loop API, its bad-input errors, single accesses timed like the loop, an SPE
-put taking the PPE's copy, and lwarx/stwcx still atomic against the SPEs."""
+loop API, its bad-input errors, single accesses timed like the loop, and an SPE
+put taking the PPE's copy. That lwarx/stwcx stay atomic against the SPEs' lock-line
+commands through the caches is test_sync's test_ppe_and_spe_atomics_share_a_counter."""
 
 from __future__ import annotations
 
@@ -168,27 +169,6 @@ def test_an_spe_put_takes_the_ppes_copy(blade: Machine) -> None:
     blade.run(main)
     assert seen == {"first": 0, "cached": (True, True), "after put": (False, False), "second": 42}
     assert blade.ppe_cache_stats()["snoop_invalidations"] == 1
-
-
-def test_ppe_and_spe_atomics_on_one_counter_lose_nothing() -> None:
-    from cellsim.sync import atomic_add, ppe_atomic_add
-
-    m = Machine("qs20", seed=3)
-    counter = m.alloc(128)
-
-    def spe(speid: int, argp: int, envp: int) -> None:
-        for _ in range(50):
-            atomic_add(argp, 1)
-
-    def main() -> int:
-        for _ in range(50):
-            ppe_atomic_add(counter, 1)
-        return 0
-
-    for s in range(3):
-        m.load(s, spe, argp=int(counter))
-    m.run(main)
-    assert int(counter.array(">u4")[0]) == 200
 
 
 def test_spu_local_store_loops(blade: Machine) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 
 from .exceptions import MfcError, UsageError
 
-__all__ = ["MFC_KINDS", "SEED_MAX", "integer", "mfc_args", "positive", "word"]
+__all__ = ["MFC_KINDS", "SEED_MAX", "integer", "mfc_args", "number", "positive", "word"]
 
 U32 = 1 << 32
 U64 = 1 << 64
@@ -84,15 +84,22 @@ def mfc_args(call: str, spe: int | None, now: Callable[[], int], **args: Any) ->
     return out
 
 
-def positive(value: Any, what: str) -> float:
-    """A positive, finite duration (a time limit): NaN, infinities, zero and
-    negative values are refused, as are non-numbers."""
+def number(value: Any, what: str) -> float:
+    """``value`` as a float: ints, floats and numpy numbers pass; bools, strings,
+    bytes and ``None`` do not (``float("1e3")`` would parse). NaN and infinities
+    pass: the caller says which values its rule allows."""
     if isinstance(value, (bool, str, bytes)) or value is None:
         raise UsageError(f"{what} must be a number, not {value!r}")
     try:
-        v = float(value)
+        return float(value)
     except (TypeError, ValueError, OverflowError):
         raise UsageError(f"{what} must be a number, not {value!r}") from None
+
+
+def positive(value: Any, what: str) -> float:
+    """A positive, finite duration (a time limit): NaN, infinities, zero and
+    negative values are refused, as are non-numbers."""
+    v = number(value, what)
     if not math.isfinite(v) or v <= 0:
         raise UsageError(f"{what} {value!r} must be a positive, finite number")
     return v

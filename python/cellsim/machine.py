@@ -37,7 +37,7 @@ from greenlet import GreenletExit, getcurrent, greenlet
 
 from . import _engine
 from . import dmacheck as _dmacheck
-from ._checks import integer, positive
+from ._checks import integer, number, positive
 from .exceptions import UsageError
 from .limits import run_deadline, wall_limit
 from .spec import MachineFacts, MachineSpec
@@ -343,13 +343,7 @@ class Machine:
 
     def ns_to_cycles(self, ns: float) -> int:
         """Converts nanoseconds (finite, not negative) to SPU cycles on this machine."""
-        if isinstance(ns, (bool, str, bytes)) or ns is None:
-            raise UsageError(f"ns_to_cycles: ns must be a number, not {ns!r}")
-        try:
-            v = float(ns)
-        except (TypeError, ValueError, OverflowError):
-            raise UsageError(f"ns_to_cycles: ns must be a number, not {ns!r}") from None
-        cycles = v * self.core_hz / 1e9
+        cycles = number(ns, "ns_to_cycles: ns") * self.core_hz / 1e9
         if not (math.isfinite(cycles) and 0 <= cycles < 2**64):
             raise UsageError(f"ns_to_cycles: ns {ns!r} must be finite, not negative and under 2**64 cycles")
         return round(cycles)

@@ -111,6 +111,12 @@ class MachineFacts:
     ls_reserved_bytes: int
     """The bottom of each local store, kept for the runtime (a program's buffers start above it)."""
     ppe_l2_bytes: int
+    dp_issue_cycles: int
+    """SPU cycles between two double-precision SIMD instructions (``spu.dp_issue_cycles``: 7 on the
+    original Cell, 1 on the fully pipelined PowerXCell 8i)."""
+    dp_latency_cycles: int
+    """SPU cycles from a double-precision multiply-add's issue to the use of its result
+    (``spu.dp_latency_cycles``: 13 on the original Cell, 9 on the PowerXCell 8i)."""
     page_bytes: int
     numa_policy: str
     tlb_entries: int
@@ -240,6 +246,8 @@ class MachineSpec:
             ls_bytes=int(t["spu"]["ls_kb"]) << 10,
             ls_reserved_bytes=int(t["spu"]["ls_reserved_bytes"]),
             ppe_l2_bytes=int(t["ppe"]["l2_kb"]) << 10,
+            dp_issue_cycles=int(t["spu"]["dp_issue_cycles"]),
+            dp_latency_cycles=int(t["spu"]["dp_latency_cycles"]),
             page_bytes=int(t["numa"]["page_kb"]) << 10,
             numa_policy=str(t["numa"]["policy"]),
             tlb_entries=int(t["tlb"]["entries"]),

@@ -5,23 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from click.testing import CliRunner, Result
 
-from cellsim.tools.cli import cli
+from cli_helpers import invoke, one_error_line
 
 T1 = ["--c-inner", "0.51", "--c-outer", "300", "--bytes-per-iter", "24", "--budget", "65536"]
-
-
-def invoke(*args: str) -> Result:
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
-
-
-def one_line_error(r: Result) -> str:
-    assert r.exit_code == 2, r.output
-    lines = r.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), r.stderr
-    assert r.stdout == "" and "Traceback" not in r.output
-    return lines[0]
 
 
 def test_plan_buffers_prints_the_plan_and_the_alternatives() -> None:
@@ -78,7 +65,7 @@ def test_plan_buffers_bad_input(args: list[str], message: str) -> None:
     base = dict(zip(T1[::2], T1[1::2], strict=True))
     extra = dict(zip(args[::2], args[1::2], strict=True))
     argv = [x for kv in {**base, **extra}.items() for x in kv]
-    assert message in one_line_error(invoke("plan-buffers", *argv))
+    assert message in one_error_line(invoke("plan-buffers", *argv))
 
 
 def test_run_buffering_json_and_constants() -> None:
@@ -103,9 +90,9 @@ def test_run_buffering_tables_and_comparison() -> None:
 
 
 def test_run_buffering_bad_options() -> None:
-    assert "kernel" in one_line_error(invoke("run", "buffering", "--kernel", "t9"))
-    assert "--S" in one_line_error(invoke("run", "buffering", "--S", "-1"))
-    assert "--blocks" in one_line_error(invoke("run", "buffering", "--blocks", "0"))
+    assert "kernel" in one_error_line(invoke("run", "buffering", "--kernel", "t9"))
+    assert "--S" in one_error_line(invoke("run", "buffering", "--S", "-1"))
+    assert "--blocks" in one_error_line(invoke("run", "buffering", "--blocks", "0"))
 
 
 def test_bench_planner_json() -> None:
@@ -142,6 +129,6 @@ def test_plan_buffers_simulate_refines_on_the_chip() -> None:
 
 def test_plan_buffers_simulate_needs_the_streams() -> None:
     argv = [*T1[:5], "16", *T1[6:], "--simulate"]
-    assert "give --inputs and --outputs" in one_line_error(invoke("plan-buffers", *argv))
+    assert "give --inputs and --outputs" in one_error_line(invoke("plan-buffers", *argv))
     r = invoke("plan-buffers", *argv, "--inputs", "8", "--outputs", "8", "--json")
     assert r.exit_code == 0 and json.loads(r.stdout)["simulated"]["k"] >= 1

@@ -53,27 +53,24 @@ def test_bandwidth_never_exceeds_the_port(records: list[dict[str, Any]]) -> None
         assert r["bandwidth_gbs"] <= PORT_GBS * 1.001, r
 
 
+def curves(records: list[dict[str, Any]], field: str) -> dict[tuple[str, str], list[float]]:
+    """``field`` of each (op, target)'s records, smallest size first."""
+    out: dict[tuple[str, str], list[float]] = {}
+    for r in sorted(records, key=lambda r: r["size"]):
+        out.setdefault((r["op"], r["target"]), []).append(r[field])
+    assert len(out) == 4
+    return out
+
+
 def test_latency_grows_with_size(records: list[dict[str, Any]]) -> None:
-    for op in ("get", "put"):
-        for target in ("memory", "ls"):
-            lat = [
-                r["latency_ns"]
-                for r in sorted(records, key=lambda r: r["size"])
-                if (r["op"], r["target"]) == (op, target)
-            ]
-            assert all(b >= a for a, b in itertools.pairwise(lat)), (op, target, lat)
-            assert lat[-1] > 5 * lat[0]
+    for key, lat in curves(records, "latency_ns").items():
+        assert all(b >= a for a, b in itertools.pairwise(lat)), (key, lat)
+        assert lat[-1] > 5 * lat[0]
 
 
 def test_bandwidth_grows_with_size(records: list[dict[str, Any]]) -> None:
-    for op in ("get", "put"):
-        for target in ("memory", "ls"):
-            bw = [
-                r["bandwidth_gbs"]
-                for r in sorted(records, key=lambda r: r["size"])
-                if (r["op"], r["target"]) == (op, target)
-            ]
-            assert all(b > a for a, b in itertools.pairwise(bw)), (op, target, bw)
+    for key, bw in curves(records, "bandwidth_gbs").items():
+        assert all(b > a for a, b in itertools.pairwise(bw)), (key, bw)
 
 
 def test_filters_and_progress() -> None:

@@ -23,6 +23,7 @@ from cellsim.messaging import (
 from cellsim.messaging.explorer import all_mappings, explore, summary
 from cellsim.messaging.mapper import link_loads, model_agreement, optimize, spearman
 from cellsim.messaging.simulate import check_bytes
+from cli_helpers import invoke, one_error_line
 
 QUIET = Variation.off()
 
@@ -358,23 +359,6 @@ def test_optimizer_finds_a_good_mapping() -> None:
 # -- the command line ------------------------------------------------------------------------
 
 
-def _invoke(*args: str):
-    from click.testing import CliRunner
-
-    from cellsim.tools.cli import cli
-
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
-
-
-def _one_line_error(r, *words: str) -> None:
-    assert r.exit_code == 2, r.output
-    lines = r.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), r.stderr
-    assert "Traceback" not in r.output
-    for w in words:
-        assert w in lines[0], lines[0]
-
-
 @pytest.mark.parametrize(
     ("args", "words"),
     [
@@ -389,25 +373,25 @@ def _one_line_error(r, *words: str) -> None:
 )
 def test_cli_errors_are_one_line(args, words, tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("CELLSIM_SWEEPS", str(tmp_path))
-    _one_line_error(_invoke(*args), *words)
+    one_error_line(invoke(*args), *words)
 
 
 def test_cli_malformed_pattern_file(tmp_path) -> None:
     f = tmp_path / "bad.json"
     f.write_text('{"edges": [[0, 1]]}')
-    _one_line_error(_invoke("map", "--pattern", str(f), "--machine", "qs20"), "bad.json", "edge 1")
+    one_error_line(invoke("map", "--pattern", str(f), "--machine", "qs20"), "bad.json", "edge 1")
     f.write_text('{"edges": [[0, 1, 10], [1, 2, 10], [2, 3, 10], [3, 4, 10], [4, 5, 10], [5, 6, 10]]}')
-    _one_line_error(_invoke("map", "--pattern", str(f), "--machine", "ps3"), "7 tasks", "6 SPEs")
+    one_error_line(invoke("map", "--pattern", str(f), "--machine", "ps3"), "7 tasks", "6 SPEs")
 
 
 def test_cli_ring_and_map(tmp_path) -> None:
-    r = _invoke("run", "ring", "--transmissions", "30", "--mapping", "[02467531]", "--json", "-")
+    r = invoke("run", "ring", "--transmissions", "30", "--mapping", "[02467531]", "--json", "-")
     assert r.exit_code == 0, r.output
     (rec,) = json.loads(r.stdout)
     assert rec["mapping"] == "[02467531]" and rec["bytes_ok"]
     f = tmp_path / "p.csv"
     f.write_text("source,destination,bytes\n0,1,2048\n1,0,2048\n2,3,512\n3,2,512\n")
-    r = _invoke(
+    r = invoke(
         "map",
         "--pattern",
         str(f),
@@ -431,20 +415,20 @@ def test_cli_ring_and_map(tmp_path) -> None:
 def test_cli_map_sixteen_tasks_on_a_blade(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("CELLSIM_SWEEPS", str(tmp_path))
     args = ["--count", "4", "--budget", "3", "--top", "2", "--sample", "2", "--workers", "1"]
-    r = _invoke("map", "--machine", "qs22", "--pattern", "ring", *args)
+    r = invoke("map", "--machine", "qs22", "--pattern", "ring", *args)
     assert r.exit_code == 0, r.output
     assert "ring: 16 tasks" in r.stdout and "1,307,674,368,000 mappings" in r.stdout
-    _one_line_error(_invoke("map", "--machine", "qs22", "--pattern", "ring", "--tasks", "17"), "17", "16")
-    ps3 = _invoke("map", "--machine", "ps3", "--pattern", "ring", "--tasks", "8")
-    _one_line_error(ps3, "8 tasks", "6 SPEs")
+    one_error_line(invoke("map", "--machine", "qs22", "--pattern", "ring", "--tasks", "17"), "17", "16")
+    ps3 = invoke("map", "--machine", "ps3", "--pattern", "ring", "--tasks", "8")
+    one_error_line(ps3, "8 tasks", "6 SPEs")
 
 
 def test_cli_mapping_resume(tmp_path) -> None:
     out = tmp_path / "m.parquet"
     args = ["run", "mapping", "--tasks", "4", "--transmissions", "4", "--runs", "2", "--workers", "1"]
     args += ["--mode", "default"]
-    r1 = _invoke(*args, "--out", str(out), "--json", "-")
-    r2 = _invoke(*args, "--out", str(out), "--resume", "--json", "-")
+    r1 = invoke(*args, "--out", str(out), "--json", "-")
+    r2 = invoke(*args, "--out", str(out), "--resume", "--json", "-")
     assert r1.exit_code == r2.exit_code == 0
     assert json.loads(r1.stdout) == json.loads(r2.stdout)
 

@@ -8,26 +8,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
-
-from cellsim.tools.cli import cli
+from mpi_helpers import mpirun_command, script
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "mpi"
 
 
-def mpirun(*args: str) -> Result:
-    return CliRunner().invoke(cli, ["mpirun", *args], catch_exceptions=False)
-
-
-def script(tmp_path: Path, text: str) -> str:
-    p = tmp_path / "prog.py"
-    p.write_text(text)
-    return str(p)
-
-
 def test_hello_world_unmodified_mpi4py() -> None:
     assert "mpi4py" not in sys.modules
-    r = mpirun("-n", "4", str(EXAMPLES / "hello.py"))
+    r = mpirun_command("-n", "4", str(EXAMPLES / "hello.py"))
     assert r.exit_code == 0, r.output
     lines = sorted(r.stdout.splitlines())
     assert [ln.split()[0] for ln in lines] == ["[0]", "[1]", "[2]", "[3]"]
@@ -38,17 +26,17 @@ def test_hello_world_unmodified_mpi4py() -> None:
 
 @pytest.mark.parametrize("protocol", ["direct", "kumar"])
 def test_pingpong_and_collective_examples(protocol: str) -> None:
-    r = mpirun("-n", "2", "--protocol", protocol, str(EXAMPLES / "pingpong.py"), "0", "4096")
+    r = mpirun_command("-n", "2", "--protocol", protocol, str(EXAMPLES / "pingpong.py"), "0", "4096")
     assert r.exit_code == 0, r.output
     rows = [ln.split() for ln in r.stdout.splitlines()]
     assert [(row[0], row[1]) for row in rows] == [("[0]", "0"), ("[0]", "4096")]
-    r = mpirun("-n", "8", "--protocol", protocol, str(EXAMPLES / "allreduce.py"))
+    r = mpirun_command("-n", "8", "--protocol", protocol, str(EXAMPLES / "allreduce.py"))
     assert r.exit_code == 0, r.output
     assert "sum checked" in r.stdout and "rank 7: demo" in r.stdout
 
 
 def test_spe_program_with_the_spu_api() -> None:
-    r = mpirun("-n", "4", str(EXAMPLES / "spe_sum.py"))
+    r = mpirun_command("-n", "4", str(EXAMPLES / "spe_sum.py"))
     assert r.exit_code == 0, r.output
     assert "[0] sum of 0..4095 = 8386560 (expected 8386560)" in r.stdout
 
@@ -58,7 +46,7 @@ def test_arguments_reach_the_script(tmp_path: Path) -> None:
         tmp_path,
         "import sys\nfrom mpi4py import MPI\nassert MPI.argv()[1:] == sys.argv[1:]\nprint(sys.argv[1:])\n",
     )
-    r = mpirun("-n", "2", "-q", p, "a", "--b", "3")
+    r = mpirun_command("-n", "2", "-q", p, "a", "--b", "3")
     assert r.exit_code == 0, r.output
     assert r.stdout.count("['a', '--b', '3']") == 2
     assert r.stderr == ""
@@ -70,7 +58,7 @@ def test_traceback_with_the_rank_and_exit_status(tmp_path: Path) -> None:
         "from mpi4py import MPI\ncomm = MPI.COMM_WORLD\nif comm.rank == 1:\n    {}['missing']\n"
         "comm.Barrier()\nprint('after')\n",
     )
-    r = mpirun("-n", "3", p)
+    r = mpirun_command("-n", "3", p)
     assert r.exit_code == 1
     assert "[1] Traceback (most recent call last):" in r.stderr
     assert f'[1]   File "{p}", line 4, in <module>' in r.stderr
@@ -81,7 +69,7 @@ def test_traceback_with_the_rank_and_exit_status(tmp_path: Path) -> None:
         tmp_path,
         "import sys\nfrom mpi4py import MPI\nr = MPI.COMM_WORLD.rank\nsys.exit(r + 4 if r == 2 else 0)\n",
     )
-    assert mpirun("-n", "3", p).exit_code == 6
+    assert mpirun_command("-n", "3", p).exit_code == 6
 
 
 def test_deadlock_report(tmp_path: Path) -> None:
@@ -91,21 +79,21 @@ def test_deadlock_report(tmp_path: Path) -> None:
         "c.Recv(np.zeros(1), source=1 - c.rank, tag=9)\n",
     )
     for proto in ("direct", "kumar"):
-        r = mpirun("-n", "2", "--protocol", proto, p)
+        r = mpirun_command("-n", "2", "--protocol", proto, p)
         assert r.exit_code == 1
         assert "deadlock" in r.stderr
         assert "rank 0: waits in Recv(source=1, tag=9) on MPI_COMM_WORLD" in r.stderr
 
 
 def test_bad_input_is_one_line() -> None:
-    r = mpirun("-n", "17", str(EXAMPLES / "hello.py"))
+    r = mpirun_command("-n", "17", str(EXAMPLES / "hello.py"))
     assert r.exit_code == 2  # a usage error
     assert (
         r.stderr.strip()
         == "error: -n 17: this qs20 has 16 SPEs and an MPI rank needs one, so at most 16 ranks"
     )
     for args in (["-n", "2", "nope.py"], ["-n", "2", "--compute", "fast", str(EXAMPLES / "hello.py")]):
-        r = mpirun(*args)
+        r = mpirun_command(*args)
         assert r.exit_code == 2 and r.stderr.startswith("error: ") and len(r.stderr.splitlines()) == 1
 
 
@@ -118,7 +106,7 @@ def test_compute_rules(tmp_path: Path) -> None:
     )
 
     def took(rule: str) -> float:
-        r = mpirun("-n", "2", "-q", "--compute", rule, p)
+        r = mpirun_command("-n", "2", "-q", "--compute", rule, p)
         assert r.exit_code == 0, r.output
         return float(r.stdout.split()[1])
 
@@ -130,7 +118,7 @@ def test_compute_rules(tmp_path: Path) -> None:
 
 def test_trace(tmp_path: Path) -> None:
     out = tmp_path / "t.json"
-    r = mpirun("-n", "2", "--trace", str(out), str(EXAMPLES / "hello.py"))
+    r = mpirun_command("-n", "2", "--trace", str(out), str(EXAMPLES / "hello.py"))
     assert r.exit_code == 0, r.output
     assert json.loads(out.read_text())["traceEvents"]
     assert "wrote" in r.stderr
@@ -141,7 +129,7 @@ def test_module_function(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
         "from cellsim import mpi\n\ndef main():\n    print(mpi.COMM_WORLD.allreduce(mpi.COMM_WORLD.rank))\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    r = mpirun("-n", "3", "-q", "mpiprog:main")
+    r = mpirun_command("-n", "3", "-q", "mpiprog:main")
     assert r.exit_code == 0, r.output
     assert sorted(r.stdout.splitlines()) == ["[0] 3", "[1] 3", "[2] 3"]
 
@@ -152,7 +140,7 @@ def test_host_scaled_time_shows_between_two_wtimes(tmp_path: Path) -> None:
         "from mpi4py import MPI\nt = MPI.Wtime()\nx = sum(i * i for i in range(100000))\n"
         "print((MPI.Wtime() - t) * 1e6)\n",
     )
-    r = mpirun("-n", "1", "-q", "--compute", "host-scaled:1", p)
+    r = mpirun_command("-n", "1", "-q", "--compute", "host-scaled:1", p)
     assert float(r.stdout.split()[1]) > 500  # the loop's host time, at least 0.5 ms on any host
-    r = mpirun("-n", "1", "-q", "--compute", "zero", p)
+    r = mpirun_command("-n", "1", "-q", "--compute", "zero", p)
     assert float(r.stdout.split()[1]) == 0.0

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 import re
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -81,15 +83,23 @@ def test_small_sends_head_to_head_are_buffered(protocol: str) -> None:
     assert run(prog, 2, protocol).values == [True, True]
 
 
-def test_mismatched_collectives(protocol: str) -> None:
+def bcast_against(call: Callable[[Any, np.ndarray], None]) -> Callable[[], None]:
+    """A program whose rank 0 broadcasts 4 doubles while every other rank makes ``call(comm, b)``
+    with the same buffer ``b``: a mismatched collective."""
+
     def prog() -> None:
         comm = MPI.COMM_WORLD
         b = np.zeros(4)
         if comm.rank == 0:
             comm.Bcast(b, root=0)
         else:
-            comm.Allreduce(np.ones(4), b)
+            call(comm, b)
 
+    return prog
+
+
+def test_mismatched_collectives(protocol: str) -> None:
+    prog = bcast_against(lambda comm, b: comm.Allreduce(np.ones(4), b))
     with pytest.raises(
         MPI.Exception, match=r"MPI_ERR_OTHER: .*mismatched collective calls on MPI_COMM_WORLD"
     ) as e:
@@ -101,15 +111,7 @@ def test_a_mismatch_found_later_names_both_ranks_calls(protocol: str) -> None:
     """A root that only sends (Bcast) against ranks that only send to it (Reduce): neither call
     hears from the other, so the mismatch surfaces at the next collective; the error names the
     collective that did not match and what each rank called there, not the later call alone."""
-
-    def prog() -> None:
-        comm = MPI.COMM_WORLD
-        b = np.zeros(4)
-        if comm.rank == 0:
-            comm.Bcast(b, root=0)
-        else:
-            comm.Reduce(np.ones(4), b, root=0)
-
+    prog = bcast_against(lambda comm, b: comm.Reduce(np.ones(4), b, root=0))
     with pytest.raises(MPI.Exception) as e:
         run(prog, 2, protocol)
     both = (

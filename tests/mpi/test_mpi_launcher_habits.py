@@ -9,15 +9,9 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
-
-from cellsim.tools.cli import cli
+from mpi_helpers import mpirun_command
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "mpi"
-
-
-def mpirun(*args: str) -> Result:
-    return CliRunner().invoke(cli, ["mpirun", *args], catch_exceptions=False)
 
 
 @pytest.mark.parametrize(
@@ -31,7 +25,7 @@ def mpirun(*args: str) -> Result:
     ],
 )
 def test_launchers_as_people_type_them(launch: list[str]) -> None:
-    r = mpirun(*launch, str(EXAMPLES / "hello.py"))
+    r = mpirun_command(*launch, str(EXAMPLES / "hello.py"))
     assert r.exit_code == 0, r.output
     assert sorted(ln.split()[0] for ln in r.stdout.splitlines()) == ["[0]", "[1]", "[2]", "[3]"]
 
@@ -39,7 +33,7 @@ def test_launchers_as_people_type_them(launch: list[str]) -> None:
 def test_a_leading_python_with_a_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "hellomod.py").write_text("from mpi4py import MPI\nprint(MPI.COMM_WORLD.Get_size())\n")
     monkeypatch.chdir(tmp_path)
-    r = mpirun("-np", "2", "python", "-m", "hellomod")
+    r = mpirun_command("-np", "2", "python", "-m", "hellomod")
     assert r.exit_code == 0, r.output
     assert r.stdout.splitlines() == ["[0] 2", "[1] 2"]
 
@@ -53,7 +47,7 @@ def _trace(path: Path) -> dict:
 
 def test_mpi_calls_are_spans_on_each_ranks_track(tmp_path: Path) -> None:
     out = tmp_path / "pp.json.gz"
-    r = mpirun("-np", "2", "--trace", str(out), "python", str(EXAMPLES / "pingpong.py"), "2048")
+    r = mpirun_command("-np", "2", "--trace", str(out), "python", str(EXAMPLES / "pingpong.py"), "2048")
     assert r.exit_code == 0, r.output
     assert out.read_bytes()[:2] == b"\x1f\x8b", "gzip, since the name ends in .gz"
     doc = _trace(out)
@@ -73,7 +67,9 @@ def test_mpi_calls_are_spans_on_each_ranks_track(tmp_path: Path) -> None:
 
 def test_mpirun_limit_keeps_that_many_records(tmp_path: Path) -> None:
     out = tmp_path / "pp.json"
-    r = mpirun("-n", "2", "--trace", str(out), "--limit", "500", str(EXAMPLES / "pingpong.py"), "2048")
+    r = mpirun_command(
+        "-n", "2", "--trace", str(out), "--limit", "500", str(EXAMPLES / "pingpong.py"), "2048"
+    )
     assert r.exit_code == 0, r.output
     doc = _trace(out)
     assert doc["otherData"]["dropped"] > 0 and "dropped past the limit (--limit)" in r.stderr
@@ -113,7 +109,7 @@ except TypeError as e:
 def test_every_mpi4py_constructor_form_of_a_communicator(tmp_path: Path) -> None:
     prog = tmp_path / "sub.py"
     prog.write_text(SUBCLASSES)
-    r = mpirun("-n", "2", str(prog))
+    r = mpirun_command("-n", "2", str(prog))
     assert r.exit_code == 0, r.output
     assert r.stdout.splitlines() == [
         "[0] 2 b 0 c 1 1",

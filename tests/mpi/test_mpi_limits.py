@@ -13,21 +13,10 @@ import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from mpi_helpers import mpirun_command, script
 
 from cellsim import Machine
 from cellsim.exceptions import RunawayError
-from cellsim.tools.cli import cli
-
-
-def mpirun(*args: str) -> Result:
-    return CliRunner().invoke(cli, ["mpirun", *args], catch_exceptions=False)
-
-
-def script(tmp_path: Path, text: str) -> str:
-    p = tmp_path / "prog.py"
-    p.write_text(text)
-    return str(p)
 
 
 def test_wall_limit_stops_a_rank_spinning_in_pure_python(tmp_path: Path) -> None:
@@ -36,7 +25,7 @@ def test_wall_limit_stops_a_rank_spinning_in_pure_python(tmp_path: Path) -> None
         "import numpy as np\nfrom mpi4py import MPI\nc = MPI.COMM_WORLD\n"
         "if c.rank == 1:\n    while True:\n        pass\nc.Recv(np.zeros(1), source=1, tag=3)\n",
     )
-    r = mpirun("-n", "2", "--wall-limit", "0.5", p)
+    r = mpirun_command("-n", "2", "--wall-limit", "0.5", p)
     assert r.exit_code == 1
     assert "host-time limit reached" in r.stderr
     assert "rank 1 was running its own Python code" in r.stderr
@@ -48,7 +37,7 @@ def test_os_abort_in_one_rank_names_the_rank(tmp_path: Path) -> None:
         "import os\nfrom mpi4py import MPI\nc = MPI.COMM_WORLD\nif c.rank == 2:\n    os.abort()\n"
         "c.Barrier()\nprint('after')\n",
     )
-    r = mpirun("-n", "3", p)
+    r = mpirun_command("-n", "3", p)
     assert r.exit_code == 134
     assert "RANK 2 KILLED BY SIGNAL: 6 (Aborted)" in r.stderr
     assert "rank 2 called os.abort()" in r.stderr
@@ -76,7 +65,7 @@ def test_ctrl_c_stops_a_rank_spinning_in_pure_python(tmp_path: Path) -> None:
     spin = f"from mpi4py import MPI\nopen({str(marker)!r}, 'w').close()\nwhile True:\n    pass\n"
     p = script(tmp_path, spin)
     t = _interrupt_once(marker)
-    r = mpirun("-n", "2", p)
+    r = mpirun_command("-n", "2", p)
     t.join()
     assert r.exit_code == 130
     assert "interrupted" in r.stderr

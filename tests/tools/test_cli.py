@@ -9,26 +9,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from click.testing import CliRunner, Result
 
 import cellsim
 from cellsim.experiments import all_experiments
-from cellsim.tools.cli import cli
+from cli_helpers import invoke, one_error_line
 
 SMALL = ["--op", "put", "--target", "ls", "--sizes", "128,256"]
-
-
-def invoke(*args: str) -> Result:
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
-
-
-def assert_one_line_error(result: Result) -> None:
-    assert result.exit_code == 2  # a usage error (click's convention)
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("error: ")
-    assert "Traceback" not in result.output
-    assert result.stdout == ""
 
 
 def test_json_to_stdout_is_only_json() -> None:
@@ -107,7 +93,7 @@ def test_experiment_help_lists_its_options() -> None:
     ],
 )
 def test_errors_are_one_line(args: list[str]) -> None:
-    assert_one_line_error(invoke(*args))
+    one_error_line(invoke(*args))
 
 
 def test_unknown_experiment_names_the_known_ones() -> None:
@@ -242,20 +228,16 @@ def test_outputs_are_checked_before_running(args: list[str], words: list[str], m
 
     monkeypatch.setattr(_common, "dma_point", never)
     r = invoke("run", "dma-latency", *args)
-    assert_one_line_error(r)
-    for w in words:
-        assert w in r.stderr
+    one_error_line(r, *words)
 
 
 def test_other_commands_check_their_outputs(tmp_path: Path) -> None:
     script = tmp_path / "s.py"
     script.write_text("raise SystemExit('ran')\n")
-    assert_one_line_error(invoke("trace", "-o", str(tmp_path / "no" / "t.json"), str(script)))
+    one_error_line(invoke("trace", "-o", str(tmp_path / "no" / "t.json"), str(script)))
     (tmp_path / "file").write_text("")
-    assert_one_line_error(invoke("reproduce", "--out", str(tmp_path / "file"), "--only", "dma-latency"))
-    assert_one_line_error(
-        invoke("mpirun", "-n", "1", "--trace", str(tmp_path / "no" / "t.json"), str(script))
-    )
+    one_error_line(invoke("reproduce", "--out", str(tmp_path / "file"), "--only", "dma-latency"))
+    one_error_line(invoke("mpirun", "-n", "1", "--trace", str(tmp_path / "no" / "t.json"), str(script)))
 
 
 def test_figures_and_report_say_what_is_missing(monkeypatch) -> None:
@@ -267,6 +249,6 @@ def test_figures_and_report_say_what_is_missing(monkeypatch) -> None:
     monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == "matplotlib" else find(n, *a))
     for args in (["run", "dma-latency", "--plot", "x.png"], ["reproduce", "--only", "dma-latency"]):
         r = invoke(*args)
-        assert_one_line_error(r)
+        one_error_line(r)
         assert "pip install matplotlib" in r.stderr
     assert invoke("run", "dma-latency", "--sizes", "128", "--op", "get", "--target", "ls").exit_code == 0

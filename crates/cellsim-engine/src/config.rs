@@ -58,6 +58,13 @@ pub struct SpuParams {
     /// Local-store cycles a DMA bus request (up to 128 bytes) takes from the
     /// SPU's loads and stores.
     pub dma_ls_cycles: u64,
+    /// Cycles between two double-precision SIMD instructions (issue rate of
+    /// the DP pipeline). Read by the software's cost model (`cellsim.mpi`),
+    /// not by the engine.
+    pub dp_issue_cycles: u64,
+    /// Cycles from a double-precision multiply-add's issue to the use of its
+    /// result. Read by the software's cost model, not by the engine.
+    pub dp_latency_cycles: u64,
 }
 
 /// MFC parameters.
@@ -941,6 +948,20 @@ impl MachineConfig {
                 "access costs must be at least 1 cycle",
             );
         }
+        if self.spu.dp_issue_cycles == 0 {
+            return bad(
+                "spu.dp_issue_cycles",
+                "0".to_string(),
+                "must be at least 1 (one DP instruction a cycle at the most)",
+            );
+        }
+        if self.spu.dp_latency_cycles < self.spu.dp_issue_cycles {
+            return bad(
+                "spu.dp_latency_cycles",
+                self.spu.dp_latency_cycles.to_string(),
+                "must be at least spu.dp_issue_cycles (a result is not ready before the next instruction issues)",
+            );
+        }
         if self.spu.ls_narrow_load_slots == 0 || self.spu.ls_narrow_store_slots < 2 {
             return bad(
                 "spu.ls_narrow_store_slots",
@@ -1309,6 +1330,20 @@ mod tests {
         assert_eq!(p.spes.len(), 6);
         assert_eq!(p.memory_mb, 256);
         assert_eq!(p.eib.command_phase_bus_cycles, 50);
+    }
+
+    #[test]
+    fn the_dp_unit_is_the_chips_and_a_derived_machine_keeps_it() {
+        let dp = |c: &MachineConfig| (c.spu.dp_issue_cycles, c.spu.dp_latency_cycles);
+        assert_eq!(dp(&MachineConfig::load("qs20", &[]).unwrap()), (7, 13));
+        assert_eq!(dp(&MachineConfig::load("qs22", &[]).unwrap()), (1, 9));
+        let mine = "base = \"qs22\"\nname = \"mine\"\ndescription = \"a QS22\"\n";
+        assert_eq!(
+            dp(&MachineConfig::from_toml("x", mine, &[]).unwrap()),
+            (1, 9)
+        );
+        let e = MachineConfig::load("qs22", &["spu.dp_latency_cycles=0".into()]).unwrap_err();
+        assert!(e.to_string().contains("spu.dp_latency_cycles"), "{e}");
     }
 
     #[test]

@@ -2,29 +2,16 @@
 //! wait. Each SPU program returns what `spu_read_event_status` gave it (and
 //! sometimes when), so a test checks the event bit and the cause.
 
+use crate::util::{end_cycle, exit_code};
 use cellsim_engine::memory_map::{ps, MemoryMap};
 use cellsim_engine::mfc::list::ListElement;
 use cellsim_engine::program::*;
-use cellsim_engine::{Machine, MachineConfig, MfcCommand, Opcode, SimError, ThreadState};
+use cellsim_engine::{Machine, MachineConfig, MfcCommand, Opcode, SimError};
 
 fn qs20(overrides: &[&str]) -> Machine {
     let mut o = vec!["placement=identity".to_string()];
     o.extend(overrides.iter().map(|s| s.to_string()));
     Machine::new(MachineConfig::load("qs20-1chip", &o).unwrap(), 1)
-}
-
-fn exit_code(m: &Machine, tid: usize) -> u32 {
-    match m.threads()[tid].state {
-        ThreadState::Finished { code, .. } => code,
-        s => panic!("thread {tid} did not finish: {s:?}"),
-    }
-}
-
-fn end_cycle(m: &Machine, tid: usize) -> u64 {
-    match m.threads()[tid].state {
-        ThreadState::Finished { at, .. } => at,
-        s => panic!("thread {tid} did not finish: {s:?}"),
-    }
 }
 
 /// Tg: the event fires when the tag-status update requested with
@@ -49,8 +36,7 @@ fn tag_group_event_fires_when_the_requested_update_is_met() {
             (ev == MFC_TAG_STATUS_UPDATE_EVENT && b[0] == 7 && status == 1 << 3) as u32
         })
         .unwrap();
-    m.run().unwrap();
-    assert_eq!(exit_code(&m, t), 1);
+    assert_eq!(exit_code(&m.run().unwrap(), t), 1);
 }
 
 /// Mb: a message arriving in the empty inbound mailbox wakes the SPU.
@@ -71,9 +57,9 @@ fn inbound_mailbox_event_wakes_on_a_message() {
         ppe.spe_in_mbox_write(0, 42).await;
         0
     });
-    m.run().unwrap();
-    assert_eq!(exit_code(&m, t), 1);
-    assert!(end_cycle(&m, t) > 2000);
+    let run = m.run().unwrap();
+    assert_eq!(exit_code(&run, t), 1);
+    assert!(end_cycle(&run, t) > 2000);
 }
 
 /// Le and Me: the PPE emptying a full outbound (interrupt) mailbox.
@@ -105,9 +91,9 @@ fn outbound_mailbox_events_fire_when_the_ppe_reads() {
                 ppe.spe_out_mbox_read(0).await
             }
         });
-        m.run().unwrap();
-        assert_eq!(exit_code(&m, t), bit, "interrupt mailbox: {intr}");
-        assert!(end_cycle(&m, t) >= 3000, "{intr}: {}", end_cycle(&m, t));
+        let run = m.run().unwrap();
+        assert_eq!(exit_code(&run, t), bit, "interrupt mailbox: {intr}");
+        assert!(end_cycle(&run, t) >= 3000, "{intr}: {}", end_cycle(&run, t));
     }
 }
 
@@ -138,13 +124,13 @@ fn signal_events_name_their_register() {
             ppe.spe_signal_write(0, which, 9).await;
             0
         });
-        m.run().unwrap();
+        let run = m.run().unwrap();
         let want = if which == 1 {
             MFC_SIGNAL_NOTIFY_1_EVENT
         } else {
             MFC_SIGNAL_NOTIFY_2_EVENT
         };
-        assert_eq!(exit_code(&m, t), want);
+        assert_eq!(exit_code(&run, t), want);
     }
 }
 
@@ -163,9 +149,9 @@ fn decrementer_event_fires_when_it_crosses_zero() {
             (ev == MFC_DECREMENTER_EVENT && now >= 0xFFFF_FF00) as u32
         })
         .unwrap();
-    m.run().unwrap();
-    assert_eq!(exit_code(&m, t), 1);
-    let end = end_cycle(&m, t);
+    let run = m.run().unwrap();
+    assert_eq!(exit_code(&run, t), 1);
+    let end = end_cycle(&run, t);
     assert!((5000..5200).contains(&end), "woke at {end}");
 }
 
@@ -191,9 +177,9 @@ fn reservation_lost_event_fires_on_a_foreign_write() {
         0
     })
     .unwrap();
-    m.run().unwrap();
-    assert_eq!(exit_code(&m, t), MFC_LLR_LOST_EVENT);
-    assert!(end_cycle(&m, t) > 4000);
+    let run = m.run().unwrap();
+    assert_eq!(exit_code(&run, t), MFC_LLR_LOST_EVENT);
+    assert!(end_cycle(&run, t) > 4000);
 }
 
 /// A program's own successful putllc uses its reservation up: no Lr.
@@ -213,8 +199,7 @@ fn own_putllc_does_not_raise_reservation_lost() {
             (st == 0 && pending == 0) as u32
         })
         .unwrap();
-    m.run().unwrap();
-    assert_eq!(exit_code(&m, t), 1);
+    assert_eq!(exit_code(&m.run().unwrap(), t), 1);
 }
 
 /// Sn: a list stalling on a stall-and-notify element.
@@ -244,8 +229,7 @@ fn list_stall_event_fires_on_a_stalled_list() {
             (ev == MFC_LIST_STALL_NOTIFY_EVENT && stalled == 1 << 4) as u32
         })
         .unwrap();
-    m.run().unwrap();
-    assert_eq!(exit_code(&m, t), 1);
+    assert_eq!(exit_code(&m.run().unwrap(), t), 1);
 }
 
 /// Qv: the full command queue gets a free entry when a command retires.
@@ -269,8 +253,7 @@ fn command_queue_event_fires_when_a_full_queue_frees_an_entry() {
             (ev == MFC_COMMAND_QUEUE_AVAILABLE_EVENT && done == 0) as u32
         })
         .unwrap();
-    m.run().unwrap();
-    assert_eq!(exit_code(&m, t), 1);
+    assert_eq!(exit_code(&m.run().unwrap(), t), 1);
 }
 
 /// Pending events are recorded whatever the mask; the read reports only the
@@ -301,8 +284,7 @@ fn mask_filters_and_ack_clears() {
         ppe.spe_signal_write(0, 1, 1).await;
         0
     });
-    m.run().unwrap();
-    assert_eq!(exit_code(&m, t), 1);
+    assert_eq!(exit_code(&m.run().unwrap(), t), 1);
 }
 
 /// "Tag group done OR mailbox" in one read: whichever comes first wakes it.
@@ -330,8 +312,7 @@ fn one_read_waits_on_tag_group_or_mailbox() {
         ppe.spe_in_mbox_write(0, 1).await;
         0
     });
-    m.run().unwrap();
-    assert_eq!(exit_code(&m, t), 1);
+    assert_eq!(exit_code(&m.run().unwrap(), t), 1);
 }
 
 /// A blocking read with an empty mask could never complete: an error.
@@ -389,9 +370,9 @@ fn ppe_waits_for_out_intr_mailbox_and_stop() {
             && second == [(3, SPE_EVENT_SPE_STOPPED)];
         ok as u32
     });
-    m.run().unwrap();
-    assert_eq!(exit_code(&m, p), 1);
-    assert!(end_cycle(&m, p) >= 4000);
+    let run = m.run().unwrap();
+    assert_eq!(exit_code(&run, p), 1);
+    assert!(end_cycle(&run, p) >= 4000);
 }
 
 /// A PPE-to-SPE mailbox write through the memory map also raises Mb.
@@ -412,8 +393,7 @@ fn a_dma_to_the_inbound_mailbox_raises_the_event() {
         0
     })
     .unwrap();
-    m.run().unwrap();
-    assert_eq!(exit_code(&m, t), MFC_IN_MBOX_AVAILABLE_EVENT);
+    assert_eq!(exit_code(&m.run().unwrap(), t), MFC_IN_MBOX_AVAILABLE_EVENT);
 }
 
 /// Events change no timing of programs that do not use them, and a run

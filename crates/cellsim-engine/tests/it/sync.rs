@@ -1,23 +1,17 @@
 //! The synchronisation facilities: atomics, mailboxes, signals, DMA lists,
 //! proxy DMAs, PPE threads.
 
+use crate::util::exit_code;
 use cellsim_engine::memory_map::{ps, MemoryMap};
 use cellsim_engine::mfc::list::ListElement;
 use cellsim_engine::program::{MFC_GETLLAR_STATUS, MFC_PUTLLC_STATUS};
-use cellsim_engine::{Machine, MachineConfig, SimError, ThreadState};
+use cellsim_engine::{Machine, MachineConfig, SimError};
 
 fn qs20(seed: u64) -> Machine {
     Machine::new(
         MachineConfig::load("qs20-1chip", &["placement=identity".into()]).unwrap(),
         seed,
     )
-}
-
-fn exit_code(m: &Machine, tid: usize) -> u32 {
-    match m.threads()[tid].state {
-        ThreadState::Finished { code, .. } => code,
-        s => panic!("thread {tid} did not finish: {s:?}"),
-    }
 }
 
 /// 8 SPEs x 400 atomic increments of one counter give exactly 3200, whatever the seed.
@@ -47,13 +41,13 @@ fn atomic_increments_are_never_lost() {
             })
             .unwrap();
         }
-        m.run().unwrap();
+        let run = m.run().unwrap();
         assert_eq!(
             m.memory().read_u32_be(counter as usize),
             3200,
             "seed {seed}"
         );
-        let retries: u32 = (0..8).map(|t| exit_code(&m, t)).sum();
+        let retries: u32 = (0..8).map(|t| exit_code(&run, t)).sum();
         assert!(retries > 0, "contention should make some putllc fail");
     }
 }
@@ -81,9 +75,9 @@ fn ppe_and_spe_exchange_mailbox_messages() {
         }
         got
     });
-    m.run().unwrap();
-    assert_eq!(exit_code(&m, spu), 55);
-    assert_eq!(exit_code(&m, ppe), 110);
+    let run = m.run().unwrap();
+    assert_eq!(exit_code(&run, spu), 55);
+    assert_eq!(exit_code(&run, ppe), 110);
 }
 
 /// Mailbox timing: a PPE-to-SPE message about 150 ns, an SPU-SPU round trip
@@ -113,8 +107,8 @@ fn mailbox_latencies_match_seed_000() {
         0
     });
     m.set_time_limit(1_000_000);
-    m.run().unwrap();
-    let cycles = exit_code(&m, t_spu) as f64;
+    let run = m.run().unwrap();
+    let cycles = exit_code(&run, t_spu) as f64;
     let ns = (cycles - 1000.0) / 3.2; // the PPE waited 1000 cycles before writing
     assert!(
         (100.0..200.0).contains(&ns),
@@ -160,8 +154,8 @@ fn mailbox_latencies_match_seed_000() {
         0
     })
     .unwrap();
-    m.run().unwrap();
-    let rt = exit_code(&m, ping);
+    let run = m.run().unwrap();
+    let rt = exit_code(&run, ping);
     assert!(
         (250..=350).contains(&rt),
         "SPU-SPU mailbox round trip {rt} ns"
@@ -196,8 +190,7 @@ fn signal_or_mode_gathers_bits() {
         })
         .unwrap();
     }
-    m.run().unwrap();
-    assert_eq!(exit_code(&m, gather), 0b1111_1110);
+    assert_eq!(exit_code(&m.run().unwrap(), gather), 0b1111_1110);
 }
 
 /// A DMA list moves exactly the bytes its elements say, like the same
@@ -291,8 +284,7 @@ fn list_stall_and_notify_stops_until_acknowledged() {
             (stalled == 1 << 5 && before == 0 && still == 0) as u32
         })
         .unwrap();
-    m.run().unwrap();
-    assert_eq!(exit_code(&m, t), 1);
+    assert_eq!(exit_code(&m.run().unwrap(), t), 1);
 }
 
 /// A PPE moves data into an SPE's local store with a proxy DMA.
@@ -315,8 +307,7 @@ fn proxy_dma_from_the_ppe() {
         ppe.spe_in_mbox_write(3, 1).await;
         0
     });
-    m.run().unwrap();
-    assert_eq!(exit_code(&m, spu), 9);
+    assert_eq!(exit_code(&m.run().unwrap(), spu), 9);
 }
 
 /// A PPE thread's lwarx/stwcx and SPE putllcs on the same line stay atomic.

@@ -115,20 +115,14 @@ fn memory_of_the_other_chip_is_farther_and_behind_the_link() {
     // Latency: the data cross the BIF back (the request's crossing overlaps
     // the command phase, which both pay: the other chip snoops every
     // coherent command).
-    let near = {
+    let get_from = |node: u8| {
         let mut m = identity_blade(&[]);
         let ea = m
-            .alloc_placed(4096, 128, Some(NumaPolicy::Node(0)), false)
+            .alloc_placed(4096, 128, Some(NumaPolicy::Node(node)), false)
             .unwrap();
         small_get(&mut m, 0, ea)
     };
-    let far = {
-        let mut m = identity_blade(&[]);
-        let ea = m
-            .alloc_placed(4096, 128, Some(NumaPolicy::Node(1)), false)
-            .unwrap();
-        small_get(&mut m, 0, ea)
-    };
+    let (near, far) = (get_from(0), get_from(1));
     let cfg = cellsim_engine::MachineConfig::load("qs20", &[]).unwrap();
     let t = cfg.timing();
     assert!(
