@@ -203,18 +203,16 @@ COSTS = costs_from()
 
 def dp_issue_cycles(machine: MachineLike) -> int:
     """Cycles between two double-precision SIMD instructions: the machine's
-    ``spu.dp_issue_cycles`` (7 on the original Cell, 1 on the PowerXCell 8i
-    of ``qs22``)."""
+    ``spu.dp_issue_cycles`` (the machine files give the values and their
+    sources)."""
     return MachineSpec.of(machine).facts.dp_issue_cycles
 
 
 def dp_latency_cycles(machine: MachineLike) -> int:
     """Cycles from a double-precision multiply-add's issue to the use of its
-    result: the machine's ``spu.dp_latency_cycles`` (13 on the original Cell:
-    IBM's Cell BE Programming Handbook gives the DP instructions' latency,
-    with 6 stall cycles, hence one every 7; 9 on the PowerXCell 8i of
-    ``qs22``). A loop that adds every product into one sum waits this long
-    per element."""
+    result: the machine's ``spu.dp_latency_cycles`` (the machine files give
+    the values and their sources). A loop that adds every product into one
+    sum waits this long per element."""
     return MachineSpec.of(machine).facts.dp_latency_cycles
 
 
@@ -235,8 +233,8 @@ def flop_cycles(flops: float, machine: MachineLike, precision: str = "double", s
 def reduce_cycles(nbytes: int, dtype_kind: str, itemsize: int, machine: MachineLike) -> int:
     """Cycles to combine two vectors of ``nbytes`` element-wise (SIMD code):
     per 16-byte quadword, two loads and a store on the odd pipeline (3
-    cycles) against the arithmetic: ``dp_issue_cycles`` for doubles (7; 1 on
-    qs22), 1 for anything else."""
+    cycles) against the arithmetic: ``dp_issue_cycles`` for doubles, 1 for
+    anything else."""
     quads = math.ceil(nbytes / 16)
     component = itemsize // 2 if dtype_kind == "c" else itemsize
     arith = dp_issue_cycles(machine) if (dtype_kind in "fc" and component == 8) else 1
