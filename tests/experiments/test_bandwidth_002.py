@@ -40,7 +40,7 @@ def cyc() -> list[dict[str, Any]]:
 
 def test_registered_on_blade21() -> None:
     for mod in (spe_mem, spe_spe, couples, cycle):
-        exp = get(mod.NAME)
+        exp = get(mod.EXPERIMENT.name)
         assert exp.run is mod.run and exp.paper == "002" and exp.machine == "blade21"
     assert {o.cli_flag for o in get("couples").options} >= {
         "--pairs",

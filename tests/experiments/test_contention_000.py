@@ -34,7 +34,7 @@ def lat() -> list[dict[str, Any]]:
 
 def test_registered_on_qs20() -> None:
     for mod in (hotspot, collective, latency_hist):
-        exp = get(mod.NAME)
+        exp = get(mod.EXPERIMENT.name)
         assert exp.run is mod.run and exp.paper == "000" and exp.machine == "qs20-1chip"
         assert exp.tables is not None
 

@@ -1,6 +1,7 @@
 """The experiments: each reproduces one published measurement.
 
-An experiment is a module that defines ``NAME`` and
+An experiment is a module named after it (``dma_latency`` is ``dma-latency``)
+that defines
 
 ``run(*, OPTION=..., **settings) -> list[dict]``
     one JSON-serialisable dict per measured point; ``settings`` are the
@@ -19,7 +20,8 @@ An experiment is a module that defines ``NAME`` and
 ``tables(records)`` (optional)
     how ``cellsim run`` prints the records;
 
-and declares them with ``EXPERIMENT = Experiment.of_module(__name__, ...)``.
+and declares them with ``EXPERIMENT = Experiment.of_module(__name__, ...)``;
+its code says its name as ``EXPERIMENT.name``.
 
 ``options`` declares the experiment's own keyword options once (name, type,
 default, unit, help): the CLI builds its command-line flags from it, ``run``'s
@@ -29,8 +31,9 @@ docstring lists them, and the options reference ``docs/experiments.md`` is
 generated from it (:func:`options_reference`; ``python -m
 cellsim.experiments > docs/experiments.md``). What an experiment reproduces
 (title, paper, figure, machine, description) is data: its entry in
-``data/experiments.toml``, whose order is the registry's. To add an
-experiment, write the module and add its entry.
+``data/experiments.toml``, whose order is the registry's and whose keys are
+the experiments' one list of names. To add an experiment, write the module
+and add its entry.
 
 >>> from cellsim import experiments
 >>> [e.name for e in experiments.all_experiments()][:5]
@@ -235,16 +238,18 @@ class Experiment:
     @classmethod
     def of_module(cls, module: str, **fields: Any) -> Experiment:
         """The experiment module ``module`` (its ``__name__``) declares: its
-        ``NAME``, ``run``, ``plot``, ``compare`` and ``tables`` (if it has
-        one), its entry in ``data/experiments.toml`` (title, paper, figure,
-        machine, description) and the other fields given (``options``)."""
-        from ._catalog import catalog
+        ``run``, ``plot``, ``compare`` and ``tables`` (if it has one), its
+        entry in ``data/experiments.toml`` under the name the module is named
+        after (title, paper, figure, machine, description) and the other
+        fields given (``options``)."""
+        from ._catalog import catalog, name_of
 
         mod = sys.modules[module]
-        entry = catalog()[mod.NAME]
+        name = name_of(module)
+        entry = catalog()[name]
         tables = getattr(mod, "tables", None)
         return cls(
-            name=mod.NAME,
+            name=name,
             **vars(entry),
             run=mod.run,
             plot=mod.plot,
@@ -337,10 +342,10 @@ _REGISTRY: dict[str, Experiment] = {}
 
 def _load() -> dict[str, Experiment]:
     if not _REGISTRY:
-        from ._catalog import catalog
+        from ._catalog import catalog, module_of
 
         for name in catalog():
-            exp = importlib.import_module(f"{__name__}.{name.replace('-', '_')}").EXPERIMENT
+            exp = importlib.import_module(module_of(name)).EXPERIMENT
             exp.check_declaration()
             _REGISTRY[exp.name] = exp
     return _REGISTRY

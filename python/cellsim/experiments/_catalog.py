@@ -2,8 +2,9 @@
 
 Each entry gives an experiment's title, the paper and figure, the machine the
 paper measured and a description; the experiment's module holds its code and
-its options. The file's order is the registry's (the papers' figures in
-turn). Checked when read: every key known, every value of its type, every
+its options. The entry's name is the experiment's one name: its module is
+named after it (:func:`module_of`, :func:`name_of`). The file's order is the
+registry's (the papers' figures in turn). Checked when read: every key known, every value of its type, every
 paper one of the seeds.
 """
 
@@ -15,7 +16,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DATA", "Entry", "ValidateProfile", "catalog"]
+__all__ = ["DATA", "Entry", "ValidateProfile", "catalog", "module_of", "name_of"]
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "experiments.toml"
 _PAPERS = ("000", "001", "002", "003", "004")
@@ -46,6 +47,16 @@ class Entry:
     measured_on: tuple[str, ...] = ()
     validate: ValidateProfile | None = None
     """How ``cellsim validate`` runs it (``None``: it has no visible value to judge)."""
+
+
+def module_of(name: str) -> str:
+    """The module of experiment ``name`` in this package: ``dma-latency`` is ``dma_latency``."""
+    return f"{__package__}.{name.replace('-', '_')}"
+
+
+def name_of(module: str) -> str:
+    """The experiment that ``module`` (its ``__name__``) implements: :func:`module_of` reversed."""
+    return module.rpartition(".")[2].replace("_", "-")
 
 
 @cache

@@ -67,7 +67,6 @@ __all__ = [
     "tables",
 ]
 
-NAME = "buffering"
 FIGURES: tuple[str, ...] = ("10", "11", "12")
 SCHEMES: tuple[int, ...] = (1, 2, 3)
 FIG11_SPACE_BLOCKS: tuple[int, ...] = (12, 24, 48, 96, 192, 384, 768, 1536, 3072, 6144, 9216)
@@ -388,7 +387,7 @@ def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """
     values = statements(records)
     rows = []
-    for entry in pub.entries(experiment=NAME):
+    for entry in pub.entries(experiment=EXPERIMENT.name):
         for st in values:
             if st.quantity != entry.quantity:
                 continue

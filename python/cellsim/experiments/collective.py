@@ -58,7 +58,6 @@ from ._contention import (
 
 __all__ = ["EXPERIMENT", "FIELDS", "PATTERNS", "compare", "plot", "run", "tables", "target_of"]
 
-NAME = "collective"
 PATTERNS: tuple[str, ...] = ("complement", "pairwise", "uniform", "transpose", "neighbor", "bit-reverse")
 SPES = 8
 DEFAULT_COUNT = 512
@@ -245,11 +244,11 @@ def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         ]
 
     return [
-        *rows_for(NAME, "put_over_get", put_over_get),
-        *rows_for(NAME, "figure_lowest_over", lowest_over),
-        *rows_for(NAME, "over_figure_highest", over_highest),
-        *rows_for(NAME, "aggregate_gbs", aggregate),
-        *rows_for(NAME, "get_minus_put_gbs", gap),
+        *rows_for(EXPERIMENT.name, "put_over_get", put_over_get),
+        *rows_for(EXPERIMENT.name, "figure_lowest_over", lowest_over),
+        *rows_for(EXPERIMENT.name, "over_figure_highest", over_highest),
+        *rows_for(EXPERIMENT.name, "aggregate_gbs", aggregate),
+        *rows_for(EXPERIMENT.name, "get_minus_put_gbs", gap),
     ]
 
 
@@ -300,12 +299,14 @@ def _tables_of(numbering: str, records: Sequence[dict[str, Any]]) -> list[Table]
         if many
         else f"placement {r0['best_placement']}"
     )
-    title = f"{NAME}: aggregate bandwidth of 8 SPEs, {numbering} numbering, {r0['machine']}, {where}"
+    title = (
+        f"{EXPERIMENT.name}: aggregate bandwidth of 8 SPEs, {numbering} numbering, {r0['machine']}, {where}"
+    )
     out = [Table(title, cols, rows)]
     if many:
         out.append(
             Table(
-                f"{NAME}: best and worst placements (physical SPE of logical SPE 0..7)",
+                f"{EXPERIMENT.name}: best and worst placements (physical SPE of logical SPE 0..7)",
                 ["pattern", "op", "best", "GB/s", "worst", "GB/s"],
                 [
                     [

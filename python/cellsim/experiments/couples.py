@@ -34,6 +34,7 @@ from os import PathLike
 from typing import Any, Unpack
 
 from . import Experiment
+from ._catalog import name_of
 from ._links import DEFAULT_MB, DEFAULT_PLACEMENTS, MODES, Links, LinksSettings
 
 __all__ = [
@@ -48,10 +49,8 @@ __all__ = [
     "run",
 ]
 
-NAME = "couples"
-
 LINKS = Links(
-    name=NAME,
+    name=name_of(__name__),
     key="pairs",
     noun="couple",
     values=(1, 2, 4),

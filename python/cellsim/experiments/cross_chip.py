@@ -57,7 +57,6 @@ from ._contention import (
 
 __all__ = ["EXPERIMENT", "FIELDS", "PATHS", "compare", "plot", "run", "tables"]
 
-NAME = "cross-chip"
 PATHS: tuple[str, ...] = ("memory", "spe", "latency")
 WHERE: tuple[str, ...] = ("local", "remote")
 OPS: tuple[str, ...] = ("get", "put", "copy")
@@ -204,7 +203,7 @@ def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                 out.append((f"{r['path']}, {r['op']}, {r['spes']} SPE(s)", r["per_direction_gbs"], note))
         return out
 
-    return rows_for(NAME, "per_direction_gbs", remote_gbs)
+    return rows_for(EXPERIMENT.name, "per_direction_gbs", remote_gbs)
 
 
 def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
@@ -227,7 +226,7 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
                 f"{link[0] >> 10} / {link[1] >> 10}",
             ]
         )
-    title = f"{NAME}: chip 0's SPEs to chip 0 (local) and chip 1 (remote), {records[0]['machine']}"
+    title = f"{EXPERIMENT.name}: chip 0's SPEs to chip 0 (local) and chip 1 (remote), {records[0]['machine']}"
     cols = ["path", "op", "SPEs", "where", "result", "GB/s per direction", "BIF KB 0->1 / 1->0"]
     return [Table(title, cols, rows)]
 
@@ -255,7 +254,7 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
         ax_bw.bar([i + (j - 0.5) * 0.4 for i in range(len(labels))], ys, 0.4, label=w)
     ax_bw.set_xticks(range(len(labels)), labels, fontsize=8)
     ax_bw.set(ylabel="GB/s per direction", title="bandwidth")
-    for e in pub.entries(experiment=NAME):
+    for e in pub.entries(experiment=EXPERIMENT.name):
         if isinstance(e.value, float):
             ax_bw.axhline(
                 e.value, color="black", linestyle="--", linewidth=1, label=f"published: {e.value:g} GB/s"

@@ -22,6 +22,7 @@ from os import PathLike
 from typing import Any, Unpack
 
 from . import Experiment
+from ._catalog import name_of
 from ._links import DEFAULT_MB, DEFAULT_PLACEMENTS, MODES, Links, LinksSettings
 
 __all__ = [
@@ -36,10 +37,8 @@ __all__ = [
     "run",
 ]
 
-NAME = "cycle"
-
 LINKS = Links(
-    name=NAME,
+    name=name_of(__name__),
     key="spes",
     noun="SPE",
     values=(2, 4, 8),

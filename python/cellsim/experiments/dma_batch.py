@@ -42,7 +42,6 @@ from ._common import (
 
 __all__ = ["BATCHES", "EXPERIMENT", "compare", "default_count", "plot", "run"]
 
-NAME = "dma-batch"
 BATCHES: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 0)
 PORT_GBS = 25.6
 """One SPE's EIB port: 16 bytes per bus cycle at 1.6 GHz (qs20)."""
@@ -96,9 +95,9 @@ def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     batch size: the mean speedup over the op/target curves measured, with
     their spread in ``note``.
     """
-    rows = simple_compare(records, NAME)
+    rows = simple_compare(records, EXPERIMENT.name)
     ratios = speedups(records)
-    for entry in pub.entries(experiment=NAME):
+    for entry in pub.entries(experiment=EXPERIMENT.name):
         if entry.quantity != "batch_speedup":
             continue
         batches = sorted({r["batch"] for r in records if pub.matches(entry.where, r)}, key=_batch_order)
@@ -151,7 +150,7 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
                     plot_simulated(
                         ax, curve, "size", "bandwidth_gbs", color=colors[b], marker=marker, label=name
                     )
-            for entry in pub.entries(experiment=NAME, held_out=False):
+            for entry in pub.entries(experiment=EXPERIMENT.name, held_out=False):
                 if (
                     entry.where.get("op") == op
                     and entry.where.get("target") == target

@@ -32,7 +32,6 @@ from ._common import (
 
 __all__ = ["EXPERIMENT", "compare", "default_count", "plot", "run"]
 
-NAME = "dma-latency"
 
 # fields of a record, for the CLI and the tests
 FIELDS = ("machine", "seed", "op", "target", "size", "count", "ticks", "latency_ns", "bandwidth_gbs")
@@ -69,7 +68,7 @@ def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     the four 128-byte transfers must cross the SPE's 16-byte-per-bus-cycle
     port one after another. Those rows are reported as out of tolerance.
     """
-    return simple_compare(records, NAME)
+    return simple_compare(records, EXPERIMENT.name)
 
 
 def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
@@ -92,7 +91,7 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
         }
         ax_lat.plot(xs, [r["latency_ns"] for r in pts], **kw)
         ax_bw.plot(xs, [r["bandwidth_gbs"] for r in pts], **kw)
-    for entry in pub.entries(experiment=NAME, held_out=False):
+    for entry in pub.entries(experiment=EXPERIMENT.name, held_out=False):
         if not any(pub.matches(entry.where, r) for r in records):
             continue
         ax = ax_lat if entry.quantity == "latency_ns" else ax_bw

@@ -38,7 +38,6 @@ from ._contention import (
 
 __all__ = ["EXPERIMENT", "FIELDS", "compare", "plot", "run", "tables"]
 
-NAME = "hotspot"
 SPES: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7, 8)
 DEFAULT_COUNT = 512
 """16 KB DMAs per SPE: 8 MB each, about 2.6 ms with 8 SPEs sharing 25.6 GB/s."""
@@ -115,7 +114,7 @@ def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     outperforming puts (put over get, mean over 2+ SPEs, per target) and the
     held-out put degradation (simulated only)."""
     rows = rows_for(
-        NAME,
+        EXPERIMENT.name,
         "aggregate_gbs",
         lambda e: [
             (f"{label(r['op'], r['target'])}, {r['spes']} SPEs", r["aggregate_gbs"], "")
@@ -152,8 +151,8 @@ def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                 )
         return out
 
-    rows += rows_for(NAME, "put_over_get", put_over_get)
-    rows += rows_for(NAME, "put_degradation_pct", degradation)
+    rows += rows_for(EXPERIMENT.name, "put_over_get", put_over_get)
+    rows += rows_for(EXPERIMENT.name, "put_degradation_pct", degradation)
     return rows
 
 
@@ -172,7 +171,7 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
     machine = records[0]["machine"]
     out = [
         Table(
-            f"{NAME}: aggregate GB/s by SPE count, {machine}",
+            f"{EXPERIMENT.name}: aggregate GB/s by SPE count, {machine}",
             ["SPEs", *(label(o, t) for t, o in curves)],
             rows,
         )
@@ -184,7 +183,11 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
         if (t, o, top) in agg
     ]
     out.append(
-        Table(f"{NAME}: GB/s of each SPE with {top} SPEs", ["curve", *(f"SPE {s}" for s in range(top))], per)
+        Table(
+            f"{EXPERIMENT.name}: GB/s of each SPE with {top} SPEs",
+            ["curve", *(f"SPE {s}" for s in range(top))],
+            per,
+        )
     )
     return out
 
@@ -215,7 +218,7 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
                     **styles[op],  # type: ignore[arg-type]
                     label=f"simulated {op}",
                 )
-        for e in pub.entries(experiment=NAME, held_out=False):
+        for e in pub.entries(experiment=EXPERIMENT.name, held_out=False):
             if e.quantity != "aggregate_gbs" or e.where.get("target") != target:
                 continue
             xs = [

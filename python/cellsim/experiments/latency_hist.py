@@ -43,7 +43,6 @@ from ._contention import DMA_SIZE, Load, check_positive, check_spes, rows_for, r
 
 __all__ = ["EXPERIMENT", "FIELDS", "MODE_BIN_NS", "compare", "plot", "run", "tables"]
 
-NAME = "latency-hist"
 DEFAULT_SPES = 8
 DEFAULT_COUNT = 512
 MODE_BIN_NS = 20.0
@@ -185,9 +184,9 @@ def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         return (f"{op}, {len(rs)} SPEs", max(r["max_ns"] for r in rs), "")
 
     return [
-        *rows_for(NAME, "mean_max_over_min", per_op(fair)),
-        *rows_for(NAME, "increase_ns", per_op(peak)),
-        *rows_for(NAME, "max_ns", per_op(worst)),
+        *rows_for(EXPERIMENT.name, "mean_max_over_min", per_op(fair)),
+        *rows_for(EXPERIMENT.name, "increase_ns", per_op(peak)),
+        *rows_for(EXPERIMENT.name, "max_ns", per_op(worst)),
     ]
 
 
@@ -204,8 +203,8 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
     ]
     r0 = records[0]
     title = (
-        f"{NAME}: DMA service latency (us, DMAC start to completion; queued: from issue) under the "
-        "memory hot spot, "
+        f"{EXPERIMENT.name}: DMA service latency (us, DMAC start to completion; queued: from issue) "
+        "under the memory hot spot, "
         f"{r0['spes']} SPEs x {r0['count']} DMAs of 16 KB, {r0['machine']}"
     )
     return [Table(title, cols, rows)]

@@ -70,7 +70,6 @@ from ._messaging import (
 
 __all__ = ["EXPERIMENT", "compare", "plot", "run", "tables"]
 
-NAME = "mapping"
 _AUTO = "auto"
 
 
@@ -206,7 +205,7 @@ def run(
         "mappings": mappings,
     }
     if out == _AUTO:
-        out = default_sweep_path(NAME, fingerprint(sweep))
+        out = default_sweep_path(EXPERIMENT.name, fingerprint(sweep))
     return explore(
         machine,
         mode=mode,
@@ -384,11 +383,11 @@ def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             continue  # the hypervisor check: compared only through the cross statements
         point = {k: r0.get(k) for k in ("machine", "mode", "packet", "unidirectional")}
         name = f"{r0['machine']} {r0['mode']} {r0['packet']} B" + (" uni" if r0.get("unidirectional") else "")
-        for entry in pub.entries(experiment=NAME):
+        for entry in pub.entries(experiment=EXPERIMENT.name):
             if pub.matches(entry.where, point) and entry.quantity in s:
                 rows.append(compare_row(entry, name, float(s[entry.quantity]), _sample_note(recs)))
     cross = cross_quantities(summaries)
-    for entry in pub.entries(experiment=NAME):
+    for entry in pub.entries(experiment=EXPERIMENT.name):
         if entry.quantity in cross:
             value, panels = cross[entry.quantity]
             rows.append(compare_row(entry, panels, value))

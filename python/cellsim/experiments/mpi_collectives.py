@@ -35,7 +35,6 @@ from ._mpi import PROTOCOL_OPTION, STYLE, check_protocols, protocols_in, run_ran
 
 __all__ = ["EXPERIMENT", "OPS", "compare", "plot", "run", "tables"]
 
-NAME = "mpi-collectives"
 OPS: tuple[str, ...] = ("Barrier", "Bcast", "Allreduce", "Allgather", "Alltoall")
 SPES: tuple[int, ...] = (2, 4, 8)
 """Default rank counts on one chip; a two-chip blade adds :data:`BLADE_SPES`."""
@@ -164,7 +163,7 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
             if len(protos) == 2 and all((n, s, p) in lat for p in protos):
                 cells.append(f"{lat[(n, s, 'kumar')] / lat[(n, s, 'direct')]:.2f}x")
             rows.append(cells)
-        out.append(Table(f"{NAME}: {op} latency, {rs[0]['machine']}", cols, rows))
+        out.append(Table(f"{EXPERIMENT.name}: {op} latency, {rs[0]['machine']}", cols, rows))
     return out
 
 

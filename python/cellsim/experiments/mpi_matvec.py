@@ -72,7 +72,6 @@ from ._mpi import (
 
 __all__ = ["EXPERIMENT", "compare", "matrix", "plot", "run", "tables"]
 
-NAME = "mpi-matvec"
 SIZES: tuple[int, ...] = (512, 1024)
 PRODUCTS = 5
 """Products per run: the time per product is steady after the first (4 and 10 products differ
@@ -242,7 +241,7 @@ def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     only), on its configuration: 8 ranks, memory where mpirun's first touch
     puts it."""
     rows = []
-    for entry in pub.entries(experiment=NAME):
+    for entry in pub.entries(experiment=EXPERIMENT.name):
         for r in records:
             if pub.matches(entry.where, r):
                 same = [
@@ -275,7 +274,7 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
         ]
         r0 = rs[0]
         title = (
-            f"{NAME}: {cfg}, {r0['products']} products, scalar DP "
+            f"{EXPERIMENT.name}: {cfg}, {r0['products']} products, scalar DP "
             f"({element_cycles(r0['machine'], r0['accumulator'])} cycles per matrix element), "
             f"{r0['machine']}"
         )

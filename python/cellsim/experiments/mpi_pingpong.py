@@ -39,7 +39,6 @@ from ._mpi import (
 
 __all__ = ["EXPERIMENT", "SIZES", "compare", "default_reps", "plot", "run", "tables"]
 
-NAME = "mpi-pingpong"
 SIZES: tuple[int, ...] = (0, *(1 << i for i in range(21)))
 """0 B, then 1 B to 1 MB by powers of two."""
 EAGER_LIMIT = 2048
@@ -172,7 +171,7 @@ def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Seed 003's held-out latency and bandwidth: kumar's smallest latency and
     largest bandwidth (simulated values only), with direct's beside them in the note."""
     rows = []
-    for entry in pub.entries(experiment=NAME):
+    for entry in pub.entries(experiment=EXPERIMENT.name):
         sel = [r for r in records if pub.matches(entry.where, r)]
         if not sel:
             continue
@@ -226,7 +225,7 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
                 cells.append(f"{lat[s]['kumar'] / lat[s]['direct']:.2f}x")
             rows.append(cells)
         m = rs[0]["machine"]
-        title = f"{NAME}: half round trip and bandwidth, data in main memory, {m}, {cfg}"
+        title = f"{EXPERIMENT.name}: half round trip and bandwidth, data in main memory, {m}, {cfg}"
         out.append(Table(title, cols, rows))
     return out
 

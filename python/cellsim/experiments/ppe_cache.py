@@ -43,7 +43,6 @@ from ._ppe import (
 
 __all__ = ["EXPERIMENT", "FIELDS", "compare", "plot", "run", "tables"]
 
-NAME = "ppe-cache"
 FIELDS = (
     "machine",
     "seed",
@@ -73,7 +72,7 @@ def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     (stores below loads and proportional to the element size, the 1-thread
     16 B copy at half the peak, 2 threads helping, L2 below L1, L2 stores
     about twice L2 loads, L1-L2 above L2 and below its bus peak)."""
-    return derived_rows(NAME, records, curve=("level",))
+    return derived_rows(EXPERIMENT.name, records, curve=("level",))
 
 
 def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
@@ -82,7 +81,7 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
         records,
         "level",
         LEVELS,
-        lambda level, op, machine: f"{NAME} {level} {op} ({_FIGURE[level]}): GB/s, {machine}",
+        lambda level, op, machine: f"{EXPERIMENT.name} {level} {op} ({_FIGURE[level]}): GB/s, {machine}",
         lambda ts: [f"{t} thread{'s' if t > 1 else ''}" for t in ts],
     )
 
@@ -102,7 +101,7 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
                 plot_simulated(ax, pts, "element", "bandwidth_gbs", style, color=color, label=label)
         if ghz:
             ax.axhline(16 * ghz, color="grey", linestyle=":", linewidth=1, label="16 B/cycle peak")
-        for e in pub.entries(experiment=NAME, held_out=False):
+        for e in pub.entries(experiment=EXPERIMENT.name, held_out=False):
             if e.quantity != "bandwidth_gbs" or e.kind != "value":
                 continue
             if e.where.get("level") != level or e.where.get("op") != op:

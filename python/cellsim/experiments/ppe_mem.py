@@ -41,7 +41,6 @@ from ._ppe import (
 
 __all__ = ["BANKS", "EXPERIMENT", "FIELDS", "compare", "plot", "run", "tables"]
 
-NAME = "ppe-mem"
 BANKS: tuple[str, ...] = ("local", "remote")
 FIELDS = (
     "machine",
@@ -112,7 +111,7 @@ def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         return out
 
     return derived_rows(
-        NAME,
+        EXPERIMENT.name,
         records,
         curve=("bank",),
         extra={"mem_over_l2": ratio_to_l2, "bandwidth_gbs": largest},
@@ -125,7 +124,7 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
         records,
         "bank",
         BANKS,
-        lambda bank, op, machine: f"{NAME} {bank} bank, {op} (Figure 7): GB/s, {machine}",
+        lambda bank, op, machine: f"{EXPERIMENT.name} {bank} bank, {op} (Figure 7): GB/s, {machine}",
         lambda ts: [*(f"memory {t}t" for t in ts), *(f"L2 {t}t" for t in ts)],
         ("bandwidth_gbs", "l2_gbs"),
     )
@@ -150,7 +149,7 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
                 color=color,
                 label=f"simulated L2 (Figure 4), {t} thread{'s' if t > 1 else ''}",
             )
-        for e in pub.entries(experiment=NAME, held_out=False):
+        for e in pub.entries(experiment=EXPERIMENT.name, held_out=False):
             if e.quantity == "bandwidth_gbs":
                 draw_published_level(ax, e, f"published {e.figure}: {e.text()}")
 

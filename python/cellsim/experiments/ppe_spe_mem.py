@@ -42,7 +42,6 @@ from ._contention import MB, check_positive, mb_per_spe_option, memory_region
 
 __all__ = ["EXPERIMENT", "FIELDS", "compare", "plot", "run", "tables"]
 
-NAME = "ppe-spe-mem"
 PPE_OPS: tuple[str, ...] = ("load", "store", "copy")
 SPE_OPS: tuple[str, ...] = ("get", "put", "copy")
 PPE_DEFAULT: tuple[str, ...] = ("load", "copy")
@@ -218,7 +217,8 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
             ]
             out.append(
                 Table(
-                    f"{NAME}: PPE {p} (16 B, 2 threads) with SPEs {s} (16 KB DMAs), {pts[0]['machine']}",
+                    f"{EXPERIMENT.name}: PPE {p} (16 B, 2 threads) with SPEs {s} (16 KB DMAs), "
+                    f"{pts[0]['machine']}",
                     [
                         "SPEs",
                         "PPE alone GB/s",

@@ -40,7 +40,6 @@ from ._messaging import (
 
 __all__ = ["DEFAULT_TRANSMISSIONS", "EXPERIMENT", "compare", "plot", "run", "tables"]
 
-NAME = "ring"
 DEFAULT_TRANSMISSIONS = 10_000
 
 

@@ -66,7 +66,6 @@ from ._contention import (
 
 __all__ = ["DEFAULT_MB", "EXPERIMENT", "FIELDS", "OPS", "compare", "plot", "region_span", "run", "tables"]
 
-NAME = "spe-mem"
 OPS: tuple[str, ...] = ("get", "put", "copy")
 SPES: tuple[int, ...] = (1, 2, 4, 8)
 DEFAULT_MB = 32
@@ -154,7 +153,7 @@ def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     23 GB/s (the largest copy bandwidth with 2+ SPEs), growth from 2 to 4 SPEs
     and the drop at 8 (ratios of the mean over 2 KB and larger, per op)."""
     rows = rows_for(
-        NAME,
+        EXPERIMENT.name,
         "bandwidth_gbs",
         lambda e: [
             (
@@ -187,9 +186,9 @@ def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
         return measure
 
-    rows += rows_for(NAME, "max_bandwidth_gbs", copy_max)
-    rows += rows_for(NAME, "bw2_over_bw4", ratio(2, 4))
-    rows += rows_for(NAME, "bw8_over_bw4", ratio(8, 4))
+    rows += rows_for(EXPERIMENT.name, "max_bandwidth_gbs", copy_max)
+    rows += rows_for(EXPERIMENT.name, "bw2_over_bw4", ratio(2, 4))
+    rows += rows_for(EXPERIMENT.name, "bw8_over_bw4", ratio(8, 4))
     return rows
 
 
@@ -209,7 +208,7 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
         share = statistics.fmean(r["remote_share"] for r in pts)
         out.append(
             Table(
-                f"{NAME} {op}: GB/s by element size and SPE count, {pts[0]['machine']}, "
+                f"{EXPERIMENT.name} {op}: GB/s by element size and SPE count, {pts[0]['machine']}, "
                 f"{pts[0]['mb_per_spe']} MB per SPE, remote bank served {100 * share:.0f}% of DRAM bytes",
                 ["size (B)", *(f"{x} SPE{'s' if x > 1 else ''}" for x in xs)],
                 rows,
@@ -242,7 +241,7 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
             port, color="grey", linestyle=":", linewidth=1, label=f"{port:g} GB/s: one bank (MIC port)"
         )
         ax.axhline(23.8, color="grey", linestyle="-.", linewidth=1, label="23.8 GB/s: both banks (16.8 + 7)")
-        for e in pub.entries(experiment=NAME, held_out=False):
+        for e in pub.entries(experiment=EXPERIMENT.name, held_out=False):
             if not any(pub.matches(e.where, r) for r in pts):
                 continue
             if e.quantity == "bandwidth_gbs":

@@ -49,7 +49,6 @@ from ._contention import (
 
 __all__ = ["DEFAULT_MB", "EXPERIMENT", "FIELDS", "WAITS", "compare", "plot", "run", "tables"]
 
-NAME = "spe-spe"
 WAITS: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 0)
 DEFAULT_MB = 32
 """MB per direction: the paper's 32 MB."""
@@ -165,7 +164,7 @@ def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
     return [
         *rows_for(
-            NAME,
+            EXPERIMENT.name,
             "bandwidth_gbs",
             lambda e: [
                 (f"{r['size']} B, wait at the end", r["bandwidth_gbs"], "")
@@ -173,8 +172,8 @@ def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                 if pub.matches(e.where, r)
             ],
         ),
-        *rows_for(NAME, "over_1k", over_1k),
-        *rows_for(NAME, "loss_outside_over_inside", early),
+        *rows_for(EXPERIMENT.name, "over_1k", over_1k),
+        *rows_for(EXPERIMENT.name, "loss_outside_over_inside", early),
     ]
 
 
@@ -190,8 +189,8 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
     ]
     r0 = records[0]
     title = (
-        f"{NAME}: GB/s (get+put) of SPE 0 with passive SPE(s) {r0['partners']}, by element size and "
-        f"pairs between waits, {r0['machine']}, {r0['mb']} MB each way"
+        f"{EXPERIMENT.name}: GB/s (get+put) of SPE 0 with passive SPE(s) {r0['partners']}, "
+        f"by element size and pairs between waits, {r0['machine']}, {r0['mb']} MB each way"
     )
     return [Table(title, ["size (B)", *(f"wait {wait_name(w)}" for w in waits)], rows)]
 
@@ -215,7 +214,7 @@ def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
         )
     peak = 2 * port_gbs(machine)
     ax.axhline(peak, color="grey", linestyle=":", label=f"{peak:g} GB/s: get+put peak of one port")
-    for e in pub.entries(experiment=NAME, held_out=False):
+    for e in pub.entries(experiment=EXPERIMENT.name, held_out=False):
         if e.quantity == "bandwidth_gbs":
             sizes = [s for s in e.where["size"] if any(r["size"] == s for r in records)]
             if sizes:

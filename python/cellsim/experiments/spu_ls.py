@@ -40,7 +40,6 @@ from ._ppe import (
 
 __all__ = ["DMA", "EXPERIMENT", "FIELDS", "compare", "plot", "run", "tables"]
 
-NAME = "spu-ls"
 DMA: tuple[str, ...] = ("none", "in")
 FIELDS = ("machine", "seed", "op", "element", "dma", "bytes", "cycles", "bandwidth_gbs")
 BYTES = 32 << 10
@@ -98,7 +97,7 @@ def run(
 
 def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Section 4.2.2 of seed 002: 16-byte accesses reach the 33.6 GB/s peak."""
-    return derived_rows(NAME, records, curve=("dma",))
+    return derived_rows(EXPERIMENT.name, records, curve=("dma",))
 
 
 def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
@@ -113,7 +112,7 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
         what = "quiet local store" if d == "none" else "another SPE's puts into the same local store"
         out.append(
             Table(
-                f"{NAME}, {what}: GB/s, {next(iter(pts.values()))['machine']}",
+                f"{EXPERIMENT.name}, {what}: GB/s, {next(iter(pts.values()))['machine']}",
                 ["element (B)", *ops],
                 rows,
             )
