@@ -190,16 +190,16 @@ def test_links_are_deterministic(cyc: list[dict[str, Any]]) -> None:
 
 def test_compare_rows(cpl: list[dict[str, Any]], cyc: list[dict[str, Any]]) -> None:
     for mod, recs in ((couples, cpl), (cycle, cyc)):
-        rows = mod.compare(recs)
+        rows = mod.EXPERIMENT.compare(recs)
         assert rows
         for row in rows:
             if row["held_out"]:
                 assert row["published"] is None and row["within"] is None
             else:
                 assert row["published"] is not None
-    held = {r["id"] for r in couples.compare(cpl) if r["held_out"]}
+    held = {r["id"] for r in couples.EXPERIMENT.compare(cpl) if r["held_out"]}
     assert held == {"002-f13-couples-4", "002-f14-couples-4-spread"}
-    spread_rows = [r for r in couples.compare(cpl) if r["id"] == "002-f14-couples-4-spread"]
+    spread_rows = [r for r in couples.EXPERIMENT.compare(cpl) if r["id"] == "002-f14-couples-4-spread"]
     assert all("best" in r["note"] and "worst" in r["note"] for r in spread_rows)
 
 

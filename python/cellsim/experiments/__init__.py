@@ -238,25 +238,20 @@ class Experiment:
     @classmethod
     def of_module(cls, module: str, **fields: Any) -> Experiment:
         """The experiment module ``module`` (its ``__name__``) declares: its
-        ``run``, ``plot``, ``compare`` and ``tables`` (if it has one), its
         entry in ``data/experiments.toml`` under the name the module is named
-        after (title, paper, figure, machine, description) and the other
-        fields given (``options``)."""
+        after (title, paper, figure, machine, description), the other fields
+        given (``options``) and the module's ``run``, ``plot``, ``compare`` and
+        ``tables`` (if it has one) where ``fields`` does not give them (an
+        experiment described by shared code: :meth:`Links.experiment
+        <cellsim.experiments._links.Links.experiment>`)."""
         from ._catalog import catalog, name_of
 
         mod = sys.modules[module]
         name = name_of(module)
-        entry = catalog()[name]
-        tables = getattr(mod, "tables", None)
-        return cls(
-            name=name,
-            **vars(entry),
-            run=mod.run,
-            plot=mod.plot,
-            compare=mod.compare,
-            tables=tables,
-            **fields,
-        )
+        parts = {
+            part: getattr(mod, part) for part in ("run", "plot", "compare", "tables") if hasattr(mod, part)
+        }
+        return cls(name=name, **vars(catalog()[name]), **{**parts, **fields})
 
     def __post_init__(self) -> None:
         # run()'s docstring is its summary; the arguments are written from the declaration

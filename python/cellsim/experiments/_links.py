@@ -4,9 +4,10 @@ only at the end) with its logical neighbour, on N seeded logical-to-physical
 placements per point; the summary is min, max, median and mean over the
 placements, with the best and worst placement named.
 
-An experiment is described by a :class:`Links`: the record key (``pairs`` or
-``spes``), its default values, which (active, passive) links a value gives,
-and the peak.
+An experiment is described by a :class:`Links`: which (active, passive) links
+a value of its record key (``pairs`` or ``spes``) gives, the peak, the key's
+default values and the paper's figures; the Links declares the experiment
+(:meth:`Links.experiment`): its module writes only the docstring and ``run``.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from os import PathLike
 from typing import Any
 
 from .. import published as pub
-from . import Option, RunSettings, Setup, Table
+from . import Experiment, Option, RunSettings, Setup, Table
+from ._catalog import name_of
 from ._common import (
     bandwidth_panel,
     check_choices,
@@ -68,19 +70,32 @@ class LinksSettings(RunSettings, total=False):
 class Links:
     """One links experiment."""
 
-    name: str
-    key: str
-    """The record field that sizes the experiment (``pairs``, ``spes``)."""
-    noun: str
-    values: tuple[int, ...]
-    lo: int
-    hi: int
+    module: str
+    """The experiment's module (its ``__name__``), named after the experiment."""
     links: Callable[[int], list[tuple[int, int]]]
     """(active, passive) logical SPEs for a value of ``key``."""
     peak_ports: Callable[[int], int]
     """The peak in port-directions (16.8 GB/s each on blade21)."""
+    key: str
+    """The record field and ``run`` keyword that sizes the experiment (``pairs``, ``spes``)."""
+    key_help: str
+    """What the key's values are, for its option."""
+    noun: str
+    values: tuple[int, ...]
+    """The key's default values, smallest to largest: also the range it may take."""
     figure_avg: str
     figure_spread: str
+
+    @property
+    def name(self) -> str:
+        return name_of(self.module)
+
+    def experiment(self) -> Experiment:
+        """The experiment its module declares: the module's ``run``, and this
+        description's options, ``compare``, ``tables`` and ``plot``."""
+        return Experiment.of_module(
+            self.module, options=self.options(), compare=self.compare, tables=self.tables, plot=self.plot
+        )
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -105,7 +120,7 @@ class Links:
         ``options`` holds the other options of :meth:`options` (``modes``,
         ``sizes``, ``placements``, ``mb_per_spe``)."""
         machine, seed, native, progress = setup
-        values_ = check_spes(values, self.values, self.lo, self.hi, self.noun)
+        values_ = check_spes(values, self.values, self.values[0], self.values[-1], self.noun)
         modes_ = check_choices("mode", options.get("modes", ()), MODES)
         sizes_ = check_sizes_002(options.get("sizes", ()))
         placements = check_positive("placements", options.get("placements"), DEFAULT_PLACEMENTS)
@@ -373,10 +388,10 @@ class Links:
             dpi=90,
         )
 
-    def options(self, help_values: str) -> tuple[Option, ...]:
+    def options(self) -> tuple[Option, ...]:
         """The command-line options."""
         return (
-            Option(self.key, "ints", help_values, default=self.values),
+            Option(self.key, "ints", self.key_help, default=self.values),
             Option("modes", "choice", "DMA-elem or DMA-list of 16 KB", MODES, "--mode", default=MODES),
             Option("sizes", "ints", "element sizes", default=SIZES_002, unit="B"),
             Option(

@@ -21,6 +21,12 @@ against 134.3, 134.4 and 117.6 with 32 MB; every 4-couple point is within
 8 MB. ``--mb-per-spe 32`` runs the paper's size (the whole suite then takes
 about four times longer).
 
+``compare`` holds Figures 13-14 of seed 002 against the records: 1 and 2
+couples near their peaks (DMA-elem from 1 KB, DMA-list at every size; one row
+per point), DMA-list constant over element sizes (smallest over largest mean),
+DMA-list slightly below DMA-elem over 512 B with 4 couples (list over elem),
+and the held-out 4-couple mean and spread (simulated only).
+
 >>> from cellsim.experiments import couples
 >>> r = couples.run(pairs=[1], modes=["list"], sizes=[4096], placements=2, mb_per_spe=1)[0]
 >>> r["min_gbs"] <= r["median_gbs"] <= r["max_gbs"], len(r["best_placement"])
@@ -29,35 +35,21 @@ about four times longer).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from os import PathLike
+from collections.abc import Iterable
 from typing import Any, Unpack
 
-from . import Experiment
-from ._catalog import name_of
 from ._links import DEFAULT_MB, DEFAULT_PLACEMENTS, MODES, Links, LinksSettings
 
-__all__ = [
-    "DEFAULT_MB",
-    "DEFAULT_PLACEMENTS",
-    "EXPERIMENT",
-    "FIELDS",
-    "LINKS",
-    "MODES",
-    "compare",
-    "plot",
-    "run",
-]
+__all__ = ["DEFAULT_MB", "DEFAULT_PLACEMENTS", "EXPERIMENT", "FIELDS", "LINKS", "MODES", "run"]
 
 LINKS = Links(
-    name=name_of(__name__),
-    key="pairs",
-    noun="couple",
-    values=(1, 2, 4),
-    lo=1,
-    hi=4,
+    __name__,
     links=lambda n: [(2 * k, 2 * k + 1) for k in range(n)],
     peak_ports=lambda n: 2 * n,
+    key="pairs",
+    key_help="couples, comma-separated",
+    noun="couple",
+    values=(1, 2, 4),
     figure_avg="Figure 13",
     figure_spread="Figure 14",
 )
@@ -69,25 +61,4 @@ def run(*, pairs: Iterable[int] = (), **settings: Unpack[LinksSettings]) -> list
     return LINKS.run(EXPERIMENT.settings(settings), pairs, settings)
 
 
-def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Figures 13-14 of seed 002 against the records: 1 and 2 couples near
-    their peaks (DMA-elem from 1 KB, DMA-list at every size; one row per
-    point), DMA-list constant over element sizes (smallest over largest mean),
-    DMA-list slightly below DMA-elem over 512 B with 4 couples (list over
-    elem), and the held-out 4-couple mean and spread (simulated only)."""
-    return LINKS.compare(records)
-
-
-tables = LINKS.tables
-"""The records as tables (:meth:`Links.tables`)."""
-
-
-def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
-    """Figures 13 and 14."""
-    LINKS.plot(records, path)
-
-
-EXPERIMENT = Experiment.of_module(
-    __name__,
-    options=LINKS.options("couples, comma-separated"),
-)
+EXPERIMENT = LINKS.experiment()

@@ -9,6 +9,11 @@ time; the peak is 16.8 GB/s per SPE on blade21 (33.6 for 2 SPEs, 134.4 for
 reports min, max, median and mean with the best and worst placement, as
 ``couples``; the same default of :data:`DEFAULT_MB` MB per SPE and direction.
 
+``compare`` holds Figures 16-17 of seed 002 against the records: the 33.6 GB/s
+peak with 2 SPEs (DMA-elem from 1 KB, DMA-list at every size; one row per
+point), DMA-list constant over element sizes, DMA-elem's drop below 1 KB, and
+the held-out 4- and 8-SPE means and 8-SPE spread (simulated only).
+
 >>> from cellsim.experiments import cycle
 >>> r = cycle.run(spes=[2], modes=["list"], sizes=[4096], placements=1, mb_per_spe=1)[0]
 >>> r["links"], round(r["mean_gbs"])
@@ -17,35 +22,21 @@ reports min, max, median and mean with the best and worst placement, as
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from os import PathLike
+from collections.abc import Iterable
 from typing import Any, Unpack
 
-from . import Experiment
-from ._catalog import name_of
 from ._links import DEFAULT_MB, DEFAULT_PLACEMENTS, MODES, Links, LinksSettings
 
-__all__ = [
-    "DEFAULT_MB",
-    "DEFAULT_PLACEMENTS",
-    "EXPERIMENT",
-    "FIELDS",
-    "LINKS",
-    "MODES",
-    "compare",
-    "plot",
-    "run",
-]
+__all__ = ["DEFAULT_MB", "DEFAULT_PLACEMENTS", "EXPERIMENT", "FIELDS", "LINKS", "MODES", "run"]
 
 LINKS = Links(
-    name=name_of(__name__),
-    key="spes",
-    noun="SPE",
-    values=(2, 4, 8),
-    lo=2,
-    hi=8,
+    __name__,
     links=lambda n: [(i, (i + 1) % n) for i in range(n)],
     peak_ports=lambda n: n,
+    key="spes",
+    key_help="SPEs in the cycle, comma-separated",
+    noun="SPE",
+    values=(2, 4, 8),
     figure_avg="Figure 16",
     figure_spread="Figure 17",
 )
@@ -57,24 +48,4 @@ def run(*, spes: Iterable[int] = (), **settings: Unpack[LinksSettings]) -> list[
     return LINKS.run(EXPERIMENT.settings(settings), spes, settings)
 
 
-def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Figures 16-17 of seed 002 against the records: the 33.6 GB/s peak with
-    2 SPEs (DMA-elem from 1 KB, DMA-list at every size; one row per point),
-    DMA-list constant over element sizes, DMA-elem's drop below 1 KB, and the
-    held-out 4- and 8-SPE means and 8-SPE spread (simulated only)."""
-    return LINKS.compare(records)
-
-
-tables = LINKS.tables
-"""The records as tables (:meth:`Links.tables`)."""
-
-
-def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
-    """Figures 16 and 17."""
-    LINKS.plot(records, path)
-
-
-EXPERIMENT = Experiment.of_module(
-    __name__,
-    options=LINKS.options("SPEs in the cycle, comma-separated"),
-)
+EXPERIMENT = LINKS.experiment()
