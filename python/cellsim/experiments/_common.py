@@ -4,7 +4,7 @@ points, the published-vs-simulated comparison rows, and plot styling."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from .. import published as pub
 from ..exceptions import UsageError
@@ -12,7 +12,7 @@ from ..kernels import load_dma_bench
 from ..machine import Machine
 from ..spec import MachineLike, MachineSpec
 from ..style import PUBLISHED, PUBLISHED_COLOR
-from . import Option, ProgressFn, Setup
+from . import Option, ProgressFn, RunSettings, Setup
 
 __all__ = [
     "DMA_SWEEP_OPTIONS",
@@ -21,6 +21,8 @@ __all__ = [
     "SIZES",
     "STYLE",
     "TARGETS",
+    "DmaSweep",
+    "DmaSweepSettings",
     "ProgressFn",
     "bandwidth_panel",
     "batch_name",
@@ -94,15 +96,35 @@ def check_choices(name: str, values: Iterable[str], allowed: Sequence[str]) -> t
     return vals
 
 
-def check_dma_sweep(
-    ops: Iterable[str], targets: Iterable[str], sizes: Iterable[int]
-) -> tuple[tuple[str, ...], tuple[str, ...], tuple[int, ...]]:
-    """The ops, targets and sizes of a sweep of :data:`DMA_SWEEP_OPTIONS`,
-    checked; each empty one is its default."""
-    return (
-        check_choices("op", ops, OPS),
-        check_choices("target", targets, TARGETS),
-        check_sizes(sizes or SIZES),
+class DmaSweepSettings(RunSettings, total=False):
+    """The ``**settings`` of a sweep of :func:`dma_point` (``dma-latency``, ``dma-batch``):
+    a run's settings, :data:`DMA_SWEEP_OPTIONS` and ``count``, the DMAs of a point."""
+
+    ops: Iterable[str]
+    targets: Iterable[str]
+    sizes: Iterable[int]
+    count: int | None
+
+
+class DmaSweep(NamedTuple):
+    """The points of a sweep of :func:`dma_point` that its settings choose."""
+
+    ops: tuple[str, ...]
+    targets: tuple[str, ...]
+    sizes: tuple[int, ...]
+    count: Callable[[int], int]
+    """The DMAs of a point, by size."""
+
+
+def check_dma_sweep(settings: DmaSweepSettings, default_count: Callable[[int], int]) -> DmaSweep:
+    """The sweep that ``settings`` choose, checked: each of :data:`DMA_SWEEP_OPTIONS`
+    not given is its default, and ``count`` not given is ``default_count(size)``."""
+    count = settings.get("count")
+    return DmaSweep(
+        check_choices("op", settings.get("ops", ()), OPS),
+        check_choices("target", settings.get("targets", ()), TARGETS),
+        check_sizes(settings.get("sizes") or SIZES),
+        default_count if count is None else lambda size: count,
     )
 
 
@@ -155,16 +177,11 @@ def dma_point(
     }
 
 
-def dma_sweep(
-    setup: Setup,
-    sweep: tuple[tuple[str, ...], tuple[str, ...], tuple[int, ...]],
-    batches: Sequence[int],
-    count: Callable[[int], int],
-) -> list[dict[str, Any]]:
+def dma_sweep(setup: Setup, sweep: DmaSweep, batches: Sequence[int]) -> list[dict[str, Any]]:
     """:func:`dma_point` over the targets, ops, batches and sizes of ``sweep``
-    (:func:`check_dma_sweep`'s ops, targets and sizes), ``count(size)`` DMAs a point."""
+    (:func:`check_dma_sweep`), ``sweep.count(size)`` DMAs a point."""
     machine, seed, native, progress = setup
-    ops, targets, sizes = sweep
+    ops, targets, sizes, count = sweep
     points = [(t, o, b, s) for t in targets for o in ops for b in batches for s in sizes]
 
     def point(p: tuple[str, str, int, int]) -> dict[str, Any]:

@@ -20,12 +20,13 @@ from typing import Any, Unpack
 
 from .. import published as pub
 from ..exceptions import UsageError
-from . import Experiment, Option, RunSettings
+from . import Experiment, Option
 from ._common import (
     DMA_SWEEP_OPTIONS,
     OPS,
     STYLE,
     TARGETS,
+    DmaSweepSettings,
     bandwidth_panel,
     batch_name,
     check_dma_sweep,
@@ -56,23 +57,15 @@ def default_count(size: int) -> int:
     return c - c % 32
 
 
-def run(
-    *,
-    ops: Iterable[str] = (),
-    targets: Iterable[str] = (),
-    sizes: Iterable[int] = (),
-    batches: Iterable[int] = (),
-    count: int | None = None,
-    **settings: Unpack[RunSettings],
-) -> list[dict[str, Any]]:
+def run(*, batches: Iterable[int] = (), **settings: Unpack[DmaSweepSettings]) -> list[dict[str, Any]]:
     """Measures DMA bandwidth by batch size; one record per (target, op, batch, size)."""
     setup = EXPERIMENT.settings(settings)
-    sweep = check_dma_sweep(ops, targets, sizes)
+    sweep = check_dma_sweep(settings, default_count)
     batches_ = tuple(int(b) for b in batches) or BATCHES
     for b in batches_:
         if b < 0:
             raise UsageError(f"batch size {b} is negative (0 means nonblocking)")
-    return dma_sweep(setup, sweep, batches_, lambda size: default_count(size) if count is None else count)
+    return dma_sweep(setup, sweep, batches_)
 
 
 def speedups(records: Sequence[dict[str, Any]]) -> dict[tuple[str, str, int, int], float]:

@@ -12,15 +12,16 @@ the decrementer as the paper did, on a fresh machine.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from os import PathLike
 from typing import Any, Unpack
 
 from .. import published as pub
-from . import Experiment, Option, RunSettings
+from . import Experiment, Option
 from ._common import (
     DMA_SWEEP_OPTIONS,
     STYLE,
+    DmaSweepSettings,
     check_dma_sweep,
     dma_sweep,
     draw_published,
@@ -44,18 +45,10 @@ def default_count(size: int) -> int:
     return max(64, min(4096, 2_000_000 // max(size, 1)))
 
 
-def run(
-    *,
-    ops: Iterable[str] = (),
-    targets: Iterable[str] = (),
-    sizes: Iterable[int] = (),
-    count: int | None = None,
-    **settings: Unpack[RunSettings],
-) -> list[dict[str, Any]]:
+def run(**settings: Unpack[DmaSweepSettings]) -> list[dict[str, Any]]:
     """Measures blocking DMA latency and bandwidth; one record per (target, op, size)."""
     setup = EXPERIMENT.settings(settings)
-    sweep = check_dma_sweep(ops, targets, sizes)
-    records = dma_sweep(setup, sweep, (1,), lambda size: default_count(size) if count is None else count)
+    records = dma_sweep(setup, check_dma_sweep(settings, default_count), (1,))
     for r in records:
         del r["batch"]  # every DMA waits: blocking
     return records
