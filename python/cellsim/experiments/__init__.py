@@ -26,7 +26,10 @@ its code says its name as ``EXPERIMENT.name``.
 ``options`` declares the experiment's own keyword options once (name, type,
 default, unit, help): the CLI builds its command-line flags from it, ``run``'s
 keyword-only parameters must be exactly these names with the "not given"
-default of their type (checked when the experiment registers), ``run``'s
+default of their type, but for the options of a set that several experiments
+share, which travel in ``**settings`` (typed by the set's extension of
+:class:`RunSettings`, read by the set's helper; checked when the experiment
+registers), ``run``'s
 docstring lists them, and the options reference ``docs/experiments.md`` is
 generated from it (:func:`options_reference`; ``python -m
 cellsim.experiments > docs/experiments.md``). What an experiment reproduces
