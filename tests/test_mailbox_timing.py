@@ -5,6 +5,10 @@ placements (seeds)."""
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
 import numpy as np
 import pytest
 
@@ -15,7 +19,6 @@ from cellsim.ppe import (
     spe_context_create,
     spe_context_run,
     spe_in_mbox_write,
-    spe_out_mbox_wait,
     spe_program_load,
     spe_ps_area_get,
 )
@@ -25,6 +28,20 @@ SEEDS = [0, 1, 2, 3]
 MESSAGES = 20
 
 
+def _bench(name: str) -> ModuleType:
+    """``benches/NAME.py`` as a module (the benches are scripts, not a package)."""
+    spec = importlib.util.spec_from_file_location(
+        name, Path(__file__).parent.parent / "benches" / f"{name}.py"
+    )
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+FACILITIES = _bench("facilities")
+
+
 def within(measured: float, published: float, tolerance: float = 0.30) -> bool:
     return abs(measured - published) <= tolerance * published
 
@@ -32,35 +49,9 @@ def within(measured: float, published: float, tolerance: float = 0.30) -> bool:
 def ppe_spe_one_way(seed: int) -> tuple[float, float]:
     """Mean ns of a PPE -> SPE message (from the PPE's write until the waiting
     SPU has it) and of an SPE -> PPE message (from the SPU's write until the
-    waiting PPE thread has it)."""
-    m = Machine("qs20", seed=seed)
-    down: list[float] = []
-    up: list[float] = []
-    sent = [0.0]
-
-    def echo(speid: int, argp: int, envp: int) -> None:
-        for _ in range(MESSAGES):
-            v = spu.spu_read_in_mbox()
-            down.append(m.now_ns - sent[0])
-            spu.compute(2000)  # the PPE is waiting in its read by now
-            sent[0] = m.now_ns
-            spu.spu_write_out_mbox(v)
-
-    def main() -> None:
-        ctx = spe_context_create()
-        spe_program_load(ctx, echo)
-        t = pthread_create(spe_context_run, ctx)
-        ppe.compute(m.ns_to_cycles(6000))  # the SPU is waiting in its read
-        for i in range(MESSAGES):
-            sent[0] = m.now_ns
-            spe_in_mbox_write(ctx, [i])
-            assert spe_out_mbox_wait(ctx) == i
-            up.append(m.now_ns - sent[0])
-            ppe.compute(2000)
-        pthread_join(t)
-
-    m.run(main)
-    return float(np.mean(down)), float(np.mean(up))
+    waiting PPE thread has it): the facilities bench's measurement, which it
+    prints beside the published value."""
+    return FACILITIES.mailbox_ppe_spe(Machine("qs20", seed=seed))
 
 
 def spu_spu_round_trip(seed: int) -> float:
