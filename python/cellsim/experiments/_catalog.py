@@ -4,8 +4,8 @@ Each entry gives an experiment's title, the paper and figure, the machine the
 paper measured and a description; the experiment's module holds its code and
 its options. The entry's name is the experiment's one name: its module is
 named after it (:func:`module_of`, :func:`name_of`). The file's order is the
-registry's (the papers' figures in turn). Checked when read: every key known, every value of its type, every
-paper one of the seeds.
+registry's (the papers' figures in turn). Checked when read: every key known,
+every value of its type, every paper one of the seeds.
 """
 
 from __future__ import annotations
