@@ -16,6 +16,7 @@ __all__ = [
     "LIBRARY_OPTIONS",
     "SWEEP_OPTIONS",
     "VARIATION_OPTIONS",
+    "LibrarySettings",
     "MessagingSettings",
     "VariationFlags",
     "default_sweep_path",
@@ -116,8 +117,22 @@ class VariationFlags(TypedDict, total=False):
     hypervisor_spe: int | None
 
 
-class MessagingSettings(RunSettings, VariationFlags, total=False):
-    """The ``**settings`` of ``ring`` and ``mapping``: a run's settings and the variation flags."""
+class LibrarySettings(TypedDict, total=False):
+    """The options of :data:`LIBRARY_OPTIONS`: how the message-passing library runs
+    (``None``: the option's default)."""
+
+    mode: str | None
+    contexts: str | None
+    packet: int | None
+    transmissions: int | None
+    unidirectional: bool
+    buffers: int | None
+    poll_cycles: int | None
+
+
+class MessagingSettings(RunSettings, LibrarySettings, VariationFlags, total=False):
+    """The ``**settings`` of ``ring`` and ``mapping``: a run's settings, the library's
+    options and the variation flags."""
 
 
 def variation_flags(settings: MessagingSettings) -> VariationFlags:

@@ -135,17 +135,10 @@ unidirectional ring, 1 and 0.5 KB)."""
 
 def run(
     *,
-    mode: str | None = None,
-    contexts: str | None = None,
     placement_per: str | None = None,
     mappings: int | None = None,
-    packet: int | None = None,
     runs: int | None = None,
-    transmissions: int | None = None,
-    unidirectional: bool = False,
     tasks: int | None = None,
-    buffers: int | None = None,
-    poll_cycles: int | None = None,
     workers: int | None = None,
     cluster: Any = None,
     out: str | PathLike[str] | None = _AUTO,
@@ -159,6 +152,9 @@ def run(
     ``contexts``, ``packet``, ``unidirectional``, ``tasks``, another machine)
     or with ``figures``, it runs the paper's figures (:data:`PAPER_PANELS`)."""
     machine, seed, native, progress = EXPERIMENT.settings(settings)
+    mode, contexts, packet = settings.get("mode"), settings.get("contexts"), settings.get("packet")
+    transmissions, unidirectional = settings.get("transmissions"), settings.get("unidirectional", False)
+    buffers, poll_cycles = settings.get("buffers"), settings.get("poll_cycles")
     own = [n for n, v in (("mode", mode), ("contexts", contexts), ("packet", packet), ("tasks", tasks)) if v]
     own += ["unidirectional"] if unidirectional else []
     own += [f"machine {machine.source}"] if machine.source != EXPERIMENT.machine else []

@@ -46,28 +46,21 @@ DEFAULT_TRANSMISSIONS = 10_000
 def run(
     *,
     mapping: str | Sequence[int] | None = None,
-    mode: str | None = None,
-    contexts: str | None = None,
-    packet: int | None = None,
-    transmissions: int | None = None,
     runs: int | None = None,
-    unidirectional: bool = False,
-    buffers: int | None = None,
-    poll_cycles: int | None = None,
     **settings: Unpack[MessagingSettings],
 ) -> list[dict[str, Any]]:
     """Runs the ring ``runs`` times (default 1); one record per run.
 
-    ``mapping`` defaults to the identity; the other arguments are those of
-    :func:`cellsim.messaging.simulate` (``buffers`` is ``nbuf``). Run ``r``
+    ``mapping`` defaults to the identity; the library's options (``settings``)
+    are those of :func:`cellsim.messaging.simulate` (``buffers`` is ``nbuf``). Run ``r``
     has the placement of run ``r`` of the ``mapping`` experiment with the
     same seed (:func:`cellsim.messaging.simulate.run_placement`), so its
     runtime is that experiment's for this mapping and run.
     """
     machine, seed, native, progress = EXPERIMENT.settings(settings)
-    mode = one_mode(mode)
+    mode = one_mode(settings.get("mode"))
     target = resolve(machine)
-    ctx = one_contexts(contexts) or default_contexts(target, mode)
+    ctx = one_contexts(settings.get("contexts")) or default_contexts(target, mode)
     var = variation_from(settings)
     vis = target.visible(var.visible)
     # One task per SPE Linux sees, at most a chip's: 6 on a PS3, 8 on a blade
@@ -79,6 +72,9 @@ def run(
         raise UsageError(
             f"mapping {format_mapping(list(mp))} has {len(mp)} tasks but {machine} has {len(vis)} SPEs"
         )
+    transmissions, packet = settings.get("transmissions"), settings.get("packet")
+    buffers, poll_cycles = settings.get("buffers"), settings.get("poll_cycles")
+    unidirectional = settings.get("unidirectional", False)
     n = DEFAULT_TRANSMISSIONS if transmissions is None else int(transmissions)
     if n < 2:
         raise UsageError(f"transmissions {n}: each task starts two packets, so it needs at least 2")
