@@ -110,8 +110,10 @@ def mailbox_ppe_spe(m: Machine) -> tuple[float, float]:
         for i in range(REPEAT):
             sent[0] = m.now_ns
             spe_in_mbox_write(ctx, [i])
-            spe_out_mbox_wait(ctx)
+            echoed = spe_out_mbox_wait(ctx)
             up.append(m.now_ns - sent[0])
+            if echoed != i:  # the measurement is of a message that arrived whole
+                raise RuntimeError(f"mailbox echo: sent {i}, got {echoed}")
             ppe.compute(2000)
         pthread_join(t)
 
