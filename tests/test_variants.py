@@ -15,6 +15,7 @@ OFF = ("eib.put_flow=none", "biu.put_flow=none")
 """Neither put flow control: the ideal ports (the default has receiver credits)."""
 PUT_CREDITS = ("eib.put_flow=credits", "eib.put_credits=2")
 PUT_LINES = ("eib.put_flow=none", "biu.put_flow=lines", "biu.put_lines=3")
+TURNS = ("mfc.unroll=turns", "mfc.unroll_turns=4")
 
 
 def _gbs(op: str, overrides: tuple[str, ...], target: str = "ls") -> float:
@@ -202,8 +203,9 @@ def test_the_halfway_tie_break_moves_only_halfway_transfers() -> None:
         ("eib.command_retry=snoop", "eib.target_queue=4"),
         ("eib.command_retry=split", "eib.target_queue=2"),
         GRANT_HOPS,
+        TURNS,
     ],
-    ids=["retry", "snoop", "split", "grant_hops"],
+    ids=["retry", "snoop", "split", "grant_hops", "turns"],
 )
 def test_the_fast_forward_agrees_with_the_reference_with_retries_and_grant_delays(
     overrides: tuple[str, ...], pairwise
@@ -239,3 +241,20 @@ def test_split_queues_spare_a_partner_that_reads_and_writes_one_local_store() ->
     off = gbs(())
     assert gbs(("eib.command_retry=split", "eib.target_queue=12")) > 0.97 * off
     assert gbs(("eib.command_retry=target", "eib.target_queue=12")) < 0.6 * off
+
+
+def test_turns_spread_one_spes_stream_over_both_chips_memories_only_across_pages() -> None:
+    """On the blade (64 KB pages, 30% on the other chip's memory) sixteen 16 KB commands taking
+    turns span four pages, so one SPE's gets reach both banks at once; sixteen 2 KB ones mostly
+    stay in one page and change little. On one chip the turns move nothing of a memory stream."""
+    from cellsim.experiments import spe_mem
+
+    def gbs(size: int, overrides: tuple[str, ...]) -> float:
+        spec = MachineSpec.of("blade21", overrides)
+        (r,) = spe_mem.run(ops=["get"], spes=[1], sizes=[size], mb_per_spe=2, machine=spec)
+        return float(r["bandwidth_gbs"])
+
+    turns = ("mfc.unroll=turns", "mfc.unroll_turns=16")
+    assert gbs(16384, turns) > 1.15 * gbs(16384, ())
+    assert gbs(2048, turns) < 1.05 * gbs(2048, ())
+    assert _gbs("get", turns, "memory") == pytest.approx(_gbs("get", (), "memory"), rel=0.01)

@@ -66,6 +66,31 @@ def override_strings(overrides: Mapping[str, Any] | Iterable[str]) -> tuple[str,
     return tuple(str(o) for o in overrides)
 
 
+_SCOPED = re.compile(r"([A-Za-z0-9_-]+):(.+=.*)")
+
+
+def _scoped_to(source: str, overrides: tuple[str, ...]) -> tuple[str, ...]:
+    """The overrides for the machine of ``source``: ``NAME:section.key=value`` applies to the
+    shipped machine NAME only (a sweep over several papers' machines can change one of them)."""
+    if not any(_SCOPED.fullmatch(o) for o in overrides):
+        return overrides
+    names = tuple(_engine.machine_names())
+    own = MachineSpec(source).name
+    kept = []
+    for o in overrides:
+        m = _SCOPED.fullmatch(o)
+        if m is None:
+            kept.append(o)
+        elif m[1] not in names:
+            raise UsageError(
+                f"override {o!r}: {m[1]!r} is not a shipped machine ({', '.join(names)}); "
+                "NAME:section.key=value changes that machine only"
+            )
+        elif m[1] == own:
+            kept.append(m[2])
+    return tuple(kept)
+
+
 def _toml_value(v: Any) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
@@ -193,8 +218,9 @@ class RunOptions:
 
 @dataclass(frozen=True)
 class MachineSpec:
-    """A machine: a shipped name or a machine file's path, and overrides (``section.key=value``),
-    with the :class:`RunOptions` its machines are built with."""
+    """A machine: a shipped name or a machine file's path, and overrides (``section.key=value``;
+    ``NAME:section.key=value`` only if this is the shipped machine NAME), with the
+    :class:`RunOptions` its machines are built with."""
 
     source: str
     overrides: tuple[str, ...] = ()
@@ -206,10 +232,11 @@ class MachineSpec:
         """The spec of a name, a path or a spec, with more overrides (applied after its own)."""
         more = override_strings(overrides)
         if isinstance(machine, MachineSpec):
+            more = _scoped_to(machine.source, more)
             return machine if not more else replace(machine, overrides=machine.overrides + more)
         if not isinstance(machine, str):
             raise UsageError(f"machine {machine!r}: give a machine name, a TOML file's path or a MachineSpec")
-        return cls(machine, more)
+        return cls(machine, _scoped_to(machine, more))
 
     def with_overrides(self, overrides: Mapping[str, Any] | Iterable[str]) -> MachineSpec:
         """This spec with more overrides."""

@@ -90,6 +90,41 @@ pub struct MfcParams {
     /// Latency of a problem-state register (mailbox, signal, MFC command
     /// registers) reached through the memory map, ns.
     pub mmio_access_ns: f64,
+    /// Which command the DMAC unrolls each bus request from (a model
+    /// variant: the machine file's `[variants.unroll]`).
+    #[serde(default)]
+    pub unroll: Unroll,
+    /// Commands the DMAC unrolls in turn when `unroll = "turns"`.
+    #[serde(default = "unroll_turns_default")]
+    pub unroll_turns: u32,
+}
+
+impl MfcParams {
+    /// Commands the DMAC unrolls in turn; 0: the oldest ready one first.
+    pub fn turns(&self) -> u8 {
+        match self.unroll {
+            Unroll::Oldest => 0,
+            Unroll::Turns => self.unroll_turns as u8,
+        }
+    }
+}
+
+fn unroll_turns_default() -> u32 {
+    4
+}
+
+/// Which command the DMAC unrolls each bus request from (`mfc.unroll`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Unroll {
+    /// The oldest ready command of the direction whose turn it is: a command
+    /// is unrolled to its end before the next one starts.
+    #[default]
+    Oldest,
+    /// Up to `mfc.unroll_turns` started commands of a direction take turns,
+    /// one bus request each (seed 003: "DMA commands may be executed
+    /// out-of-order").
+    Turns,
 }
 
 /// The Broadband Interface between the two chips of a blade (see [`crate::bif`]).
@@ -816,6 +851,13 @@ impl MachineConfig {
                 "mfc.proxy_queue_depth",
                 self.mfc.proxy_queue_depth.to_string(),
                 "must be 1 to 64",
+            );
+        }
+        if !(1..=64).contains(&self.mfc.unroll_turns) {
+            return bad(
+                "mfc.unroll_turns",
+                self.mfc.unroll_turns.to_string(),
+                "must be from 1 to 64 (commands unrolled in turn)",
             );
         }
         if self.mfc.unroll_bus_cycles == 0 {

@@ -298,7 +298,12 @@ impl Machine {
         });
         let spes = (0..(chips * SPES_PER_CHIP) as u8)
             .map(|p| SpeUnit {
-                mfc: Mfc::new(cfg.mfc.queue_depth, cfg.mfc.proxy_queue_depth, tlb.clone()),
+                mfc: Mfc::new(
+                    cfg.mfc.queue_depth,
+                    cfg.mfc.proxy_queue_depth,
+                    cfg.mfc.turns(),
+                    tlb.clone(),
+                ),
                 ls: Storage::new(timing.ls_bytes as usize),
                 ramp: topo.spe(p),
                 logical: placement.iter().position(|&x| x == p).map(|l| l as u32),

@@ -62,12 +62,13 @@ pub struct Mfc {
 }
 
 impl Mfc {
-    /// An idle MFC with a queue of `depth` entries.
-    pub fn new(depth: u32, proxy_depth: u32, tlb: Option<Tlb>) -> Mfc {
+    /// An idle MFC with a queue of `depth` entries whose DMAC unrolls
+    /// `turns` started commands in turn (0: the oldest first).
+    pub fn new(depth: u32, proxy_depth: u32, turns: u8, tlb: Option<Tlb>) -> Mfc {
         Mfc {
-            queue: CommandQueue::new(depth),
+            queue: CommandQueue::new(depth).take_turns(turns),
             tags: TagGroups::default(),
-            proxy: CommandQueue::new(proxy_depth),
+            proxy: CommandQueue::new(proxy_depth).take_turns(turns),
             proxy_tags: TagGroups::default(),
             atomic_pending: 0,
             atomic_status: None,
@@ -177,7 +178,7 @@ mod tests {
     #[test]
     fn shape_rule() {
         let now = 5000;
-        let mut a = Mfc::new(16, 8, None);
+        let mut a = Mfc::new(16, 8, 0, None);
         for (op, ea) in [(Opcode::Get, 0x10000), (Opcode::Put, 0x20000)] {
             a.queue.reserve();
             a.queue.insert(entry(op, ea, 1024));

@@ -144,7 +144,8 @@ def _list_statements() -> None:
     multiple=True,
     metavar="KEY=VALUE",
     help="a machine setting for every experiment's machine (repeat it; a variant's choice, e.g. "
-    "eib.recv_switch_bus_cycles=0, or a parameter): scored beside the default",
+    "eib.recv_switch_bus_cycles=0, or a parameter; blade21:KEY=VALUE changes only that shipped "
+    "machine): scored beside the default",
 )
 @click.option(
     "--grid",

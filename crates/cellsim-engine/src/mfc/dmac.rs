@@ -274,6 +274,7 @@ impl Mfc {
                 q.unrolled(slot);
             }
         }
+        q.served(slot);
         self.last_was_get = is_get;
         self.dmac_free = now + cx.timing.unroll;
         Unrolled::Request(op)
@@ -526,7 +527,7 @@ mod tests {
         fn new() -> Bench {
             let cfg = MachineConfig::load("qs20-1chip", &[]).unwrap();
             Bench {
-                mfc: Mfc::new(16, 8, None),
+                mfc: Mfc::new(16, 8, 0, None),
                 calendar: Calendar::new(),
                 timing: cfg.timing(),
                 biu: Biu::new(4, 16, None),

@@ -139,8 +139,12 @@ pub struct CommandQueue {
     /// The live slots in issue order (a command takes the next issue
     /// number): the order looks at steady states write entries in.
     order: Vec<u8>,
-    /// Slots of entries the DMAC has not finished unrolling, in issue order.
+    /// Slots of entries the DMAC has not finished unrolling, in issue order
+    /// (with `turns`, in the order of their next turn).
     to_unroll: Vec<u8>,
+    /// Started commands that take turns at the DMAC, one bus request each
+    /// (`mfc.unroll = "turns"`); 0: the oldest is unrolled to its end first.
+    turns: u8,
     reserved: u32,
     used: u32,
     next_seq: u64,
@@ -155,10 +159,31 @@ impl CommandQueue {
             slots: vec![None; depth as usize],
             order: Vec::with_capacity(depth as usize),
             to_unroll: Vec::with_capacity(depth as usize),
+            turns: 0,
             reserved: 0,
             used: 0,
             next_seq: 0,
             ordered: 0,
+        }
+    }
+
+    /// Lets `n` started commands take turns at the DMAC (0: oldest first).
+    pub fn take_turns(mut self, n: u8) -> CommandQueue {
+        self.turns = n;
+        self
+    }
+
+    /// The DMAC created a bus request of the command in `slot`: with turns,
+    /// the command goes to the back of the line (a fully unrolled one has
+    /// already left it).
+    #[inline]
+    pub fn served(&mut self, slot: u8) {
+        if self.turns == 0 {
+            return;
+        }
+        if let Some(i) = self.to_unroll.iter().position(|&s| s == slot) {
+            let s = self.to_unroll.remove(i);
+            self.to_unroll.push(s);
         }
     }
 
@@ -297,13 +322,20 @@ impl CommandQueue {
     ) -> (Option<u8>, Option<Cycle>) {
         let mut fallback = None;
         let mut later: Option<Cycle> = None;
+        // With turns, a new command starts only while fewer than `turns` of
+        // its direction are under way (with none, `new_allowed` alone decides).
+        let (gets, puts) = self.under_way();
         for &slot in &self.to_unroll {
             let e = self.get(slot);
             if e.ready_at > now {
                 later = Some(later.map_or(e.ready_at, |l| l.min(e.ready_at)));
                 continue;
             }
-            if (!e.started && !new_allowed) || e.stalled() || !self.may_start(e) {
+            let may_begin = || {
+                new_allowed
+                    && (self.turns == 0 || if e.cmd.op.is_get() { gets } else { puts } < self.turns)
+            };
+            if (!e.started && !may_begin()) || e.stalled() || !self.may_start(e) {
                 continue;
             }
             if e.cmd.op.is_get() == prefer_get {
@@ -312,6 +344,23 @@ impl CommandQueue {
             fallback = fallback.or(Some(slot));
         }
         (fallback, later)
+    }
+
+    /// Started gets and puts not fully unrolled (counted only with turns).
+    #[inline]
+    fn under_way(&self) -> (u8, u8) {
+        if self.turns == 0 {
+            return (0, 0);
+        }
+        let mut n = (0, 0);
+        for e in self.to_unroll.iter().map(|&x| self.get(x)) {
+            match (e.started, e.cmd.op.is_get()) {
+                (true, true) => n.0 += 1,
+                (true, false) => n.1 += 1,
+                _ => {}
+            }
+        }
+        n
     }
 
     /// Whether the queue holds nothing (and nothing is reserved).
@@ -387,7 +436,7 @@ impl CommandQueue {
         self.to_unroll
             .iter()
             .for_each(|&x| s.raw(ranks[x as usize] as u64));
-        for v in [self.reserved, self.used, self.ordered] {
+        for v in [self.reserved, self.used, self.ordered, self.turns as u32] {
             s.raw(v as u64);
         }
     }
@@ -483,6 +532,52 @@ mod tests {
             })
             .collect();
         (q, slots)
+    }
+
+    /// The slots the DMAC serves in `n` picks of gets, each command started
+    /// when picked and served (moved to the back of the line with turns).
+    fn served(q: &mut CommandQueue, n: usize) -> Vec<u8> {
+        (0..n)
+            .map(|_| {
+                let slot = q.pick(0, true, true).0.expect("a get to serve");
+                q.get_mut(slot).started = true;
+                q.served(slot);
+                slot
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_oldest_is_served_until_it_is_unrolled() {
+        let (mut q, s) = queue(&[(Opcode::Get, 1), (Opcode::Get, 1), (Opcode::Get, 1)]);
+        assert_eq!(served(&mut q, 3), vec![s[0]; 3]);
+    }
+
+    #[test]
+    fn with_turns_started_commands_take_turns_and_no_more_start() {
+        let (q, s) = queue(&[(Opcode::Get, 1), (Opcode::Get, 1), (Opcode::Get, 1)]);
+        let mut q = q.take_turns(2);
+        let order = served(&mut q, 5);
+        assert_eq!(
+            order,
+            vec![s[0], s[1], s[0], s[1], s[0]],
+            "the third waits for a turn"
+        );
+        // The first one's last request: the waiting one starts, first in line.
+        q.unrolled(s[0]);
+        assert_eq!(served(&mut q, 3), vec![s[2], s[1], s[2]]);
+    }
+
+    #[test]
+    fn turns_are_counted_per_direction() {
+        let (q, s) = queue(&[(Opcode::Get, 1), (Opcode::Get, 1), (Opcode::Put, 1)]);
+        let mut q = q.take_turns(1);
+        assert_eq!(served(&mut q, 2), vec![s[0], s[0]], "one get at a time");
+        assert_eq!(
+            q.pick(0, false, true).0,
+            Some(s[2]),
+            "the put starts beside it"
+        );
     }
 
     #[test]
