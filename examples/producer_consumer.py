@@ -140,7 +140,7 @@ def streaming() -> tuple[float, float]:
 
     r = m.run(ppe_main)
     assert r.value == [0, 0], f"the consumer saw {r.value[1]} wrong blocks"
-    return r.ns - m.cycles_to_ns(m.info["context_run_cycles"]), m.cycles_to_ns(WORK_CYCLES)
+    return r.ns - m.cycles_to_ns(m.context_run_cycles), m.cycles_to_ns(WORK_CYCLES)
 
 
 # -- 2. latency ---------------------------------------------------------------------

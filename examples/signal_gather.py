@@ -120,7 +120,7 @@ def ppe_main() -> list[int]:
 def main() -> None:
     r = m.run(ppe_main)
     assert r.value == [0] * (WORKERS + 1), r.value
-    start = m.cycles_to_ns(m.info["context_run_cycles"])
+    start = m.cycles_to_ns(m.context_run_cycles)
     print(f"SPE 0 gathers {WORKERS} SPEs' bits in signal register 1 (OR mode), {ROUNDS} rounds")
     print("times in simulated ns since the SPE programs started")
     for rnd in range(ROUNDS):

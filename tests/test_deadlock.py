@@ -94,7 +94,7 @@ def test_a_ppe_waiting_for_a_message_an_spe_never_writes(m: Machine) -> None:
 
     err = deadlock(m, main)
     assert blocked_as(err) == {"PPE thread 0": "spe_out_mbox_read(SPE 0)"}
-    assert err.cycle == m.info["context_run_cycles"] + 100
+    assert err.cycle == m.context_run_cycles + 100
 
 
 def test_a_ppe_waiting_for_an_interrupt_mailbox_message(m: Machine) -> None:

@@ -24,7 +24,7 @@ def test_machine_methods() -> None:
         with pytest.raises(UsageError, match="ns_to_cycles"):
             m.ns_to_cycles(bad)  # type: ignore[arg-type]
     with pytest.raises(UsageError, match="memory: "):
-        m.memory(0, int(m.info["memory_bytes"]) + 1)
+        m.memory(0, m.facts.memory_bytes + 1)
     with pytest.raises(UsageError, match="time_limit_ns"):
         Machine("qs20-1chip", time_limit_ns=1e300)
     with pytest.raises(UsageError, match="time_limit_ns"):

@@ -12,7 +12,7 @@ def test_shipped_machines_load() -> None:
     for name in cellsim.machines():
         m = Machine(name)
         assert m.spe_count in (6, 8, 16)
-        assert m.info["ls_bytes"] == 256 * 1024
+        assert m.facts.ls_bytes == 256 * 1024
     assert Machine("ps3").spe_count == 6
     assert (Machine("qs20").spe_count, Machine("qs20").chips) == (16, 2)
     assert (Machine("qs20-1chip").spe_count, Machine("qs20-1chip").chips) == (8, 1)
@@ -64,3 +64,31 @@ def test_local_store_view_is_shared_with_programs(m: Machine) -> None:
     ls = m.local_store(2)
     ls[0x8000:0x8010] = np.arange(16, dtype=np.uint8)
     assert m.local_store(2)[0x8005] == 5
+
+
+def test_the_typed_facts_agree_with_the_engines_description() -> None:
+    """A machine's facts are read from its resolved file without building an engine; the engine
+    derives the same values from the same file (and the SPE start-up in cycles from its ns)."""
+    for name in cellsim.machines():
+        m = Machine(name)
+        f, d = m.facts, m.info
+        assert (f.name, f.core_hz, f.timebase_hz, f.chips, f.spes) == (
+            d["name"],
+            d["core_hz"],
+            d["timebase_hz"],
+            d["chips"],
+            d["spes"],
+        )
+        assert (f.memory_bytes, f.ls_bytes, f.ls_reserved_bytes, f.page_bytes) == (
+            d["memory_bytes"],
+            d["ls_bytes"],
+            d["ls_reserved_bytes"],
+            d["page_bytes"],
+        )
+        assert (f.numa_policy, f.tlb_entries, list(f.ramps)) == (
+            d["numa_policy"],
+            d["tlb_entries"],
+            list(d["ramps"]),
+        )
+        expected = round(float(m.spec.setting("ppe.context_run_ns")) * f.core_hz / 1e9)
+        assert m.context_run_cycles == expected

@@ -177,7 +177,7 @@ def test_tag_status_any_and_immediate(m: Machine) -> None:
 
 def test_compute_and_the_decrementer_agree(m: Machine) -> None:
     """compute(n) takes n cycles; the decrementer counts down at the timebase rate."""
-    ticks_per_cycle = m.info["timebase_hz"] / m.core_hz
+    ticks_per_cycle = m.facts.timebase_hz / m.core_hz
 
     def prog(speid: int, argp: int, envp: int) -> int:
         spu_write_decrementer(1_000_000)

@@ -162,9 +162,8 @@ class Program(greenlet):
         # the C line of the request being answered (set only under --check-dma)
         self.c_site: str | None = None
         if spe is not None:
-            info = machine.info
-            self.ls_top = info["ls_bytes"]
-            self.ls_next = info["ls_reserved_bytes"]
+            self.ls_top = machine.facts.ls_bytes
+            self.ls_next = machine.facts.ls_reserved_bytes
             self.ls = machine.local_store(spe)
 
     @property
@@ -258,8 +257,11 @@ class Machine:
         self.spec: MachineSpec = spec
         """The machine as a value: its source and overrides (:class:`~cellsim.spec.MachineSpec`)."""
         self.info: dict[str, Any] = dict(self._engine.describe())
-        self.name: str = self.info["name"]
-        self.core_hz: float = self.info["core_hz"]
+        """The engine's own description of the machine, untyped (:attr:`facts` has them typed)."""
+        self.name: str = self.facts.name
+        self.core_hz: float = self.facts.core_hz
+        self.context_run_cycles: int = int(self.info["context_run_cycles"])
+        """SPU cycles from ``spe_context_run`` until the SPE program starts (``ppe.context_run_ns``)."""
         self.seed = seed
         if placement is not None:
             self._engine.set_placement([integer(p, "placement: physical SPE", 0, 1 << 32) for p in placement])
@@ -277,7 +279,7 @@ class Machine:
             ea0 = self.ls_ea(0)
             stride = self.ls_ea(1) - ea0
             self._dma_checker = dmacheck.DmaChecker(
-                int(self.info["memory_bytes"]), ea0, stride, int(self.info["ls_bytes"]), self.spe_count
+                self.facts.memory_bytes, ea0, stride, self.facts.ls_bytes, self.spe_count
             )
             dmacheck.ACTIVE.add(self)
             self._engine.set_check_dma(True)  # native (Rust) programs check in the engine
@@ -320,7 +322,7 @@ class Machine:
     @property
     def spe_count(self) -> int:
         """Logical SPEs available to programs."""
-        return int(self.info["spes"])
+        return self.facts.spes
 
     @property
     def placement(self) -> list[int]:
@@ -360,7 +362,7 @@ class Machine:
         """Allocates ``size`` bytes of main memory (``malloc_align``); zero-filled.
 
         On a two-chip blade each chip has its own memory (a NUMA node): the
-        pages go where the machine's policy puts them (``info["numa_policy"]``,
+        pages go where the machine's policy puts them (``facts.numa_policy``,
         Linux's first touch unless the machine file says otherwise), on node
         ``node`` (``numa_alloc_onnode``, ``numactl --membind``), or by
         ``policy`` (``"interleave"``: alternating page by page, ``numactl
@@ -379,18 +381,18 @@ class Machine:
 
     def memory_node(self, ea: int) -> int:
         """The NUMA node (chip) whose memory holds main-memory address ``ea``."""
-        ea = integer(ea, "memory_node: ea (an address of main memory)", 0, int(self.info["memory_bytes"]))
+        ea = integer(ea, "memory_node: ea (an address of main memory)", 0, self.facts.memory_bytes)
         return int(self._engine.memory_node(ea))
 
     @property
     def chips(self) -> int:
         """Cell chips in the machine (2 on a blade)."""
-        return int(self.info["chips"])
+        return self.facts.chips
 
     def memory(self, ea: int, size: int) -> np.ndarray:
         """A writable ``uint8`` view of main memory ``[ea, ea + size)``."""
         ea, size = integer(ea, "memory: ea"), integer(size, "memory: size")
-        total = int(self.info["memory_bytes"])
+        total = self.facts.memory_bytes
         if ea + size > total:
             raise UsageError(f"memory: 0x{ea:x}..+{size} is outside main memory ({total} bytes)")
         view = self._engine.memory(ea, size)
@@ -406,7 +408,7 @@ class Machine:
     def is_mapped(self, ea: int) -> bool:
         """Whether ``ea`` is in main memory or in an SPE's local-store or problem-state mapping."""
         ea = integer(ea, "is_mapped: ea", -(1 << 128), 1 << 128)
-        if 0 <= ea < self.info["memory_bytes"]:
+        if 0 <= ea < self.facts.memory_bytes:
             return True
         base = _engine.ls_ea(0)
         stride = _engine.ls_ea(1) - base
@@ -490,7 +492,7 @@ class Machine:
     def memory_address(self) -> int:
         """The host address of simulated main memory's first byte (for
         programs that copy to and from it in bulk, as the MPI runtime does)."""
-        view = self._engine.memory(0, int(self.info["memory_bytes"]))
+        view = self._engine.memory(0, self.facts.memory_bytes)
         return int(np.frombuffer(memoryview(view), dtype=np.uint8).ctypes.data)
 
     def load_kernel(self, spe: int, name: str, **params: Any) -> int:

@@ -254,7 +254,7 @@ def spe_context_run(
                 f"{name} 0x{int(ptr):x} is outside main memory ({m.facts.memory_bytes} bytes) and every "
                 "local-store mapping: pass an address from Machine.alloc (or a small integer)"
             )
-    tid = m.start_spe(ctx.spe, ctx.program, argp=argp, envp=envp, delay=m.info["context_run_cycles"])
+    tid = m.start_spe(ctx.spe, ctx.program, argp=argp, envp=envp, delay=m.context_run_cycles)
     ctx.runs += 1
     m._context_runs.add(tid)
     code = p.call(p.engine.join, tid)

@@ -110,6 +110,18 @@ def _pass_delay_ns(messaging: Mapping[str, Any]) -> float:
     return float(messaging.get("pass_delay_ns", 0.0))
 
 
+@lru_cache(maxsize=1)
+def _shipped() -> frozenset[str]:
+    return frozenset(_engine.machine_names())
+
+
+@lru_cache(maxsize=256)
+def _resolved_shipped(source: str, overrides: tuple[str, ...]) -> str:
+    """A shipped machine resolved once per process and overrides: its files are in the engine,
+    so they cannot change, and every machine a sweep builds reads its facts."""
+    return str(_engine.resolved_machine(source, list(overrides)))
+
+
 @lru_cache(maxsize=64)
 def _parsed(toml: str) -> dict[str, Any]:
     """A resolved machine file's table, parsed once per contents: parsing takes several times
@@ -249,6 +261,8 @@ class MachineSpec:
     @cached_property
     def toml(self) -> str:
         """The resolved machine file (bases merged, overrides applied); ``ConfigError`` if invalid."""
+        if self.source in _shipped():
+            return _resolved_shipped(self.source, self.overrides)
         return str(_engine.resolved_machine(self.source, list(self.overrides)))
 
     @cached_property
