@@ -55,3 +55,15 @@ def test_the_trace_is_of_the_first_machine_built_with_the_options(tmp_path: Path
     doc = json.loads((tmp_path / "t.json").read_text())
     assert doc["otherData"]["records"] == stats.records
     assert len(records) == 2
+
+
+def test_check_dma_travels_with_the_spec_to_another_process() -> None:
+    """``--check-dma`` is a run option: a sweep's worker, which does not share this process's
+    default, builds checking machines from the spec it is sent (a machine's own argument wins)."""
+    spec = MachineSpec.of("qs20-1chip").running(RunOptions(check_dma=True))
+    copy = pickle.loads(pickle.dumps(spec))
+    assert copy.machine()._dma_checker is not None
+    assert Machine(copy, check_dma=False)._dma_checker is None
+    assert MachineSpec.of("qs20-1chip").machine()._dma_checker is None
+    (setup_spec, *_) = get("dma-latency").settings({"check_dma": True})
+    assert setup_spec.run.check_dma

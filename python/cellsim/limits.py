@@ -96,12 +96,18 @@ def wall_limit(value: Any, what: str) -> float:
 
 
 def run_options(
-    time_limit: float | None = None, *, exact_reference: bool = False, trace: Any = None
+    time_limit: float | None = None,
+    *,
+    exact_reference: bool = False,
+    trace: Any = None,
+    check_dma: bool = False,
 ) -> RunOptions:
     """A command's :class:`~cellsim.spec.RunOptions`: ``--time-limit`` (simulated
-    seconds, checked), ``--exact-reference`` and ``--trace``'s capture."""
+    seconds, checked), ``--exact-reference``, ``--trace``'s capture and ``--check-dma``."""
     limit_ns = None if time_limit is None else positive(time_limit, "--time-limit") * 1e9
-    return RunOptions(time_limit_ns=limit_ns, exact_reference=bool(exact_reference), trace=trace)
+    return RunOptions(
+        time_limit_ns=limit_ns, exact_reference=bool(exact_reference), trace=trace, check_dma=bool(check_dma)
+    )
 
 
 @contextlib.contextmanager

@@ -275,7 +275,9 @@ class Machine:
         from . import dmacheck
 
         self._dma_checker: dmacheck.DmaChecker | None = None
-        if check_dma or (check_dma is None and dmacheck.default()):
+        if check_dma is None:
+            check_dma = spec.run.check_dma or dmacheck.default()
+        if check_dma:
             ea0 = self.ls_ea(0)
             stride = self.ls_ea(1) - ea0
             self._dma_checker = dmacheck.DmaChecker(

@@ -211,8 +211,8 @@ class RunOptions:
     """How every machine of a run is built, besides its spec and seed.
 
     A machine's own arguments come first: ``Machine(time_limit_ns=...)`` is
-    bounded by :attr:`time_limit_ns`, ``Machine(exact_reference=...)`` given
-    wins. The host-time limit (``--wall-limit``) is not here: it is a
+    bounded by :attr:`time_limit_ns`, ``Machine(exact_reference=...)`` and
+    ``Machine(check_dma=...)`` given win. The host-time limit (``--wall-limit``) is not here: it is a
     process-wide alarm (:func:`cellsim.limits.command_limits`).
     """
 
@@ -222,10 +222,17 @@ class RunOptions:
     """Simulate every bus transfer event by event, without the fast-forward (``--exact-reference``)."""
     trace: Capture | None = None
     """Trace the first machine built (``--trace``); copies in other processes never trace."""
+    check_dma: bool = False
+    """Every machine stops a program at a DMA race (``--check-dma``; :mod:`cellsim.dmacheck`), in a
+    sweep's worker processes too."""
 
     def point(self) -> dict[str, Any]:
         """The options as a sweep point's JSON fields (the trace stays in this process)."""
-        return {"time_limit_ns": self.time_limit_ns, "exact_reference": self.exact_reference}
+        return {
+            "time_limit_ns": self.time_limit_ns,
+            "exact_reference": self.exact_reference,
+            "check_dma": self.check_dma,
+        }
 
 
 @dataclass(frozen=True)

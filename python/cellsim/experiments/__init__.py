@@ -7,7 +7,7 @@ that defines
     one JSON-serialisable dict per measured point; ``settings`` are the
     :class:`RunSettings` every experiment takes (``machine``, ``overrides``,
     ``seed``, ``native``, ``progress``, ``time_limit_ns``, ``exact_reference``,
-    ``trace``), which ``EXPERIMENT.settings(settings)`` turns into a
+    ``trace``, ``check_dma``), which ``EXPERIMENT.settings(settings)`` turns into a
     :class:`Setup` with the experiment's defaults: its ``spec`` carries the
     run's options, so every machine is built by ``spec.machine(seed, ...)``;
     ``progress(done, total)`` is called after each point;
@@ -89,6 +89,7 @@ class RunSettings(TypedDict, total=False):
     time_limit_ns: float | None
     exact_reference: bool
     trace: Capture | None
+    check_dma: bool
 
 
 class Setup(NamedTuple):
@@ -108,7 +109,12 @@ class Setup(NamedTuple):
 
 def run_settings(run: RunOptions) -> RunSettings:
     """A run's options as settings of another ``run`` call (an experiment's panels)."""
-    return {"time_limit_ns": run.time_limit_ns, "exact_reference": run.exact_reference, "trace": run.trace}
+    return {
+        "time_limit_ns": run.time_limit_ns,
+        "exact_reference": run.exact_reference,
+        "trace": run.trace,
+        "check_dma": run.check_dma,
+    }
 
 
 _SETTINGS_DOC = {
@@ -121,6 +127,7 @@ _SETTINGS_DOC = {
     "exact_reference": "simulate every bus transfer event by event, without the fast-forward "
     "(``--exact-reference``; identical results, slower)",
     "trace": "a :class:`cellsim.trace.Capture`: trace the first machine built (``--trace``)",
+    "check_dma": "stop a program at a DMA race, in every machine of the run (``--check-dma``)",
 }
 
 
@@ -281,6 +288,7 @@ class Experiment:
             time_limit_ns=given.get("time_limit_ns", spec.run.time_limit_ns),
             exact_reference=given.get("exact_reference", spec.run.exact_reference),
             trace=given.get("trace", spec.run.trace),
+            check_dma=given.get("check_dma", spec.run.check_dma),
         )
         return Setup(
             spec=spec.running(run),

@@ -493,7 +493,10 @@ def _make_run_command(exp: Experiment) -> click.Command:
         check_plot(plot_path)
         opts = {k: v for k, v in options.items() if v not in (None, ())}
         trace = Capture(trace_path) if trace_path else None
-        run_opts = run_options(time_limit, exact_reference=exact_reference, trace=trace)
+        run_opts = run_options(time_limit, exact_reference=exact_reference, trace=trace, check_dma=check_dma)
+        # --check-dma reaches the machines an experiment builds from its spec (in a sweep's workers
+        # too) as a run option, and those built from a name (the buffering planner's) as the
+        # process's default
         with command_limits(wall_limit), check_dma_default(check_dma):
             try:
                 with _Progress(exp.name) as progress:
@@ -506,6 +509,7 @@ def _make_run_command(exp: Experiment) -> click.Command:
                         time_limit_ns=run_opts.time_limit_ns,
                         exact_reference=exact_reference,
                         trace=trace,
+                        check_dma=check_dma,
                         **opts,
                     )
             finally:
