@@ -281,12 +281,3 @@ def test_resume_keys_on_the_machine_file_contents_not_its_name(tmp_path) -> None
     f.write_text('base = "ps3"\n[mic]\ndram_latency_ns = 90\n')
     b = settings_of([{"machine": str(f), "mapping": [0], "run": 0}])
     assert a["machine"] == b["machine"] and a != b
-
-
-def test_points_run_spread_over_the_list_and_results_keep_their_order() -> None:
-    """Every 16th point first, then every 16th from the next: a sweep whose points come in
-    blocks of different cost samples every block early, so its time left holds from the start."""
-    points = [{"x": i} for i in range(40)]
-    results = run_sweep(square, points, workers=1)
-    assert [r["x"] for r in results] == list(range(40))
-    assert CALLS[:4] == [0, 16, 32, 1] and sorted(CALLS) == list(range(40))

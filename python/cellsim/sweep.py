@@ -312,19 +312,6 @@ def _client(cluster: Any) -> tuple[Any, bool]:
     return client, True
 
 
-SPREAD = 16
-"""The points run every ``SPREAD``-th in turn (see :func:`_spread`)."""
-
-
-def _spread(todo: list[tuple[int, Point]]) -> list[tuple[int, Point]]:
-    """The order the points run in: every 16th point, then every 16th from the next, and so on.
-    A sweep's points often come in blocks of different cost (the mapping study's PS3 figures,
-    then the QS22's), and the time left shown while it runs assumes that the points left cost
-    what the finished ones did: run a sample of every block first and that holds from the start.
-    The results keep the points' order, and no point's result depends on when it ran."""
-    return sorted(todo, key=lambda t: (t[0] % SPREAD, t[0]))
-
-
 def _chunks(todo: list[tuple[int, Point]], workers: int, chunk: int | None) -> list[list[tuple[int, Point]]]:
     size = chunk or max(1, min(16, len(todo) // (workers * 8) or 1))
     return [todo[i : i + size] for i in range(0, len(todo), size)]
@@ -395,7 +382,7 @@ def _sweep(
     else:
         store.reset()
     total = len(points)
-    todo = _spread([(i, p) for i, p in enumerate(points) if i not in results])
+    todo = [(i, p) for i, p in enumerate(points) if i not in results]
     if progress is not None:
         progress(len(results), total)
 
