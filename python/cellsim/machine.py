@@ -235,7 +235,8 @@ class Machine:
         check_dma: stop a Python or C program at a DMA race (a local-store
             range used while a DMA moves it, overlapping DMAs without a fence
             or barrier) with :class:`cellsim.dmacheck.DmaHazardError`;
-            ``None``: the command's ``--check-dma`` setting (off by default).
+            ``None``: the spec's run options' or the command's ``--check-dma``
+            (off by default).
     """
 
     def __init__(
