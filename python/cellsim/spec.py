@@ -74,7 +74,7 @@ def _scoped_to(source: str, overrides: tuple[str, ...]) -> tuple[str, ...]:
     shipped machine NAME only (a sweep over several papers' machines can change one of them)."""
     if not any(_SCOPED.fullmatch(o) for o in overrides):
         return overrides
-    names = tuple(_engine.machine_names())
+    names = _shipped()
     own = MachineSpec(source).name
     kept = []
     for o in overrides:
@@ -83,7 +83,7 @@ def _scoped_to(source: str, overrides: tuple[str, ...]) -> tuple[str, ...]:
             kept.append(o)
         elif m[1] not in names:
             raise UsageError(
-                f"override {o!r}: {m[1]!r} is not a shipped machine ({', '.join(names)}); "
+                f"override {o!r}: {m[1]!r} is not a shipped machine ({', '.join(sorted(names))}); "
                 "NAME:section.key=value changes that machine only"
             )
         elif m[1] == own:

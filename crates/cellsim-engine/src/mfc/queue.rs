@@ -416,7 +416,7 @@ impl Entry {
 
 impl CommandQueue {
     /// Writes the queue (see [`crate::steady`]); the issue number of the
-    /// next command is progress.
+    /// next command is progress, `turns` a setting fixed at build.
     ///
     /// Entries are written in issue order and slots named by their rank in
     /// it ([`CommandQueue::ranks`]): which slot a command landed in is only
@@ -436,7 +436,7 @@ impl CommandQueue {
         self.to_unroll
             .iter()
             .for_each(|&x| s.raw(ranks[x as usize] as u64));
-        for v in [self.reserved, self.used, self.ordered, self.turns as u32] {
+        for v in [self.reserved, self.used, self.ordered] {
             s.raw(v as u64);
         }
     }
