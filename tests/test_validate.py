@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -13,8 +15,20 @@ from cellsim import experiments
 from cellsim import published as pub
 from cellsim.exceptions import UsageError
 from cellsim.experiments._catalog import ValidateProfile
+from cellsim.spec import MachineSpec
 from cellsim.tools.cli import cli
-from cellsim.validate import DEFAULT, Setting, grid_settings, ranking, select, validate, withheld
+from cellsim.validate import (
+    DEFAULT,
+    GRIDS_DIR,
+    Setting,
+    grid_settings,
+    load_grid,
+    ranking,
+    select,
+    shipped_grids,
+    validate,
+    withheld,
+)
 
 STATEMENT = "000-f6a-get-outperforms-put"
 IDEAL = "eib.recv_switch_bus_cycles=0 eib.put_flow=none"
@@ -43,7 +57,7 @@ def test_a_grid_is_every_combination_after_the_default_without_repeats() -> None
         "eib.recv_switch_bus_cycles=1 mfc.command_cycles=96",
     ]
     for bad, words in (
-        ({"axis": {}}, "unknown tables"),
+        ({"axis": {}}, "unknown keys"),
         ({"axes": {"eib.x": []}}, "non-empty list"),
         ({"setting": [{"label": "x"}]}, "needs overrides"),
     ):
@@ -139,3 +153,41 @@ def test_resumed_and_on_dask_the_scoreboard_is_the_same(small_hotspot, tmp_path)
 def test_settings_label_their_overrides() -> None:
     assert Setting.of({"eib.recv_switch_bus_cycles": 0}).label == "eib.recv_switch_bus_cycles=0"
     assert Setting.of([]) == DEFAULT
+
+
+def test_every_shipped_grid_names_its_hypothesis_and_resolves_on_every_machine() -> None:
+    """The grids behind docs/contention.md's and docs/messaging.md's tables stay runnable: each
+    says what it scores, selects values, and every setting is valid on every shipped machine
+    (a setting named for one machine changes only it)."""
+    grids = shipped_grids()
+    assert {"memory", "bus-per-pair", "library", "blade-banks"} <= set(grids)
+    machines = ("qs20-1chip", "qs20", "ps3", "qs22", "blade21")
+    for name, grid in grids.items():
+        assert grid.about and grid.settings[0] == DEFAULT and len(grid.settings) > 1, name
+        exps, _ = select(grid.only)
+        assert exps, name
+        for s in grid.settings[1:]:
+            for m in machines:
+                assert MachineSpec.of(m, s.overrides).toml, (name, s.label, m)
+
+
+def test_a_grid_by_name_is_the_shipped_file_and_an_unknown_name_lists_them() -> None:
+    assert load_grid("blade-banks") == load_grid(GRIDS_DIR / "blade-banks.toml")
+    with pytest.raises(UsageError, match=r"not a shipped grid .*blade-banks"):
+        load_grid("no-such-grid")
+    r = CliRunner().invoke(cli, ["validate", "--list-grids"], catch_exceptions=False)
+    assert r.exit_code == 0 and all(name in r.output for name in shipped_grids())
+
+
+def test_a_grid_scores_the_values_it_names_unless_only_is_given(tmp_path) -> None:
+    grid = tmp_path / "g.toml"
+    grid.write_text('about = "a test"\nonly = ["003"]\n[axes]\n"eib.recv_switch_bus_cycles" = [0]\n')
+    r = CliRunner().invoke(cli, ["validate", "--grid", str(grid)], catch_exceptions=False)
+    assert r.exit_code == 0 and "grid g: only 003" in r.output and "Kumar et al. (003) 4" in r.output
+
+
+def test_the_docs_name_only_shipped_grids() -> None:
+    root = Path(__file__).parents[1]
+    pages = [*(root / "docs").glob("*.md"), root / "README.md"]
+    named = {m for p in pages for m in re.findall(r"--grid ([a-z][a-z0-9-]+)(?![.\w])", p.read_text())}
+    assert named and named <= set(shipped_grids()), named - set(shipped_grids())

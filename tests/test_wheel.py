@@ -59,6 +59,7 @@ def test_the_wheel_is_abi3_manylinux_with_its_license_and_data(wheel: Path) -> N
         "cellsim/cellsim.mplstyle",
         "cellsim/py.typed",
         "cellsim/data/published.toml",
+        "cellsim/data/grids/memory.toml",  # the hypothesis grids (cellsim validate --grid NAME)
         # C programs: the SDK headers and the C runtime `cellsim cc` compiles in
         "cellsim/include/spu_mfcio.h",
         "cellsim/include/libspe2.h",

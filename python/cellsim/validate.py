@@ -40,15 +40,19 @@ from .spec import MachineSpec, override_strings
 from .sweep import run_sweep
 
 __all__ = [
+    "GRIDS_DIR",
+    "Grid",
     "Row",
     "Scoreboard",
     "Setting",
     "grid_settings",
+    "load_grid",
     "plan",
     "ranking",
     "read_grid",
     "run_point",
     "select",
+    "shipped_grids",
     "validate",
     "withheld",
 ]
@@ -73,10 +77,14 @@ DEFAULT = Setting("default")
 def grid_settings(grid: Mapping[str, Any]) -> list[Setting]:
     """The settings of a grid: ``default`` first, then every combination of
     ``axes`` (``{key: [values]}``) and every ``[[setting]]`` (``overrides =
-    [...]``, optional ``label``), in that order, repeats dropped."""
-    unknown = sorted(set(grid) - {"axes", "setting"})
+    [...]``, optional ``label``), in that order, repeats dropped. A grid's
+    ``about`` and ``only`` (see :class:`Grid`) are not settings."""
+    unknown = sorted(set(grid) - {"axes", "setting", "about", "only"})
     if unknown:
-        raise UsageError(f"grid: unknown tables {unknown}; a grid has [axes] and/or [[setting]]")
+        raise UsageError(
+            f"grid: unknown keys {unknown}; a grid has [axes] and/or [[setting]], and may say "
+            'about = "..." and only = [...]'
+        )
     out = [DEFAULT]
     axes = grid.get("axes", {})
     if not isinstance(axes, dict) or not all(isinstance(v, list) and v for v in axes.values()):
@@ -98,8 +106,49 @@ def grid_settings(grid: Mapping[str, Any]) -> list[Setting]:
     return unique
 
 
-def read_grid(path: str | Path) -> list[Setting]:
-    """The settings of a grid file (see :func:`grid_settings`)."""
+@dataclass(frozen=True)
+class Grid:
+    """A grid file: its settings, what hypothesis it scores (``about``) and which values it
+    was scored on (``only``: tokens of ``--only``; empty: every visible value)."""
+
+    name: str
+    about: str
+    only: tuple[str, ...]
+    settings: tuple[Setting, ...]
+
+    @classmethod
+    def parse(cls, name: str, grid: Mapping[str, Any]) -> Grid:
+        about, only = grid.get("about", ""), grid.get("only", [])
+        if not isinstance(about, str):
+            raise UsageError(f"grid {name!r}: about must be a string, not {about!r}")
+        if not isinstance(only, list) or not all(isinstance(o, str) for o in only):
+            raise UsageError(f"grid {name!r}: only must be a list of --only tokens, not {only!r}")
+        return cls(name, about, tuple(only), tuple(grid_settings(grid)))
+
+
+#: The hypothesis grids cellsim ships: the settings behind the tables of docs/contention.md
+#: and docs/messaging.md, so that anyone can score them again (``--grid NAME``).
+GRIDS_DIR = Path(__file__).parent / "data" / "grids"
+
+
+def shipped_grids() -> dict[str, Grid]:
+    """The shipped grids by name (their file names without ``.toml``), sorted."""
+    return {p.stem: _load(p, p.stem) for p in sorted(GRIDS_DIR.glob("*.toml"))}
+
+
+def load_grid(path_or_name: str | Path) -> Grid:
+    """A grid file, or a shipped grid by name (a file of that path comes first)."""
+    path = Path(path_or_name)
+    if path.exists() or path.suffix == ".toml" or len(path.parts) > 1:
+        return _load(path, path.stem)
+    shipped = GRIDS_DIR / f"{path_or_name}.toml"
+    if shipped.is_file():
+        return _load(shipped, str(path_or_name))
+    names = ", ".join(shipped_grids())
+    raise UsageError(f"--grid {str(path_or_name)!r}: no such file, and not a shipped grid ({names})")
+
+
+def _load(path: Path, name: str) -> Grid:
     try:
         with open(path, "rb") as f:
             grid = tomllib.load(f)
@@ -107,7 +156,12 @@ def read_grid(path: str | Path) -> list[Setting]:
         raise UsageError(f"--grid {str(path)!r}: {e.strerror or e}") from None
     except tomllib.TOMLDecodeError as e:
         raise UsageError(f"--grid {str(path)!r} is not TOML: {e}") from None
-    return grid_settings(grid)
+    return Grid.parse(name, grid)
+
+
+def read_grid(path: str | Path) -> list[Setting]:
+    """The settings of a grid file or shipped grid (see :func:`grid_settings`)."""
+    return list(load_grid(path).settings)
 
 
 # -- which experiments and rows --------------------------------------------------------------

@@ -15,7 +15,17 @@ from rich.table import Table
 
 from .. import published as pub
 from ..limits import COUNT, SEED
-from ..validate import DEFAULT, Scoreboard, Setting, ranking, read_grid, select, validate, withheld
+from ..validate import (
+    DEFAULT,
+    Scoreboard,
+    Setting,
+    load_grid,
+    ranking,
+    select,
+    shipped_grids,
+    validate,
+    withheld,
+)
 from ._outputs import check_output, check_plot
 
 __all__ = ["validate_cmd"]
@@ -137,6 +147,18 @@ def _list_statements() -> None:
     con.print(t)
 
 
+def _list_grids() -> None:
+    from .cli import _console
+
+    con = _console()
+    t = Table(title="hypothesis grids (cellsim validate --grid NAME)")
+    for col in ("name", "settings", "only", "about"):
+        t.add_column(col, overflow="fold")
+    for name, g in shipped_grids().items():
+        t.add_row(name, str(len(g.settings)), " ".join(g.only) or "every value", g.about)
+    con.print(t)
+
+
 @click.command("validate")
 @click.option(
     "--set",
@@ -150,10 +172,11 @@ def _list_statements() -> None:
 @click.option(
     "--grid",
     "grid_path",
-    type=click.Path(dir_okay=False),
+    metavar="FILE|NAME",
     help="a TOML file of settings to score side by side: [axes] KEY = [values, ...] (every "
     'combination) and/or [[setting]] overrides = ["KEY=VALUE", ...], label = "..."; the default is '
-    "always scored too",
+    "always scored too. NAME: a hypothesis grid cellsim ships (--list-grids), which also says "
+    "which values it scores (its only = [...], unless --only is given)",
 )
 @click.option(
     "--only",
@@ -177,6 +200,9 @@ def _list_statements() -> None:
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), help="the ranking as a figure")
 @click.option("--failing", is_flag=True, help="show only the values that fail under some setting")
 @click.option("--list", "list_only", is_flag=True, help="list the visible published values and exit")
+@click.option(
+    "--list-grids", is_flag=True, help="list the hypothesis grids cellsim ships (for --grid NAME) and exit"
+)
 def validate_cmd(
     overrides: tuple[str, ...],
     grid_path: str | None,
@@ -191,6 +217,7 @@ def validate_cmd(
     plot_path: str | None,
     failing: bool,
     list_only: bool,
+    list_grids: bool,
 ) -> None:
     """Score the model on every visible published value: each experiment at the smallest sizes
     where it still measures what its paper measured (--full: the paper-scale sizes of cellsim
@@ -202,6 +229,9 @@ def validate_cmd(
     if list_only:
         _list_statements()
         return
+    if list_grids:
+        _list_grids()
+        return
     if resume and out is None:
         raise click.UsageError("--resume needs --out (the dataset to resume)")
     if json_path != "-":
@@ -209,7 +239,11 @@ def validate_cmd(
     check_plot(plot_path)
     settings: list[Setting] = [DEFAULT]
     if grid_path:
-        settings = read_grid(grid_path)
+        grid = load_grid(grid_path)
+        settings = list(grid.settings)
+        if grid.only and not only:
+            only = grid.only
+            _console(stderr=True).print(f"grid {grid.name}: only {' '.join(only)} (its only = [...])")
     if overrides:
         settings.append(Setting.of(overrides))
     settings = list(dict.fromkeys(settings))
