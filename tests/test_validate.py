@@ -20,7 +20,10 @@ from cellsim.tools.cli import cli
 from cellsim.validate import (
     DEFAULT,
     GRIDS_DIR,
+    Row,
+    Scoreboard,
     Setting,
+    fit_on_half,
     grid_settings,
     load_grid,
     ranking,
@@ -108,7 +111,9 @@ def test_the_command_prints_the_failing_value_and_writes_json_and_a_plot(small_h
     assert r.exit_code == 0, r.output
     assert STATEMENT in r.output and "0/2 (worst 1." in r.output
     assert "default: 2 of 2 visible values hold" in r.output
+    assert "fitted on the fit half: the default (2/2)" in r.output
     doc = json.loads(out.read_text())
+    assert doc["fit"]["setting"] == "default" and not doc["fit"]["confirmed"]
     assert [x["setting"] for x in doc["ranking"]] == ["default", IDEAL]
     assert {x["holds"] for x in doc["rows"]} == {True, False}
     assert (tmp_path / "rank.png").stat().st_size > 0
@@ -191,3 +196,28 @@ def test_the_docs_name_only_shipped_grids() -> None:
     pages = [*(root / "docs").glob("*.md"), root / "README.md"]
     named = {m for p in pages for m in re.findall(r"--grid ([a-z][a-z0-9-]+)(?![.\w])", p.read_text())}
     assert named and named <= set(shipped_grids()), named - set(shipped_grids())
+
+
+def _board(label: str, fit: list[bool], check: list[bool]) -> Scoreboard:
+    """A scoreboard of statements only: ``fit`` and ``check`` say which of each half hold."""
+    rows = [
+        Row(label, "x", f"s{i}-{half}", "000", "", "", "", 1.0, "1 x", holds, None, "statement", half, ())
+        for half, values in (("fit", fit), ("check", check))
+        for i, holds in enumerate(values)
+    ]
+    return Scoreboard(Setting(label, () if label == "default" else (label,)), rows)
+
+
+def test_a_setting_is_fitted_on_the_fit_half_and_judged_on_the_check_half_it_never_saw() -> None:
+    default = _board("default", [True, False, False], [True, True])
+    better = _board("a=1", [True, True, False], [True, False])  # wins the fit half, loses a check value
+    best_check = _board("a=2", [True, False, False], [True, True])  # as the default on the fit half
+    fit = fit_on_half([default, better, best_check])
+    assert fit.chosen is better and fit.check() == (1, 2) and not fit.confirmed
+    assert fit.summary()["default_check_held"] == 2
+    assert fit_on_half([default, best_check]).chosen is default, "a tie keeps the default"
+    confirmed = fit_on_half([default, _board("a=3", [True, True, True], [True, True])])
+    assert confirmed.chosen.setting.label == "a=3" and not confirmed.confirmed, "2 of 2 is no gain on 2 of 2"
+    assert fit_on_half([_board("default", [False], [False]), _board("a=4", [True], [True])]).confirmed
+    with pytest.raises(UsageError, match="default"):
+        fit_on_half([better])

@@ -41,10 +41,12 @@ from .sweep import run_sweep
 
 __all__ = [
     "GRIDS_DIR",
+    "Fit",
     "Grid",
     "Row",
     "Scoreboard",
     "Setting",
+    "fit_on_half",
     "grid_settings",
     "load_grid",
     "plan",
@@ -428,6 +430,52 @@ def validate(
                 secs += float(r["seconds"])
         boards.append(score(s, experiments, per_exp, keep, secs))
     return boards
+
+
+@dataclass(frozen=True)
+class Fit:
+    """A setting chosen on the fit half alone, and what the check half then says."""
+
+    chosen: Scoreboard
+    default: Scoreboard
+
+    def check(self, board: Scoreboard | None = None) -> tuple[int, int]:
+        """(holding, judged) values of the check half, of the chosen setting or ``board``."""
+        return (board or self.chosen).held(half="check")
+
+    @property
+    def confirmed(self) -> bool:
+        """Whether the check half holds more with the chosen setting than with the default."""
+        return self.check()[0] > self.check(self.default)[0]
+
+    def summary(self) -> dict[str, Any]:
+        fit, check = self.chosen.held(half="fit"), self.check()
+        return {
+            "setting": self.chosen.setting.label,
+            "fit_held": fit[0],
+            "fit": fit[1],
+            "check_held": check[0],
+            "check": check[1],
+            "default_fit_held": self.default.held(half="fit")[0],
+            "default_check_held": self.check(self.default)[0],
+            "confirmed": self.confirmed,
+        }
+
+
+def fit_on_half(boards: Sequence[Scoreboard]) -> Fit:
+    """The method of docs/contention.md in one step: the setting that holds the most values of
+    the ``fit`` half (then the smallest calibration error on that half; a tie keeps the one
+    listed first, the default before any variant), read against the ``check`` half, which the
+    choice never saw. ``boards`` must include the default's."""
+    default = next((b for b in boards if b.setting == DEFAULT), None)
+    if default is None:
+        raise UsageError("fitting needs the default's scoreboard beside the settings")
+
+    def key(b: Scoreboard) -> tuple[float, float]:
+        err = b.calibration_error(half="fit")
+        return (-b.held(half="fit")[0], err if not math.isnan(err) else math.inf)
+
+    return Fit(min(boards, key=key), default)
 
 
 def ranking(boards: Sequence[Scoreboard]) -> list[dict[str, Any]]:

@@ -17,8 +17,10 @@ from .. import published as pub
 from ..limits import COUNT, SEED
 from ..validate import (
     DEFAULT,
+    Fit,
     Scoreboard,
     Setting,
+    fit_on_half,
     load_grid,
     ranking,
     select,
@@ -107,6 +109,21 @@ def _ranking_table(rank: list[dict[str, Any]]) -> Table:
             f"{r['seconds']:.0f}",
         )
     return t
+
+
+def _fit_line(fit: Fit) -> str:
+    f = fit.summary()
+    if fit.chosen is fit.default:
+        return (
+            f"fitted on the fit half: the default ({f['fit_held']}/{f['fit']}); no setting holds more of it, "
+            f"so the check half ({f['check_held']}/{f['check']}) has nothing to confirm"
+        )
+    verdict = "confirmed" if fit.confirmed else "not confirmed"
+    return (
+        f"fitted on the fit half: {f['setting']} ({f['fit_held']}/{f['fit']}, the default "
+        f"{f['default_fit_held']}); on the check half it holds {f['check_held']}/{f['check']} against the "
+        f"default's {f['default_check_held']}: {verdict}"
+    )
 
 
 def _plot(rank: list[dict[str, Any]], path: str) -> None:
@@ -276,6 +293,7 @@ def validate_cmd(
         "only": list(only),
         "seconds": seconds,
         "ranking": rank,
+        "fit": fit_on_half(boards).summary() if len(boards) > 1 else None,
         "withheld": hidden,
         "rows": [vars(r) | {"mechanisms": list(r.mechanisms)} for b in boards for r in b.rows],
     }
@@ -295,6 +313,8 @@ def validate_cmd(
             f"{c_held}/{c_all} calibration values; fit half {b.held(half='fit')[0]}/{b.held(half='fit')[1]}, "
             f"check half {b.held(half='check')[0]}/{b.held(half='check')[1]})"
         )
+    if len(boards) > 1:
+        con.print(_fit_line(fit_on_half(boards)))
     if hidden:
         con.print(
             "withheld, kept to judge the model and never scored: "
