@@ -104,7 +104,7 @@ def test_the_command_prints_the_failing_value_and_writes_json_and_a_plot(small_h
         cli,
         [
             *("validate", "--only", STATEMENT, "--grid", str(grid), "--workers", "1", "--json", str(out)),
-            *("--plot", str(tmp_path / "rank.png"), "--failing"),
+            *("--plot", str(tmp_path / "rank.png"), "--failing", "--markdown", str(tmp_path / "board.md")),
         ],
         catch_exceptions=False,
     )
@@ -117,6 +117,10 @@ def test_the_command_prints_the_failing_value_and_writes_json_and_a_plot(small_h
     assert [x["setting"] for x in doc["ranking"]] == ["default", IDEAL]
     assert {x["holds"] for x in doc["rows"]} == {True, False}
     assert (tmp_path / "rank.png").stat().st_size > 0
+    page = (tmp_path / "board.md").read_text()
+    assert "## Kistler et al. 2006" in page and f"(`{STATEMENT}`)" in page
+    assert "| default | " + IDEAL + " |" in page and "- default: 2 of 2 visible values hold" in page
+    assert "- fitted on the fit half: the default (2/2)" in page
 
 
 def test_a_paper_whose_values_are_all_withheld_is_covered_and_says_so() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -109,6 +110,46 @@ def _ranking_table(rank: list[dict[str, Any]]) -> Table:
             f"{r['seconds']:.0f}",
         )
     return t
+
+
+def _totals(b: Scoreboard) -> str:
+    held, judged = b.held()
+    (s_held, s_all), (c_held, c_all) = b.held("statement"), b.held("calibration")
+    (f_held, f_all), (k_held, k_all) = b.held(half="fit"), b.held(half="check")
+    return (
+        f"{b.setting.label}: {held} of {judged} visible values hold ({s_held}/{s_all} statements, "
+        f"{c_held}/{c_all} calibration values; fit half {f_held}/{f_all}, check half {k_held}/{k_all})"
+    )
+
+
+def _markdown(boards: Sequence[Scoreboard], command: str, totals: list[str], fit: str | None) -> str:
+    """The scoreboard as Markdown, per paper (docs/scoreboard.md is one)."""
+    from .. import __version__
+
+    out = [
+        "# Scoreboard: every visible published value",
+        "",
+        f"Written by `{command}` (cellsim {__version__}); rerun it to bring this page up to date.",
+        "A cell is `yes`/`NO` and the simulated value for one point, or `held/points` (and the",
+        "worst point's simulated value) for a value compared at several points.",
+        "",
+        *(f"- {line}" for line in totals),
+        *([f"- {fit}"] if fit else []),
+    ]
+    for paper, lines in _statement_lines(boards).items():
+        heads = [b.setting.label if len(boards) > 1 else "holds / simulated" for b in boards]
+        out += ["", f"## {pub.cite(paper)}", ""]
+        out.append(
+            "| published value (id) | role / half | published | " + " | ".join(heads) + " | mechanisms |"
+        )
+        out.append("|---|---|---|" + "---|" * len(heads) + "---|")
+        for entry, per in lines:
+            cells = [_cell(per[b.setting.label])[0] if per.get(b.setting.label) else "-" for b in boards]
+            mech = next((r.mechanisms for rows in per.values() for r in rows), ())
+            role = "cal" if entry.role == "calibration" else "stmt"
+            text = [f"{entry.description} (`{entry.id}`)", f"{role} / {entry.half}", entry.text(), *cells]
+            out.append("| " + " | ".join(c.replace("|", "\\|") for c in text) + f" | {', '.join(mech)} |")
+    return "\n".join(out) + "\n"
 
 
 def _fit_line(fit: Fit) -> str:
@@ -216,6 +257,12 @@ def _list_grids() -> None:
 @click.option("--json", "json_path", metavar="PATH|-", help="write the scoreboards and the ranking as JSON")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), help="the ranking as a figure")
 @click.option("--failing", is_flag=True, help="show only the values that fail under some setting")
+@click.option(
+    "--markdown",
+    "markdown_path",
+    type=click.Path(dir_okay=False),
+    help="write the scoreboard as a Markdown page, per paper (docs/scoreboard.md is one)",
+)
 @click.option("--list", "list_only", is_flag=True, help="list the visible published values and exit")
 @click.option(
     "--list-grids", is_flag=True, help="list the hypothesis grids cellsim ships (for --grid NAME) and exit"
@@ -233,6 +280,7 @@ def validate_cmd(
     json_path: str | None,
     plot_path: str | None,
     failing: bool,
+    markdown_path: str | None,
     list_only: bool,
     list_grids: bool,
 ) -> None:
@@ -254,6 +302,7 @@ def validate_cmd(
     if json_path != "-":
         check_output(json_path, "--json")
     check_plot(plot_path)
+    check_output(markdown_path, "--markdown")
     settings: list[Setting] = [DEFAULT]
     if grid_path:
         grid = load_grid(grid_path)
@@ -304,17 +353,12 @@ def validate_cmd(
     for paper, lines in _statement_lines(boards).items():
         con.print(_paper_table(paper, lines, boards, failing))
     con.print(_ranking_table(rank))
-    for b in boards:
-        held, judged = b.held()
-        s_held, s_all = b.held("statement")
-        c_held, c_all = b.held("calibration")
-        con.print(
-            f"{b.setting.label}: {held} of {judged} visible values hold ({s_held}/{s_all} statements, "
-            f"{c_held}/{c_all} calibration values; fit half {b.held(half='fit')[0]}/{b.held(half='fit')[1]}, "
-            f"check half {b.held(half='check')[0]}/{b.held(half='check')[1]})"
-        )
-    if len(boards) > 1:
-        con.print(_fit_line(fit_on_half(boards)))
+    totals = [_totals(b) for b in boards]
+    for line in totals:
+        con.print(line)
+    fit_line = _fit_line(fit_on_half(boards)) if len(boards) > 1 else None
+    if fit_line:
+        con.print(fit_line)
     if hidden:
         con.print(
             "withheld, kept to judge the model and never scored: "
@@ -327,3 +371,9 @@ def validate_cmd(
     if plot_path:
         _plot(rank, plot_path)
         err.print(f"wrote {plot_path}")
+    if markdown_path:
+        command = (
+            " ".join(["cellsim", *sys.argv[1:]]) if sys.argv[1:2] == ["validate"] else "cellsim validate"
+        )
+        Path(markdown_path).write_text(_markdown(boards, command, totals, fit_line))
+        err.print(f"wrote {markdown_path}")
