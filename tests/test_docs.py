@@ -3,6 +3,7 @@ without a warning: `make docs`."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -36,6 +37,22 @@ def test_the_variants_table_of_the_model_is_current() -> None:
     text = (ROOT / "docs" / "model.md").read_text()
     table = text.split("<!-- variants:begin -->\n", 1)[1].split("<!-- variants:end -->", 1)[0]
     assert table == variants_markdown(), "run: cellsim machine variants --markdown (into docs/model.md)"
+
+
+def test_the_scoreboard_page_lists_every_visible_value_it_can_score() -> None:
+    """docs/scoreboard.md is written by `cellsim validate --full --markdown` (13 minutes: no test
+    reruns it); a published value added or removed since makes it stale, and this says so."""
+    from cellsim import published as pub
+    from cellsim.validate import select
+
+    page = (ROOT / "docs" / "scoreboard.md").read_text()
+    experiments, keep = select(())
+    names = {e.name for e in experiments}
+    scored = {e.id for e in pub.entries(held_out=False) if e.experiment in names and keep(e)}
+    listed = set(re.findall(r"\(`([0-9]{3}-[a-z0-9-]+)`\)", page))
+    assert listed <= scored, f"no longer published: {sorted(listed - scored)}"
+    missing = {i for i in scored - listed if i not in page}
+    assert not missing, f"run: cellsim validate --full --markdown docs/scoreboard.md ({sorted(missing)})"
 
 
 def test_the_experiment_options_reference_is_current() -> None:

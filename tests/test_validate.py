@@ -13,25 +13,12 @@ from click.testing import CliRunner
 
 from cellsim import experiments
 from cellsim import published as pub
+from cellsim import validate as vd
 from cellsim.exceptions import UsageError
 from cellsim.experiments._catalog import ValidateProfile
 from cellsim.spec import MachineSpec
 from cellsim.tools.cli import cli
-from cellsim.validate import (
-    DEFAULT,
-    GRIDS_DIR,
-    Row,
-    Scoreboard,
-    Setting,
-    fit_on_half,
-    grid_settings,
-    load_grid,
-    ranking,
-    select,
-    shipped_grids,
-    validate,
-    withheld,
-)
+from cellsim.validate import DEFAULT, Setting, grid_settings, ranking, select, validate, withheld
 
 STATEMENT = "000-f6a-get-outperforms-put"
 IDEAL = "eib.recv_switch_bus_cycles=0 eib.put_flow=none"
@@ -168,7 +155,7 @@ def test_every_shipped_grid_names_its_hypothesis_and_resolves_on_every_machine()
     """The grids behind docs/contention.md's and docs/messaging.md's tables stay runnable: each
     says what it scores, selects values, and every setting is valid on every shipped machine
     (a setting named for one machine changes only it)."""
-    grids = shipped_grids()
+    grids = vd.shipped_grids()
     assert {"memory", "bus-per-pair", "library", "blade-banks"} <= set(grids)
     machines = ("qs20-1chip", "qs20", "ps3", "qs22", "blade21")
     for name, grid in grids.items():
@@ -181,11 +168,11 @@ def test_every_shipped_grid_names_its_hypothesis_and_resolves_on_every_machine()
 
 
 def test_a_grid_by_name_is_the_shipped_file_and_an_unknown_name_lists_them() -> None:
-    assert load_grid("blade-banks") == load_grid(GRIDS_DIR / "blade-banks.toml")
+    assert vd.load_grid("blade-banks") == vd.load_grid(vd.GRIDS_DIR / "blade-banks.toml")
     with pytest.raises(UsageError, match=r"not a shipped grid .*blade-banks"):
-        load_grid("no-such-grid")
+        vd.load_grid("no-such-grid")
     r = CliRunner().invoke(cli, ["validate", "--list-grids"], catch_exceptions=False)
-    assert r.exit_code == 0 and all(name in r.output for name in shipped_grids())
+    assert r.exit_code == 0 and all(name in r.output for name in vd.shipped_grids())
 
 
 def test_a_grid_scores_the_values_it_names_unless_only_is_given(tmp_path) -> None:
@@ -199,29 +186,29 @@ def test_the_docs_name_only_shipped_grids() -> None:
     root = Path(__file__).parents[1]
     pages = [*(root / "docs").glob("*.md"), root / "README.md"]
     named = {m for p in pages for m in re.findall(r"--grid ([a-z][a-z0-9-]+)(?![.\w])", p.read_text())}
-    assert named and named <= set(shipped_grids()), named - set(shipped_grids())
+    assert named and named <= set(vd.shipped_grids()), named - set(vd.shipped_grids())
 
 
-def _board(label: str, fit: list[bool], check: list[bool]) -> Scoreboard:
+def _board(label: str, fit: list[bool], check: list[bool]) -> vd.Scoreboard:
     """A scoreboard of statements only: ``fit`` and ``check`` say which of each half hold."""
     rows = [
-        Row(label, "x", f"s{i}-{half}", "000", "", "", "", 1.0, "1 x", holds, None, "statement", half, ())
+        vd.Row(label, "x", f"s{i}-{half}", "000", "", "", "", 1.0, "1 x", holds, None, "statement", half, ())
         for half, values in (("fit", fit), ("check", check))
         for i, holds in enumerate(values)
     ]
-    return Scoreboard(Setting(label, () if label == "default" else (label,)), rows)
+    return vd.Scoreboard(Setting(label, () if label == "default" else (label,)), rows)
 
 
 def test_a_setting_is_fitted_on_the_fit_half_and_judged_on_the_check_half_it_never_saw() -> None:
     default = _board("default", [True, False, False], [True, True])
     better = _board("a=1", [True, True, False], [True, False])  # wins the fit half, loses a check value
     best_check = _board("a=2", [True, False, False], [True, True])  # as the default on the fit half
-    fit = fit_on_half([default, better, best_check])
+    fit = vd.fit_on_half([default, better, best_check])
     assert fit.chosen is better and fit.check() == (1, 2) and not fit.confirmed
     assert fit.summary()["default_check_held"] == 2
-    assert fit_on_half([default, best_check]).chosen is default, "a tie keeps the default"
-    confirmed = fit_on_half([default, _board("a=3", [True, True, True], [True, True])])
+    assert vd.fit_on_half([default, best_check]).chosen is default, "a tie keeps the default"
+    confirmed = vd.fit_on_half([default, _board("a=3", [True, True, True], [True, True])])
     assert confirmed.chosen.setting.label == "a=3" and not confirmed.confirmed, "2 of 2 is no gain on 2 of 2"
-    assert fit_on_half([_board("default", [False], [False]), _board("a=4", [True], [True])]).confirmed
+    assert vd.fit_on_half([_board("default", [False], [False]), _board("a=4", [True], [True])]).confirmed
     with pytest.raises(UsageError, match="default"):
-        fit_on_half([better])
+        vd.fit_on_half([better])
