@@ -46,7 +46,9 @@ def test_on_a_terminal_the_bar_shows_the_time_remaining() -> None:
         assert progress.bar is not None
         assert [t.description for t in progress.bar.tasks] == ["[2/20] hotspot"]
         columns = " ".join(type(c).__name__ for c in progress.bar.columns)
+        progress.bar.refresh()
     assert "TimeRemainingColumn" in columns and "ETA" in buf.getvalue()
+    assert "5/12" in buf.getvalue(), "a task of points shows them"
 
 
 def test_on_a_log_a_plain_line_says_how_far_at_most_once_a_minute() -> None:
