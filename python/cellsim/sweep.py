@@ -61,12 +61,23 @@ from typing import Any
 
 from .exceptions import CellsimError, UsageError
 
-__all__ = ["MARKER", "SweepInterrupted", "WorkerDied", "fingerprint", "read_results", "run_sweep"]
+__all__ = ["MARKER", "SweepInterrupted", "Work", "WorkerDied", "fingerprint", "read_results", "run_sweep"]
 
 Point = dict[str, Any]
 Result = dict[str, Any]
 PointFn = Callable[[Point], Result]
 ProgressFn = Callable[[int, int], None]
+"""``progress(done, total)``: points done of the total, or :class:`Work` units."""
+
+
+class Work(int):
+    """A progress count in units of estimated work instead of points (an ``int``):
+    what a ``progress(done, total)`` callback receives when a run's points cost
+    unequally (the mapping study's panels), so that the rate so far predicts the
+    rest. The units have no meaning of their own: show ``done / total`` as a
+    fraction, never as points."""
+
+    __slots__ = ()
 
 
 class SweepInterrupted(CellsimError):

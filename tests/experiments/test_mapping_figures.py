@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+from typing import Any
+
 import pytest
 
 from cellsim.exceptions import UsageError
@@ -11,6 +14,7 @@ from cellsim.experiments._mapping_statements import STATEMENTS, cross_quantities
 from cellsim.messaging import Variation, ring_pattern, simulate
 from cellsim.messaging.explorer import rank_of_all
 from cellsim.published import Published, entries
+from cellsim.sweep import Work
 
 
 def test_figure_5_runs_its_two_panels_each_ranked_on_its_own() -> None:
@@ -78,3 +82,54 @@ def test_only_the_first_start_of_a_run_is_skewed() -> None:
     started = simulate("ps3", pat, (0, 1, 2, 3), start_skew=False, **kw)  # type: ignore[arg-type]
     assert started["runtime_ns"] < skewed["runtime_ns"]  # 10 us of skew in a 2 us run
     assert started["placement"] == skewed["placement"]
+
+
+def _progress_calls(**settings: Any) -> list[tuple[int, int]]:
+    calls: list[tuple[int, int]] = []
+
+    def progress(done: int, total: int) -> None:
+        assert isinstance(done, Work) and isinstance(total, Work)
+        calls.append((done, total))
+
+    mapping.run(progress=progress, workers=1, out=None, **settings)  # type: ignore[arg-type]
+    return calls
+
+
+def test_the_panels_progress_counts_work_and_ends_at_its_total() -> None:
+    calls = _progress_calls(machine="ps3", figures=[3, 4], transmissions=4, runs=1, mappings=3)
+    dones = [d for d, _ in calls]
+    assert len({t for _, t in calls}) == 1, "one total for the whole run"
+    assert dones == sorted(dones) and dones[0] == 0 and dones[-1] == calls[-1][1]
+
+
+def test_a_panels_points_weigh_its_estimated_cost_in_the_panels_order(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The paper's panels, their sweeps faked: each point adds its panel's cost,
+    panel after panel; a PS3 point (10,000 transmissions, 6 tasks) weighs about
+    five QS22 points (1,000, 8 tasks) of its packet size, and a bigger packet more."""
+
+    def sweep(**kw: Any) -> list[dict[str, Any]]:
+        n = (120 if kw["machine"] == "ps3" else kw["mappings"]) * (kw["runs"] or 3)
+        for done in range(n + 1):
+            kw["progress"](done, n)
+        return []
+
+    monkeypatch.setattr(mapping, "run", sweep)
+    calls: list[tuple[int, int]] = []
+    mapping._run_panels(
+        mapping.PAPER_PANELS, lambda d, t: calls.append((d, t)), {}, None, None, {"runs": None}
+    )
+    dones = [d for d, _ in calls]
+    total = calls[0][1]
+    assert isinstance(total, Work) and all(isinstance(d, Work) and t == total for d, t in calls)
+    assert dones == sorted(dones) and dones[-1] == total
+    steps = [b - a for a, b in itertools.pairwise(dones) if b > a]
+    expected = []
+    for panel in mapping.PAPER_PANELS:
+        n = (120 if panel.machine == "ps3" else mapping.QS22_SAMPLE) * 3
+        expected += [mapping._point_cost(panel, None)] * n
+    assert steps == expected
+    cost = {(p.machine, p.packet): mapping._point_cost(p, None) for p in mapping.PAPER_PANELS}
+    assert [cost["ps3", b] / cost["qs22", b] for b in (512, 1024, 2048)] == pytest.approx([5.625] * 3)
+    assert cost["qs22", 512] < cost["qs22", 1024] < cost["qs22", 2048]

@@ -13,6 +13,7 @@ from pathlib import Path
 from rich.console import Console
 
 from cellsim.experiments import all_experiments
+from cellsim.sweep import Work
 from cellsim.tools.cli import _Progress
 from cellsim.tools.report import QUICK_OPTIONS
 
@@ -45,7 +46,9 @@ def test_on_a_terminal_the_bar_shows_the_time_remaining() -> None:
         assert progress.bar is not None
         assert [t.description for t in progress.bar.tasks] == ["[2/20] hotspot"]
         columns = " ".join(type(c).__name__ for c in progress.bar.columns)
+        progress.bar.refresh()
     assert "TimeRemainingColumn" in columns and "ETA" in buf.getvalue()
+    assert "5/12" in buf.getvalue(), "a task of points shows them"
 
 
 def test_on_a_log_a_plain_line_says_how_far_at_most_once_a_minute() -> None:
@@ -69,3 +72,35 @@ def test_quick_options_are_each_experiments_own() -> None:
     assert set(QUICK_OPTIONS) <= set(names)
     for name, opts in QUICK_OPTIONS.items():
         assert set(opts) <= {o.name for o in names[name].options}, name
+
+
+def test_a_task_counting_work_shows_its_share_done_not_points() -> None:
+    buf = io.StringIO()
+    con = Console(file=buf, force_terminal=True, width=120)
+    with _Progress("mapping", console=con) as progress:
+        progress.t0 -= 10
+        progress(Work(0), Work(400_000))
+        progress(Work(164_000), Work(400_000))
+        assert progress.bar is not None
+        (task,) = progress.bar.tasks
+        assert task.fields["count"] == "41%" and task.completed == 164_000
+        progress.bar.refresh()
+    shown = buf.getvalue()
+    assert "41%" in shown and "/400000" not in shown and "ETA" in shown
+
+
+def test_a_plain_line_of_work_says_the_share_done_and_the_time_left_by_work() -> None:
+    buf = io.StringIO()
+    con = Console(file=buf, force_terminal=False, width=200)
+    with _Progress("mapping", console=con) as progress:
+        progress(Work(0), Work(400_000))
+        progress.logged -= 61
+        progress.started["mapping"] -= 120  # 120 s for the first quarter of the work
+        progress(Work(100_000), Work(400_000))
+        progress.logged -= 61
+        progress(Work(400_000), Work(400_000))
+    first, last = buf.getvalue().splitlines()
+    assert first.startswith("mapping: mapping 25% of the work, ") and first.endswith(
+        ", about 6 min 00 s left"
+    )
+    assert last.startswith("mapping: mapping 100% of the work, ") and "left" not in last

@@ -10,7 +10,9 @@ that defines
     ``trace``, ``check_dma``), which ``EXPERIMENT.settings(settings)`` turns into a
     :class:`Setup` with the experiment's defaults: its ``spec`` carries the
     run's options, so every machine is built by ``spec.machine(seed, ...)``;
-    ``progress(done, total)`` is called after each point;
+    ``progress(done, total)`` is called after each point (``done`` and
+    ``total`` count points, or estimated work where points cost unequally:
+    then they are :class:`~cellsim.sweep.Work`);
 ``plot(records, path)``
     draws the records like the paper's figure, with the published values
     beside them, into an image file;
@@ -74,7 +76,9 @@ __all__ = [
 ]
 
 ProgressFn = Callable[[int, int], None]
-"""``progress(done, total)``: called after each measured point."""
+"""``progress(done, total)``: called after each measured point; ``done`` and
+``total`` count points, or :class:`~cellsim.sweep.Work` (estimated work, an
+``int``) in a run whose points cost unequally (the mapping study's panels)."""
 
 
 class RunSettings(TypedDict, total=False):
@@ -122,7 +126,8 @@ _SETTINGS_DOC = {
     "applied to every machine the experiment runs",
     "seed": "seed of the machines, and of any seeded placement (placement ``k`` uses ``seed + k``)",
     "native": "run the native (Rust) programs where the experiment has them, else their Python twins",
-    "progress": "``progress(done, total)`` after each measured point",
+    "progress": "``progress(done, total)`` after each measured point (points, or "
+    ":class:`~cellsim.sweep.Work` where points cost unequally)",
     "time_limit_ns": "every machine's simulated-time limit is at most this (``--time-limit``)",
     "exact_reference": "simulate every bus transfer event by event, without the fast-forward "
     "(``--exact-reference``; identical results, slower)",

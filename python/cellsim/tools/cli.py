@@ -35,7 +35,6 @@ import click
 from rich.console import Console
 from rich.progress import (
     BarColumn,
-    MofNCompleteColumn,
     Progress,
     TextColumn,
     TimeElapsedColumn,
@@ -56,7 +55,7 @@ from ..mpi.cli import mpirun_cmd
 from ..published import PAPERS, TOLERANCE_PCT, WITHHELD_NOTE, cite, plain
 from ..spec import MachineSpec, variants_markdown
 from ..style import figure_style
-from ..sweep import SweepInterrupted
+from ..sweep import SweepInterrupted, Work
 from ..trace import DEFAULT_LIMIT, Capture
 from ..trace import capture as capture_trace
 from ._outputs import check_output, check_plot, require_report
@@ -86,7 +85,9 @@ class _Progress:
     moment: on a terminal a rich bar (the points done of each task, the time
     elapsed and the time remaining, from the rate of points so far); on a pipe
     or a log a plain line at most every ``log_every_s`` seconds, so that a
-    long run written to a file still says how far it is."""
+    long run written to a file still says how far it is. A task that counts
+    :class:`~cellsim.sweep.Work` (estimated work, not points) shows the share
+    done as a percentage, and its time left comes from the rate of work."""
 
     def __init__(
         self,
@@ -129,7 +130,7 @@ class _Progress:
             self.bar = Progress(
                 TextColumn("{task.description}"),
                 BarColumn(),
-                MofNCompleteColumn(),
+                TextColumn("{task.fields[count]}", justify="right"),
                 TimeElapsedColumn(),
                 TextColumn("ETA"),
                 TimeRemainingColumn(),
@@ -142,17 +143,26 @@ class _Progress:
                 for task in self.tasks.values():
                     self.bar.remove_task(task)
                 self.tasks.clear()
-            self.tasks[key] = self.bar.add_task(key, total=total)
-        self.bar.update(self.tasks[key], completed=done, total=total)
+            self.tasks[key] = self.bar.add_task(key, total=total, count="")
+        self.bar.update(self.tasks[key], completed=done, total=total, count=_count(done, total))
 
     def _line(self, key: str, done: int, total: int, now: float) -> str:
-        """The plain progress line: the task's points, the run's time, and the
-        task's time left at its rate so far."""
-        line = f"{self.description}: {key} {done}/{total} points, {_duration(now - self.t0)} elapsed"
+        """The plain progress line: the task's points (or share of its work), the
+        run's time, and the task's time left at its rate so far."""
+        count = f"{_count(done, total)} of the work" if isinstance(total, Work) else f"{done}/{total} points"
+        line = f"{self.description}: {key} {count}, {_duration(now - self.t0)} elapsed"
         spent = now - self.started[key]
         if 0 < done < total and spent > 0:
             line += f", about {_duration(spent * (total - done) / done)} left"
         return line
+
+
+def _count(done: int, total: int) -> str:
+    """``3/12`` points, or for :class:`~cellsim.sweep.Work` the share done, ``41%``
+    (rounded down: 100% only at the end)."""
+    if isinstance(total, Work):
+        return f"{100 * done // total if total > 0 else 100}%"
+    return f"{done}/{total}"
 
 
 def _duration(seconds: float) -> str:
