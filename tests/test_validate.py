@@ -105,6 +105,7 @@ def test_the_command_prints_the_failing_value_and_writes_json_and_a_plot(small_h
     assert {x["holds"] for x in doc["rows"]} == {True, False}
     assert (tmp_path / "rank.png").stat().st_size > 0
     page = (tmp_path / "board.md").read_text()
+    assert f"Written by `cellsim validate --only {STATEMENT} --grid {grid}` (cellsim" in page
     assert "## Kistler et al. 2006" in page and f"(`{STATEMENT}`)" in page
     assert "| default | " + IDEAL + " |" in page and "- default: 2 of 2 visible values hold" in page
     assert "- fitted on the fit half: the default (2/2)" in page

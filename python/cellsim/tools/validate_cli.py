@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -372,8 +371,9 @@ def validate_cmd(
         _plot(rank, plot_path)
         err.print(f"wrote {plot_path}")
     if markdown_path:
-        command = (
-            " ".join(["cellsim", *sys.argv[1:]]) if sys.argv[1:2] == ["validate"] else "cellsim validate"
-        )
-        Path(markdown_path).write_text(_markdown(boards, command, totals, fit_line))
+        # what decides the values, not where they were written or on how many cores
+        words = ["cellsim validate", *(["--full"] if full else []), *(f"--only {o}" for o in only)]
+        words += [f"--set {o}" for o in overrides] + ([f"--grid {grid_path}"] if grid_path else [])
+        words += [f"--seed {seed}"] if seed else []
+        Path(markdown_path).write_text(_markdown(boards, " ".join(words), totals, fit_line))
         err.print(f"wrote {markdown_path}")
