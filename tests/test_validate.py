@@ -109,6 +109,7 @@ def test_the_command_prints_the_failing_value_and_writes_json_and_a_plot(small_h
     assert "## Kistler et al. 2006" in page and f"(`{STATEMENT}`)" in page
     assert "| default | " + IDEAL + " |" in page and "- default: 2 of 2 visible values hold" in page
     assert "- fitted on the fit half: the default (2/2)" in page
+    assert "## Failing under some setting\n\n- Kistler et al. 2006: " in page and "default 2 of 2, " in page
 
 
 def test_a_paper_whose_values_are_all_withheld_is_covered_and_says_so() -> None:

@@ -135,9 +135,17 @@ def _markdown(boards: Sequence[Scoreboard], command: str, totals: list[str], fit
         *(f"- {line}" for line in totals),
         *([f"- {fit}"] if fit else []),
     ]
-    for paper, lines in _statement_lines(boards).items():
+    papers = _statement_lines(boards)
+    failing = [
+        (paper, entry) for paper, lines in papers.items() for entry, per in lines if _fails(per, boards)
+    ]
+    if failing:
+        out += ["", "## Failing under some setting", ""]
+        out += [f"- {pub.cite(paper)}: {entry.description} (`{entry.id}`)" for paper, entry in failing]
+    for paper, lines in papers.items():
         heads = [b.setting.label if len(boards) > 1 else "holds / simulated" for b in boards]
-        out += ["", f"## {pub.cite(paper)}", ""]
+        held = ", ".join(f"{b.setting.label} {_paper_held(b, paper)}" for b in boards)
+        out += ["", f"## {pub.cite(paper)}", "", f"Values that hold: {held}.", ""]
         out.append(
             "| published value (id) | role / half | published | " + " | ".join(heads) + " | mechanisms |"
         )
@@ -149,6 +157,16 @@ def _markdown(boards: Sequence[Scoreboard], command: str, totals: list[str], fit
             text = [f"{entry.description} (`{entry.id}`)", f"{role} / {entry.half}", entry.text(), *cells]
             out.append("| " + " | ".join(c.replace("|", "\\|") for c in text) + f" | {', '.join(mech)} |")
     return "\n".join(out) + "\n"
+
+
+def _fails(per: dict[str, list[Any]], boards: Sequence[Scoreboard]) -> bool:
+    """Whether a published value fails at some point under some setting."""
+    return any(not r.holds for b in boards for r in per.get(b.setting.label, []))
+
+
+def _paper_held(b: Scoreboard, paper: str) -> str:
+    rows = [r for r in b.rows if r.paper == paper]
+    return f"{sum(r.holds for r in rows)} of {len(rows)}"
 
 
 def _fit_line(fit: Fit) -> str:
