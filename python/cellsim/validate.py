@@ -441,7 +441,7 @@ class Fit:
 
     def check(self, board: Scoreboard | None = None) -> tuple[int, int]:
         """(holding, judged) values of the check half, of the chosen setting or ``board``."""
-        return (board or self.chosen).held(half="check")
+        return (self.chosen if board is None else board).held(half="check")
 
     @property
     def confirmed(self) -> bool:

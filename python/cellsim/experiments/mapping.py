@@ -265,7 +265,7 @@ def _run_panels(
             mode=panel.mode,
             packet=panel.packet,
             unidirectional=panel.unidirectional,
-            transmissions=transmissions or panel.transmissions,
+            transmissions=_transmissions(panel, transmissions),
             mappings=panel.mappings(mappings),
             **panel_flags,
             progress=step,
@@ -283,6 +283,12 @@ def _points(panel: Panel, mappings: int | None, common: dict[str, Any]) -> int:
     n = math.factorial(_tasks(panel) - 1)
     sample = panel.mappings(mappings)
     return min(n, sample or n) * (common["runs"] or DEFAULT_RUNS)
+
+
+def _transmissions(panel: Panel, transmissions: int | None) -> int | None:
+    """The panel's transmissions per SPE: the command's, else the panel's (``None``: the
+    explorer's default)."""
+    return transmissions or panel.transmissions
 
 
 def _tasks(panel: Panel) -> int:
@@ -319,7 +325,7 @@ def _point_cost(panel: Panel, transmissions: int | None) -> int:
     """
     k = _tasks(panel)
     return (
-        (transmissions or panel.transmissions or DEFAULT_TRANSMISSIONS)
+        (_transmissions(panel, transmissions) or DEFAULT_TRANSMISSIONS)
         * k
         * k
         * (panel.packet + PACKET_OVERHEAD_B)

@@ -352,6 +352,7 @@ def validate_cmd(
         )
     seconds = time.perf_counter() - t0
     rank = ranking(boards)
+    fit = fit_on_half(boards) if len(boards) > 1 else None
     hidden = withheld(only)
     doc = {
         "full": full,
@@ -359,7 +360,7 @@ def validate_cmd(
         "only": list(only),
         "seconds": seconds,
         "ranking": rank,
-        "fit": fit_on_half(boards).summary() if len(boards) > 1 else None,
+        "fit": fit.summary() if fit else None,
         "withheld": hidden,
         "rows": [vars(r) | {"mechanisms": list(r.mechanisms)} for b in boards for r in b.rows],
     }
@@ -373,7 +374,7 @@ def validate_cmd(
     totals = [_totals(b) for b in boards]
     for line in totals:
         con.print(line)
-    fit_line = _fit_line(fit_on_half(boards)) if len(boards) > 1 else None
+    fit_line = _fit_line(fit) if fit else None
     if fit_line:
         con.print(fit_line)
     if hidden:
