@@ -97,6 +97,10 @@ pub struct MfcParams {
     /// Commands the DMAC unrolls in turn when `unroll = "turns"`.
     #[serde(default = "unroll_turns_default")]
     pub unroll_turns: u32,
+    /// When the DMAC fetches a DMA list's elements, and whether each is
+    /// reselected (a model variant: the machine file's `[variants.list_fetch]`).
+    #[serde(default)]
+    pub list_fetch: ListFetch,
 }
 
 impl MfcParams {
@@ -125,6 +129,22 @@ pub enum Unroll {
     /// one bus request each (seed 003: "DMA commands may be executed
     /// out-of-order").
     Turns,
+}
+
+/// When the DMAC fetches the elements of a DMA list (`mfc.list_fetch`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ListFetch {
+    /// The next element is fetched while the current one unrolls: only the
+    /// first pays the fetch.
+    #[default]
+    Ahead,
+    /// Each element is fetched when the one before it is unrolled, and the
+    /// list waits for it.
+    Each,
+    /// As `Ahead`, and each element after the first is reselected like a new
+    /// command: it waits for and occupies the DMAC's command set-up.
+    Reselect,
 }
 
 /// The Broadband Interface between the two chips of a blade (see [`crate::bif`]).
@@ -599,6 +619,8 @@ pub struct Timing {
     pub to_eib: Cycle,
     /// List element fetch, cycles.
     pub list_element: Cycle,
+    /// When list elements are fetched (variant `mfc.list_fetch`).
+    pub list_fetch: ListFetch,
     /// Last request done to tag status update, cycles.
     pub completion: Cycle,
     /// Between two unrolled requests, cycles.
@@ -1162,6 +1184,7 @@ impl MachineConfig {
             issue: self.mfc.issue_cycles,
             to_eib: self.mfc.to_eib_cycles,
             list_element: self.mfc.list_element_cycles,
+            list_fetch: self.mfc.list_fetch,
             completion: self.mfc.completion_cycles,
             unroll: bus(self.mfc.unroll_bus_cycles),
             command: self.mfc.command_cycles,

@@ -31,7 +31,7 @@ use super::queue::{CommandQueue, Entry, ListProgress, Segment};
 use super::Mfc;
 use crate::bus::{BusOp, Leg, OpKind, Owner, Space};
 use crate::calendar::Calendar;
-use crate::config::Timing;
+use crate::config::{ListFetch, Timing};
 use crate::eib::command_bus::Biu;
 use crate::machine::Event;
 use crate::numa::Numa;
@@ -339,16 +339,22 @@ impl Mfc {
         };
         l.cursor += elem.size;
         l.stall_here = elem.stall_and_notify;
-        // The first element costs a full fetch (Table 1); later ones were
-        // fetched while their predecessor unrolled, so a list of small
-        // elements is not bound by one fetch per element (002: lists give the
-        // same bandwidth whatever the element size).
+        // The first element costs a full fetch (Table 1). By default later
+        // ones were fetched while their predecessor unrolled, so a list of
+        // small elements is not bound by one fetch per element (002: lists
+        // give the same bandwidth whatever the element size); the variants
+        // fetch each when it is needed, or reselect each like a new command.
         let fetch = cx.timing.list_element;
-        let ready = if l.next == 0 {
+        let mode = cx.timing.list_fetch;
+        let mut ready = if l.next == 0 || mode == ListFetch::Each {
             now + fetch
         } else {
             now.max(l.prefetched_at)
         };
+        if mode == ListFetch::Reselect && l.next > 0 {
+            ready = ready.max(self.next_command);
+            self.next_command = ready + cx.timing.command;
+        }
         l.prefetched_at = ready + fetch;
         l.next += 1;
         e.ready_at = ready;
