@@ -342,6 +342,14 @@ pub struct EibParams {
     /// of the transfer's path (`"hops"`).
     #[serde(default = "grant_delay_default")]
     pub grant_delay_bus_cycles: u64,
+    /// What a transfer whose ports are free but no ring's path is does (a
+    /// model variant: the machine file's `[variants.ring_conflict]`).
+    #[serde(default)]
+    pub ring_conflict: RingConflict,
+    /// With `ring_conflict = "rerequest"`, the bus cycles between a denied
+    /// transfer's requests.
+    #[serde(default = "rerequest_default")]
+    pub rerequest_bus_cycles: u64,
     /// Which way a transfer exactly halfway round goes (a model variant:
     /// the machine file's `[variants.halfway]`).
     #[serde(default)]
@@ -358,6 +366,22 @@ fn retry_backoff_default() -> u64 {
 
 fn grant_delay_default() -> u64 {
     1
+}
+
+fn rerequest_default() -> u64 {
+    8
+}
+
+/// What a transfer denied a ring does (`eib.ring_conflict`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RingConflict {
+    /// It stays with the arbiter and starts as soon as a path is free.
+    #[default]
+    Wait,
+    /// It asks again every `eib.rerequest_bus_cycles`, and starts at the
+    /// first request that finds a path free.
+    Rerequest,
 }
 
 /// Whether a command whose target's queue is full is retried (`eib.command_retry`).
@@ -949,6 +973,13 @@ impl MachineConfig {
                 "eib.target_queue",
                 self.eib.target_queue.to_string(),
                 "must be 1 to 64",
+            );
+        }
+        if !(1..=1024).contains(&self.eib.rerequest_bus_cycles) {
+            return bad(
+                "eib.rerequest_bus_cycles",
+                self.eib.rerequest_bus_cycles.to_string(),
+                "must be 1 to 1024 (bus cycles between a denied transfer's requests)",
             );
         }
         if !(1..=16).contains(&self.eib.arbiter_window) {

@@ -91,6 +91,9 @@ pub struct Eib {
     /// How long after its data is written into the local store a put's
     /// buffer is free again for the arbiter (the credit's trip back).
     credit_return: Cycle,
+    /// Cycles between a denied transfer's requests when no ring's path was
+    /// free (`eib.ring_conflict = "rerequest"`); 0: it waits at the arbiter.
+    rerequest: Cycle,
 }
 
 impl Eib {
@@ -152,6 +155,12 @@ impl Eib {
                 crate::config::PutFlow::Credits => Some(InboundBuffers::new(cfg.eib.put_credits)),
             },
             credit_return: t.ls_access + t.put_ack,
+            rerequest: match cfg.eib.ring_conflict {
+                crate::config::RingConflict::Wait => 0,
+                crate::config::RingConflict::Rerequest => {
+                    cfg.eib.rerequest_bus_cycles * crate::time::BUS_RATIO
+                }
+            },
         }
     }
 
@@ -243,7 +252,7 @@ impl Eib {
         }
         let earliest = port_ready.max(ring_ready);
         let (Some(r), true) = (chosen, earliest <= now) else {
-            return Err(earliest.max(now + 1));
+            return Err(self.after_ring_conflict(now, earliest));
         };
         let duration = if bytes == 128 {
             self.line_time
@@ -268,6 +277,19 @@ impl Eib {
         };
         self.account(grant, src, dst, bytes, end);
         Ok(grant)
+    }
+
+    /// When a transfer whose ports are free but no ring's path is (until
+    /// `free`) tries again: at once when a path frees, or, asking every
+    /// `rerequest` cycles (`eib.ring_conflict = "rerequest"`), at the first
+    /// request after it (another transfer may take the path meanwhile).
+    #[inline]
+    fn after_ring_conflict(&self, now: Cycle, free: Cycle) -> Cycle {
+        let free = free.max(now + 1);
+        if self.rerequest == 0 {
+            return free;
+        }
+        now + (free - now).div_ceil(self.rerequest) * self.rerequest
     }
 
     /// The gap a receiving port needs before data from `src` when its last
@@ -386,6 +408,32 @@ mod tests {
         e.try_grant(0, Ramp(3), Ramp(5), 128).unwrap();
         let c = e.try_grant(0, Ramp(4), Ramp(5), 128).unwrap_err();
         assert_eq!(c, 20 - 2);
+    }
+
+    #[test]
+    fn a_transfer_denied_a_ring_waits_for_a_path_or_asks_again_on_its_interval() {
+        let with = |extra: &[&str]| {
+            let mut o = vec!["eib.halfway=clockwise".to_string()];
+            o.extend(extra.iter().map(|s| s.to_string()));
+            Eib::new(&MachineConfig::load("qs20-1chip", &o).unwrap())
+        };
+        // Two halfway transfers take both clockwise rings; a third whose
+        // ports are free overlaps both paths and is denied.
+        let denied = |e: &mut Eib| {
+            e.try_grant(0, Ramp(2), Ramp(8), 128).unwrap();
+            e.try_grant(0, Ramp(3), Ramp(9), 128).unwrap();
+            e.try_grant(0, Ramp(4), Ramp(10), 128).unwrap_err()
+        };
+        let mut waits = with(&[]);
+        let free = denied(&mut waits);
+        assert!(waits.try_grant(free, Ramp(4), Ramp(10), 128).is_ok());
+        // Asking every 8 bus cycles (16 SPU cycles): the first request at or
+        // after the path frees.
+        let mut asks = with(&["eib.ring_conflict=rerequest", "eib.rerequest_bus_cycles=8"]);
+        let again = denied(&mut asks);
+        assert_eq!(again % 16, 0);
+        assert!(again >= free && again - free < 16, "{again} against {free}");
+        assert!(asks.try_grant(again, Ramp(4), Ramp(10), 128).is_ok());
     }
 
     #[test]
