@@ -6,7 +6,7 @@ import pytest
 
 from cellsim.exceptions import UsageError
 from cellsim.messaging.explorer import explore
-from cellsim.sweep import MARKER, SweepInterrupted, read_results, run_sweep
+from cellsim.sweep import MARKER, SweepInterrupted, Work, read_results, run_sweep
 
 CALLS: list[int] = []
 STOP_AT: list[int] = []
@@ -39,6 +39,24 @@ def test_serial_and_parallel_agree(tmp_path) -> None:
     b = run_sweep(square, POINTS, workers=2, out=tmp_path / "b.parquet", chunk=2)
     assert a == b == [{"x": i, "y": i * i, "nested": [i, {"a": 1}]} for i in range(12)]
     assert read_results(tmp_path / "b.parquet") == a
+
+
+def test_with_costs_the_longest_points_run_first_and_progress_counts_work(tmp_path) -> None:
+    cost = {i: 1.0 + (i * 7) % 5 for i in range(12)}  # 1..5, in no order
+    seen: list[tuple[int, int]] = []
+    out = run_sweep(square, POINTS, workers=1, cost=lambda p: cost[p["x"]], progress=lambda d, t: seen.append((d, t)))
+    # results in point order, whatever order the points ran in
+    assert [r["x"] for r in out] == list(range(12))
+    # longest first; equal costs keep the points' order
+    assert CALLS == sorted(range(12), key=lambda i: -cost[i])
+    # progress in Work (thousandths of the cost unit), from none to all
+    assert all(isinstance(d, Work) and isinstance(t, Work) for d, t in seen)
+    assert seen[0] == (0, 1000 * sum(cost.values())) and seen[-1][0] == seen[-1][1]
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+    # the same results in parallel, and the same file either way
+    assert run_sweep(square, POINTS, workers=2, cost=lambda p: cost[p["x"]], out=tmp_path / "c") == out
+    with pytest.raises(UsageError, match="cost must be positive"):
+        run_sweep(square, POINTS, workers=1, cost=lambda p: 0.0)
 
 
 def test_results_are_appended_as_points_finish(tmp_path) -> None:

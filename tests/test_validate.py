@@ -148,6 +148,25 @@ def test_resumed_and_on_dask_the_scoreboard_is_the_same(small_hotspot, tmp_path)
     assert on_dask[0].rows == local[0].rows
 
 
+def test_every_validated_experiment_says_what_its_points_cost() -> None:
+    """The measured seconds that order the sweep (longest first) and weigh its progress: one
+    number or one per shard, at validation sizes and at --full's, for every point planned."""
+    import tomllib
+
+    raw = tomllib.loads((Path(experiments.__file__).parent.parent / "data" / "experiments.toml").read_text())
+    exps = [e for e in experiments.all_experiments() if e.validate is not None]
+    for e in exps:
+        assert "seconds" in raw[e.name]["validate"], f"{e.name}: no measured seconds"
+        assert "full_seconds" in raw[e.name]["validate"], f"{e.name}: no measured full_seconds"
+    for full in (False, True):
+        points = vd.plan([DEFAULT], exps, full=full)
+        assert all(vd.point_cost(p) > 0 for p in points)
+    mapping = [p for p in vd.plan([DEFAULT], exps) if p["experiment"] == "mapping"]
+    assert len({vd.point_cost(p) for p in mapping}) == len(mapping), "the mapping's shards cost unequally"
+    with pytest.raises(ValueError, match="one number or one per shard"):
+        experiments._catalog._seconds("x", "seconds", [1.0, 2.0], 3)
+
+
 def test_settings_label_their_overrides() -> None:
     assert Setting.of({"eib.recv_switch_bus_cycles": 0}).label == "eib.recv_switch_bus_cycles=0"
     assert Setting.of([]) == DEFAULT

@@ -8,6 +8,10 @@ cluster, in any order.
 
 - **Local** (default): ``workers`` processes (all cores), points sent in
   small chunks; ``workers=1`` runs in this process.
+- **Costs**: given each point's estimated ``cost``, the points start longest
+  first (one per task), so that no long point is left to run alone at the
+  end, and progress counts :class:`Work` (the finished points' costs) instead
+  of points, so that the rate so far predicts the rest.
 - **Dask**: ``cluster`` is the address of a ``distributed`` scheduler
   (``tcp://host:8786``) or a ``distributed.Client``/cluster object. Start one
   on this machine with::
@@ -341,6 +345,7 @@ def run_sweep(
     settings: dict[str, Any] | None = None,
     chunk: int | None = None,
     flush_s: float = 1.0,
+    cost: Callable[[Point], float] | None = None,
 ) -> list[Result]:
     """Runs ``fn`` on every point and returns the results in point order.
 
@@ -355,8 +360,10 @@ def run_sweep(
         progress: ``progress(done, total)`` after each finished chunk.
         settings: what the results depend on besides the points; a resumed
             file must have been made with the same.
-        chunk: points per task sent to a worker (default: small, adaptive).
+        chunk: points per task sent to a worker (default: small, adaptive; 1 with ``cost``).
         flush_s: seconds between appends to ``out``.
+        cost: a point's estimated cost (any positive unit, e.g. seconds): the
+            points then run longest first and ``progress`` counts :class:`Work`.
 
     Raises :class:`SweepInterrupted` on Ctrl-C (finished points are kept in
     ``out``) and re-raises a point's exception after saving the others.
@@ -368,10 +375,20 @@ def run_sweep(
     index = {k: i for i, k in enumerate(keys)}
     store = _Store(out, fingerprint(settings or {}), flush_s)
     store.open()
+    weights = None if cost is None else [_weight(cost(p)) for p in points]
+    if weights is not None and chunk is None:
+        chunk = 1
     try:
-        return _sweep(fn, points, keys, index, store, resume, workers, cluster, progress, chunk, out)
+        return _sweep(fn, points, keys, index, store, resume, workers, cluster, progress, chunk, out, weights)
     finally:
         store.close()
+
+
+def _weight(c: float) -> int:
+    """A point's cost as whole :class:`Work` units (thousandths; at least one)."""
+    if not c > 0:
+        raise UsageError(f"a sweep point's cost must be positive, not {c!r}")
+    return max(1, round(1000 * c))
 
 
 def _sweep(
@@ -386,6 +403,7 @@ def _sweep(
     progress: ProgressFn | None,
     chunk: int | None,
     out: str | Path | None,
+    weights: list[int] | None = None,
 ) -> list[Result]:
     results: dict[int, Result] = {}
     if resume:
@@ -394,15 +412,30 @@ def _sweep(
         store.reset()
     total = len(points)
     todo = [(i, p) for i, p in enumerate(points) if i not in results]
-    if progress is not None:
-        progress(len(results), total)
+    if weights is not None:
+        # longest first (stable: equal costs keep their order)
+        todo.sort(key=lambda t: -weights[t[0]])
+
+    work = [0 if weights is None else sum(weights[i] for i in results)]
+    total_work = Work(0 if weights is None else sum(weights))
+
+    def report() -> None:
+        if progress is None:
+            return
+        if weights is None:
+            progress(len(results), total)
+        else:
+            progress(Work(work[0]), total_work)
+
+    report()
 
     def finished(batch: Iterable[tuple[int, Result]]) -> None:
         for i, r in batch:
+            if weights is not None and i not in results:
+                work[0] += weights[i]
             results[i] = r
             store.add(keys[i], i, r)
-        if progress is not None:
-            progress(len(results), total)
+        report()
 
     try:
         if not todo:

@@ -251,6 +251,7 @@ def plan(
                         "shard": i,
                         "options": opts,
                         "seed": seed,
+                        "full": full,
                     }
                 )
     return points
@@ -258,6 +259,15 @@ def plan(
 
 def point_key(p: dict[str, Any]) -> str:
     return f"{p['setting']}|{p['experiment']}|{p['shard']}"
+
+
+def point_cost(p: dict[str, Any]) -> float:
+    """A point's estimated host seconds (its experiment's measured ``seconds``, or
+    ``full_seconds`` at ``cellsim reproduce``'s sizes): the sweep runs the longest
+    first and counts its progress in them."""
+    prof = get_experiment(p["experiment"]).validate
+    assert prof is not None
+    return prof.cost(int(p["shard"]), full=bool(p.get("full")))
 
 
 def run_point(point: dict[str, Any]) -> dict[str, Any]:
@@ -419,6 +429,7 @@ def validate(
         cluster=cluster,
         progress=progress,
         settings={"full": full, "seed": seed, "validate": 1},
+        cost=point_cost,
     )
     boards = []
     for s in settings:

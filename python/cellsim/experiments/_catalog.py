@@ -33,6 +33,16 @@ class ValidateProfile:
     shard_option: str | None = None
     """An option the run is split over (points of the sweep), with :attr:`shards` its values."""
     shards: tuple[Any, ...] = ()
+    seconds: tuple[float, ...] = (1.0,)
+    """Host seconds of each point (each shard) at these sizes on one core, as measured: what
+    orders the sweep (longest first) and weighs its progress."""
+    full_seconds: tuple[float, ...] = (1.0,)
+    """The same at ``cellsim reproduce``'s sizes (``cellsim validate --full``)."""
+
+    def cost(self, shard: int, *, full: bool = False) -> float:
+        """The estimated host seconds of point ``shard``."""
+        s = self.full_seconds if full else self.seconds
+        return s[shard] if len(s) > 1 else s[0]
 
 
 @dataclass(frozen=True)
@@ -91,11 +101,22 @@ def _profile(where: str, fields: dict[str, Any]) -> ValidateProfile | None:
     raw = fields.get("validate")
     if raw is None:
         return None
-    unknown = sorted(set(raw) - {"options", "why", "shards"})
+    unknown = sorted(set(raw) - {"options", "why", "shards", "seconds", "full_seconds"})
     if unknown or not isinstance(raw.get("options"), dict) or not isinstance(raw.get("why"), str):
-        raise ValueError(f"{where}.validate: a table of options, why (and shards); unknown keys {unknown}")
+        raise ValueError(
+            f"{where}.validate: a table of options, why (and shards, seconds, full_seconds); unknown keys {unknown}"
+        )
     shards = raw.get("shards", {})
     if not isinstance(shards, dict) or len(shards) > 1:
         raise ValueError(f"{where}.validate: shards is one option and the list of its values")
     option, values = next(iter(shards.items()), (None, []))
-    return ValidateProfile(dict(raw["options"]), " ".join(raw["why"].split()), option, tuple(values))
+    seconds = {k: _seconds(where, k, raw.get(k, 1.0), len(values)) for k in ("seconds", "full_seconds")}
+    return ValidateProfile(dict(raw["options"]), " ".join(raw["why"].split()), option, tuple(values), **seconds)
+
+
+def _seconds(where: str, key: str, raw: Any, shards: int) -> tuple[float, ...]:
+    """A profile's measured seconds: one number, or one per shard."""
+    values = raw if isinstance(raw, list) else [raw]
+    if not all(isinstance(v, int | float) and v > 0 for v in values) or len(values) not in {1, max(shards, 1)}:
+        raise ValueError(f"{where}.validate.{key}: positive seconds, one number or one per shard, not {raw!r}")
+    return tuple(float(v) for v in values)
