@@ -44,11 +44,13 @@ def test_serial_and_parallel_agree(tmp_path) -> None:
 def test_with_costs_the_longest_points_run_first_and_progress_counts_work(tmp_path) -> None:
     cost = {i: 1.0 + (i * 7) % 5 for i in range(12)}  # 1..5, in no order
     seen: list[tuple[int, int]] = []
-    out = run_sweep(square, POINTS, workers=1, cost=lambda p: cost[p["x"]], progress=lambda d, t: seen.append((d, t)))
+    out = run_sweep(
+        square, POINTS, workers=1, cost=lambda p: cost[p["x"]], progress=lambda d, t: seen.append((d, t))
+    )
     # results in point order, whatever order the points ran in
     assert [r["x"] for r in out] == list(range(12))
     # longest first; equal costs keep the points' order
-    assert CALLS == sorted(range(12), key=lambda i: -cost[i])
+    assert sorted(range(12), key=lambda i: -cost[i]) == CALLS
     # progress in Work (thousandths of the cost unit), from none to all
     assert all(isinstance(d, Work) and isinstance(t, Work) for d, t in seen)
     assert seen[0] == (0, 1000 * sum(cost.values())) and seen[-1][0] == seen[-1][1]

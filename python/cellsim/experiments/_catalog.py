@@ -104,19 +104,27 @@ def _profile(where: str, fields: dict[str, Any]) -> ValidateProfile | None:
     unknown = sorted(set(raw) - {"options", "why", "shards", "seconds", "full_seconds"})
     if unknown or not isinstance(raw.get("options"), dict) or not isinstance(raw.get("why"), str):
         raise ValueError(
-            f"{where}.validate: a table of options, why (and shards, seconds, full_seconds); unknown keys {unknown}"
+            f"{where}.validate: a table of options, why (and shards, seconds, full_seconds);"
+            f" unknown keys {unknown}"
         )
     shards = raw.get("shards", {})
     if not isinstance(shards, dict) or len(shards) > 1:
         raise ValueError(f"{where}.validate: shards is one option and the list of its values")
     option, values = next(iter(shards.items()), (None, []))
     seconds = {k: _seconds(where, k, raw.get(k, 1.0), len(values)) for k in ("seconds", "full_seconds")}
-    return ValidateProfile(dict(raw["options"]), " ".join(raw["why"].split()), option, tuple(values), **seconds)
+    return ValidateProfile(
+        dict(raw["options"]), " ".join(raw["why"].split()), option, tuple(values), **seconds
+    )
 
 
 def _seconds(where: str, key: str, raw: Any, shards: int) -> tuple[float, ...]:
     """A profile's measured seconds: one number, or one per shard."""
     values = raw if isinstance(raw, list) else [raw]
-    if not all(isinstance(v, int | float) and v > 0 for v in values) or len(values) not in {1, max(shards, 1)}:
-        raise ValueError(f"{where}.validate.{key}: positive seconds, one number or one per shard, not {raw!r}")
+    if not all(isinstance(v, int | float) and v > 0 for v in values) or len(values) not in {
+        1,
+        max(shards, 1),
+    }:
+        raise ValueError(
+            f"{where}.validate.{key}: positive seconds, one number or one per shard, not {raw!r}"
+        )
     return tuple(float(v) for v in values)

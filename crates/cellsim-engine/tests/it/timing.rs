@@ -486,7 +486,9 @@ fn list_of_small_gets(choice: &str) -> (u32, Vec<u8>) {
     let setting = format!("mfc.list_fetch={choice}");
     let mut m = qs20(&[TB_CYCLES, "placement=identity", &setting], 1);
     let src = MemoryMap::ls_ea(1) + 0x10000;
-    let bytes: Vec<u8> = (0..N as usize * 128).map(|i| (i * 13 % 251) as u8).collect();
+    let bytes: Vec<u8> = (0..N as usize * 128)
+        .map(|i| (i * 13 % 251) as u8)
+        .collect();
     m.spawn_native(0, src, 0, move |spu| async move {
         let list = spu.ls_alloc(8 * N, 8).unwrap();
         let buf = spu.ls_alloc(16 * N, 128).unwrap();
@@ -501,7 +503,8 @@ fn list_of_small_gets(choice: &str) -> (u32, Vec<u8>) {
         }
         spu.mfc_write_tag_mask(1 << 2).await;
         let t0 = spu.spu_read_decrementer().await;
-        spu.mfc_getl(buf, spu.argp() & !0xFFFF_FFFF, list, 8 * N, 2).await;
+        spu.mfc_getl(buf, spu.argp() & !0xFFFF_FFFF, list, 8 * N, 2)
+            .await;
         spu.mfc_read_tag_status_all().await;
         let t1 = spu.spu_read_decrementer().await;
         t0.wrapping_sub(t1)
