@@ -8,13 +8,14 @@ from __future__ import annotations
 import io
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from rich.console import Console
 
 from cellsim.experiments import all_experiments
 from cellsim.sweep import Work
-from cellsim.tools.cli import _Progress
+from cellsim.tools.progress import DELAY_S, RunProgress
 from cellsim.tools.report import QUICK_OPTIONS
 
 
@@ -39,7 +40,7 @@ def test_a_piped_reproduce_prints_a_line_per_finished_experiment(tmp_path: Path)
 def test_on_a_terminal_the_bar_shows_the_time_remaining() -> None:
     buf = io.StringIO()
     con = Console(file=buf, force_terminal=True, width=120)
-    with _Progress("reproduce", console=con, single=True) as progress:
+    with RunProgress("reproduce", console=con, single=True) as progress:
         progress.t0 -= 10  # shown once the run has lasted a moment
         progress(3, 12, "[1/20] dma-latency")
         progress(5, 12, "[2/20] hotspot")
@@ -47,14 +48,14 @@ def test_on_a_terminal_the_bar_shows_the_time_remaining() -> None:
         assert [t.description for t in progress.bar.tasks] == ["[2/20] hotspot"]
         columns = " ".join(type(c).__name__ for c in progress.bar.columns)
         progress.bar.refresh()
-    assert "TimeRemainingColumn" in columns and "ETA" in buf.getvalue()
+    assert "RunRemainingColumn" in columns and "ETA" in buf.getvalue()
     assert "5/12" in buf.getvalue(), "a task of points shows them"
 
 
 def test_on_a_log_a_plain_line_says_how_far_at_most_once_a_minute() -> None:
     buf = io.StringIO()
     con = Console(file=buf, force_terminal=False, width=200)
-    with _Progress("validate", console=con) as progress:
+    with RunProgress("validate", console=con) as progress:
         progress(1, 40, "mapping")
         assert buf.getvalue() == "", "nothing before the first minute"
         progress.logged -= 61
@@ -77,7 +78,7 @@ def test_quick_options_are_each_experiments_own() -> None:
 def test_a_task_counting_work_shows_its_share_done_not_points() -> None:
     buf = io.StringIO()
     con = Console(file=buf, force_terminal=True, width=120)
-    with _Progress("mapping", console=con) as progress:
+    with RunProgress("mapping", console=con) as progress:
         progress.t0 -= 10
         progress(Work(0), Work(400_000))
         progress(Work(164_000), Work(400_000))
@@ -92,7 +93,7 @@ def test_a_task_counting_work_shows_its_share_done_not_points() -> None:
 def test_a_plain_line_of_work_says_the_share_done_and_the_time_left_by_work() -> None:
     buf = io.StringIO()
     con = Console(file=buf, force_terminal=False, width=200)
-    with _Progress("mapping", console=con) as progress:
+    with RunProgress("mapping", console=con) as progress:
         progress(Work(0), Work(400_000))
         progress.logged -= 61
         progress.started["mapping"] -= 120  # 120 s for the first quarter of the work
@@ -104,3 +105,44 @@ def test_a_plain_line_of_work_says_the_share_done_and_the_time_left_by_work() ->
         ", about 6 min 00 s left"
     )
     assert last.startswith("mapping: mapping 100% of the work, ") and "left" not in last
+
+
+def test_the_bar_shows_from_the_runs_start_not_from_its_first_finished_point() -> None:
+    # a sweep of long points calls back at its start and then minutes later: the bar is
+    # drawn a moment after the start all the same, and counts its time from the start
+    buf = io.StringIO()
+    con = Console(file=buf, force_terminal=True, width=120)
+    with RunProgress("validate", console=con) as progress:
+        progress(Work(0), Work(1000))
+        assert progress.bar is None, "no bar for a run shorter than a moment"
+        deadline = time.monotonic() + 10
+        while progress.bar is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert progress.bar is not None, f"drawn {DELAY_S} s after the start without another call"
+        (task,) = progress.bar.tasks
+        assert task.fields["since"] == progress.started["validate"]
+
+
+def test_the_time_left_is_the_runs_rate_over_the_work_still_to_do() -> None:
+    buf = io.StringIO()
+    con = Console(file=buf, force_terminal=True, width=120)
+    with RunProgress("validate", console=con) as progress:
+        progress.t0 -= 10
+        progress(Work(0), Work(400_000))
+        progress.started["validate"] -= 120  # a quarter of the work in 120 s
+        assert progress.bar is not None
+        (task,) = progress.bar.tasks
+        progress.bar.update(task.id, since=progress.started["validate"])
+        progress(Work(100_000), Work(400_000))
+        elapsed, _, left = progress.bar.columns[3:6]
+        assert str(left.render(progress.bar.tasks[0])) in {"0:06:00", "0:06:01"}
+        assert str(elapsed.render(progress.bar.tasks[0])) in {"0:02:00", "0:02:01"}
+
+
+def test_after_the_run_a_late_timer_draws_nothing() -> None:
+    buf = io.StringIO()
+    con = Console(file=buf, force_terminal=True, width=120)
+    with RunProgress("validate", console=con) as progress:
+        progress(0, 3)
+    time.sleep(DELAY_S + 0.3)
+    assert progress.bar is None and buf.getvalue() == ""

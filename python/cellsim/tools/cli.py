@@ -28,18 +28,10 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 import click
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 from rich.table import Table
 
 import cellsim
@@ -55,17 +47,16 @@ from ..mpi.cli import mpirun_cmd
 from ..published import PAPERS, TOLERANCE_PCT, WITHHELD_NOTE, cite, plain
 from ..spec import MachineSpec, variants_markdown
 from ..style import figure_style
-from ..sweep import SweepInterrupted, Work
+from ..sweep import SweepInterrupted
 from ..trace import DEFAULT_LIMIT, Capture
 from ..trace import capture as capture_trace
 from ._outputs import check_output, check_plot, require_report
+from .progress import RunProgress
 from .report import format_error, format_published, format_simulated, verdict
 from .validate_cli import validate_cmd
 
 __all__ = ["cli", "main"]
 
-_PROGRESS_DELAY_S = 0.5
-_PROGRESS_LOG_EVERY_S = 60.0
 
 
 def _console(stderr: bool = False) -> Console:
@@ -78,101 +69,6 @@ def _console(stderr: bool = False) -> Console:
 
 def _one_line(msg: object) -> str:
     return " ".join(str(msg).split())
-
-
-class _Progress:
-    """A progress callback on stderr, once the run has lasted more than a
-    moment: on a terminal a rich bar (the points done of each task, the time
-    elapsed and the time remaining, from the rate of points so far); on a pipe
-    or a log a plain line at most every ``log_every_s`` seconds, so that a
-    long run written to a file still says how far it is. A task that counts
-    :class:`~cellsim.sweep.Work` (estimated work, not points) shows the share
-    done as a percentage, and its time left comes from the rate of work."""
-
-    def __init__(
-        self,
-        description: str,
-        console: Console | None = None,
-        single: bool = False,
-        log_every_s: float = _PROGRESS_LOG_EVERY_S,
-    ) -> None:
-        self.console = console or Console(stderr=True)
-        self.single = single
-        self.description = description
-        self.t0 = time.monotonic()
-        self.bar: Progress | None = None
-        self.tasks: dict[str, Any] = {}
-        self.log_every_s = log_every_s
-        self.logged = self.t0
-        self.started: dict[str, float] = {}
-
-    def __enter__(self) -> _Progress:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        if self.bar is not None:
-            self.bar.stop()
-
-    def __call__(self, done: int, total: int, name: str | None = None) -> None:
-        key = name or self.description
-        now = time.monotonic()
-        self.started.setdefault(key, now)
-        if not self.console.is_terminal:
-            if now - self.logged >= self.log_every_s:
-                self.logged = now
-                self.console.print(self._line(key, done, total, now), highlight=False, soft_wrap=True)
-            return
-        if self.bar is None:
-            if now - self.t0 < _PROGRESS_DELAY_S:
-                return
-            self.bar = Progress(
-                TextColumn("{task.description}"),
-                BarColumn(),
-                TextColumn("{task.fields[count]}", justify="right"),
-                TimeElapsedColumn(),
-                TextColumn("ETA"),
-                TimeRemainingColumn(),
-                console=self.console,
-                transient=True,
-            )
-            self.bar.start()
-        if key not in self.tasks:
-            if self.single:  # one task at a time: the finished one gives way
-                for task in self.tasks.values():
-                    self.bar.remove_task(task)
-                self.tasks.clear()
-            self.tasks[key] = self.bar.add_task(key, total=total, count="")
-        self.bar.update(self.tasks[key], completed=done, total=total, count=_count(done, total))
-
-    def _line(self, key: str, done: int, total: int, now: float) -> str:
-        """The plain progress line: the task's points (or share of its work), the
-        run's time, and the task's time left at its rate so far."""
-        count = f"{_count(done, total)} of the work" if isinstance(total, Work) else f"{done}/{total} points"
-        line = f"{self.description}: {key} {count}, {_duration(now - self.t0)} elapsed"
-        spent = now - self.started[key]
-        if 0 < done < total and spent > 0:
-            line += f", about {_duration(spent * (total - done) / done)} left"
-        return line
-
-
-def _count(done: int, total: int) -> str:
-    """``3/12`` points, or for :class:`~cellsim.sweep.Work` the share done, ``41%``
-    (rounded down: 100% only at the end)."""
-    if isinstance(total, Work):
-        return f"{100 * done // total if total > 0 else 100}%"
-    return f"{done}/{total}"
-
-
-def _duration(seconds: float) -> str:
-    """``42 s``, ``3 min 05 s``, ``1 h 02 min``."""
-    s = int(seconds)
-    if s < 60:
-        return f"{s} s"
-    if s < 3600:
-        return f"{s // 60} min {s % 60:02d} s"
-    return f"{s // 3600} h {s % 3600 // 60:02d} min"
 
 
 # -- tables ----------------------------------------------------------------------------
@@ -509,7 +405,7 @@ def _make_run_command(exp: Experiment) -> click.Command:
         # process's default
         with command_limits(wall_limit), check_dma_default(check_dma):
             try:
-                with _Progress(exp.name) as progress:
+                with RunProgress(exp.name) as progress:
                     records = exp.run(
                         machine=machine,
                         overrides=overrides,
@@ -676,7 +572,7 @@ def reproduce(
     n = len(chosen)
     print(f"cellsim reproduce: {n} experiment{'s' if n != 1 else ''}, {kind}, into {out}/", flush=True)
 
-    with _Progress("reproduce", single=True) as progress:
+    with RunProgress("reproduce", single=True) as progress:
         started = {"k": 0}
 
         def step(name: str, done: int, total: int) -> None:

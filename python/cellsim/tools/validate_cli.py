@@ -306,7 +306,8 @@ def validate_cmd(
     reproduce), one line per published value with the mechanisms that claim to explain it.
     --set and --grid score model variants side by side and rank them. Withheld values are
     never used."""
-    from .cli import _console, _Progress
+    from .cli import _console
+    from .progress import RunProgress
 
     if list_only:
         _list_statements()
@@ -338,7 +339,7 @@ def validate_cmd(
         f"{'s' if len(settings) > 1 else ''}"
     )
     t0 = time.perf_counter()
-    with _Progress("validate") as progress:
+    with RunProgress("validate") as progress:
         boards = validate(
             settings,
             only=only,
