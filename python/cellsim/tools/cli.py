@@ -58,7 +58,6 @@ from .validate_cli import validate_cmd
 __all__ = ["cli", "main"]
 
 
-
 def _console(stderr: bool = False) -> Console:
     """A rich console; wide when the output is not a terminal (pipes, tests)."""
     c = Console(stderr=stderr)
