@@ -501,6 +501,14 @@ pub struct MicParams {
     /// Writes held before a batch drains, when `write_drain = "batch"`.
     #[serde(default = "drain_lines_default")]
     pub drain_lines: u32,
+    /// Whether a read's latency varies from access to access (a model
+    /// variant: `[variants.latency_noise]`).
+    #[serde(default)]
+    pub latency_noise: LatencyNoise,
+    /// The width of a read's latency noise, ns, centred on `dram_latency_ns`,
+    /// when `latency_noise = "uniform"`.
+    #[serde(default = "latency_noise_ns_default")]
+    pub latency_noise_ns: f64,
 }
 
 /// What a write of less than a 128-byte line costs the DRAM (`mic.partial_write`).
@@ -532,6 +540,22 @@ fn turnaround_ns_default() -> f64 {
 
 fn drain_lines_default() -> u32 {
     8
+}
+
+fn latency_noise_ns_default() -> f64 {
+    10.0
+}
+
+/// Whether a DRAM read's latency varies from access to access (`mic.latency_noise`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LatencyNoise {
+    /// Every read takes `mic.dram_latency_ns`.
+    #[default]
+    None,
+    /// Each read's latency is drawn uniformly from `mic.dram_latency_ns` give
+    /// or take half of `mic.latency_noise_ns` (the machine's seed, its own stream).
+    Uniform,
 }
 
 /// The DRAM's organisation (`mic.dram`).
@@ -1098,10 +1122,20 @@ impl MachineConfig {
         for (key, v) in [
             ("mic.row_miss_ns", self.mic.row_miss_ns),
             ("mic.turnaround_ns", self.mic.turnaround_ns),
+            ("mic.latency_noise_ns", self.mic.latency_noise_ns),
         ] {
             if !(0.0..=1000.0).contains(&v) {
                 return bad(key, v.to_string(), "must be from 0 to 1000 ns");
             }
+        }
+        if self.mic.latency_noise == LatencyNoise::Uniform
+            && self.mic.latency_noise_ns > 2.0 * self.mic.dram_latency_ns
+        {
+            return bad(
+                "mic.latency_noise_ns",
+                self.mic.latency_noise_ns.to_string(),
+                "must be at most twice mic.dram_latency_ns (the noise is centred on the latency)",
+            );
         }
         if self.mic.write_buffer_lines == 0 {
             return bad("mic.write_buffer_lines", "0".into(), "must be at least 1");

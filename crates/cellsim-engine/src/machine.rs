@@ -1179,13 +1179,18 @@ impl Machine {
 fn memory_controllers(cfg: &MachineConfig, seed: u64) -> Vec<Mic> {
     let interval = cfg.clock().ns_to_cycles(cfg.mic.refresh_interval_ns).max(1);
     let mut phases = Rng::stream(seed, REFRESH_STREAM);
-    (0..cfg.chips)
-        .map(|_| Mic::new(cfg, phases.below(interval)))
+    (0..cfg.chips as u64)
+        .map(|chip| {
+            let noise = Rng::stream(seed, LATENCY_NOISE_STREAM + chip);
+            Mic::new(cfg, phases.below(interval), noise)
+        })
         .collect()
 }
 
 /// The random stream of the DRAM refresh phases (see [`Rng::stream`]).
 const REFRESH_STREAM: u64 = 1;
+/// The random streams of each chip's read latency noise (`mic.latency_noise`).
+const LATENCY_NOISE_STREAM: u64 = 2;
 
 /// The logical-to-physical SPE placement a new machine starts with.
 ///

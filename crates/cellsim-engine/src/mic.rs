@@ -57,6 +57,7 @@
 use crate::bus::OpId;
 use crate::config::MachineConfig;
 use crate::part::Part;
+use crate::rng::Rng;
 use crate::steady::{shift, Shape};
 use crate::time::Cycle;
 use crate::topology::RAMP_INDICES;
@@ -91,6 +92,9 @@ pub struct BankTiming {
     /// Writes gathered before a batch drains (variant `mic.write_drain =
     /// "batch"`; 0: each write drains as it arrives).
     pub drain_lines: u32,
+    /// The widest extra latency of a read, cycles (variant `mic.latency_noise
+    /// = "uniform"`; 0: none).
+    pub latency_noise: Cycle,
 }
 
 /// A write held in its buffer until its batch drains.
@@ -174,6 +178,13 @@ pub struct Mic {
     drain_lines: u32,
     /// Writes waiting for their batch, oldest first (`drain_lines` > 0).
     held: VecDeque<HeldWrite>,
+    /// Reads take `dram_latency` give or take half this many cycles, drawn from
+    /// `noise` (0: none, and nothing is drawn).
+    latency_noise: Cycle,
+    noise: Rng,
+    /// Draws made from `noise`: part of the shape, so that a run with noise is
+    /// never taken for a steady state (its future is not its past's repeat).
+    noise_draws: u64,
     /// Counters.
     pub stats: MicStats,
 }
@@ -192,8 +203,9 @@ pub struct MicStats {
 }
 
 impl Mic {
-    /// A chip's MIC; its first refresh falls at `refresh_phase`.
-    pub fn new(cfg: &MachineConfig, refresh_phase: Cycle) -> Mic {
+    /// A chip's MIC; its first refresh falls at `refresh_phase`, and its
+    /// reads' latency noise (if any) draws from `noise`.
+    pub fn new(cfg: &MachineConfig, refresh_phase: Cycle, noise: Rng) -> Mic {
         let t = cfg.timing();
         let clock = cfg.clock();
         Mic::with(BankTiming {
@@ -223,7 +235,20 @@ impl Mic {
                 crate::config::WriteDrain::Arrival => 0,
                 crate::config::WriteDrain::Batch => cfg.mic.drain_lines,
             },
+            latency_noise: match cfg.mic.latency_noise {
+                crate::config::LatencyNoise::None => 0,
+                crate::config::LatencyNoise::Uniform => {
+                    clock.ns_to_cycles(cfg.mic.latency_noise_ns)
+                }
+            },
         })
+        .with_noise(noise)
+    }
+
+    /// The same controller drawing its reads' latency noise from `noise`.
+    pub fn with_noise(mut self, noise: Rng) -> Mic {
+        self.noise = noise;
+        self
     }
 
     /// A bank controller with the given timing.
@@ -254,6 +279,9 @@ impl Mic {
             partial_rmw: t.partial_rmw,
             drain_lines: t.drain_lines,
             held: VecDeque::new(),
+            latency_noise: t.latency_noise,
+            noise: Rng::new(0),
+            noise_draws: 0,
             stats: MicStats::default(),
         }
     }
@@ -378,15 +406,24 @@ impl Mic {
 
     fn schedule_read(&mut self, now: Cycle, addr: u64, bytes: u32) -> Cycle {
         let burst = self.burst(bytes);
-        let start = self.take_dram(
-            now + self.dram_latency.saturating_sub(burst),
-            burst,
-            addr,
-            false,
-        );
+        let latency =
+            (self.dram_latency + self.latency_noise_draw()).saturating_sub(self.latency_noise / 2);
+        let start = self.take_dram(now + latency.saturating_sub(burst), burst, addr, false);
         self.stats.reads += 1;
         self.stats.read_bytes += bytes as u64;
         start + burst
+    }
+
+    /// A read's extra latency: 0 without noise (no draw), else uniform in
+    /// `0..=latency_noise` cycles, from which the caller takes half the width:
+    /// the calibrated latency stays the mean.
+    #[inline]
+    fn latency_noise_draw(&mut self) -> Cycle {
+        if self.latency_noise == 0 {
+            return 0;
+        }
+        self.noise_draws += 1;
+        self.noise.below(self.latency_noise + 1)
     }
 
     /// A read's data left for `requester` (or a write of its was
@@ -533,6 +570,9 @@ impl Part for Mic {
                 }
             }
         }
+        if self.latency_noise > 0 {
+            s.raw(self.noise_draws);
+        }
         if let Some(b) = &self.banks {
             // A bank's row is an address: progress, but which row is open
             // decides hit or miss. The rows relative to each other would be
@@ -578,7 +618,7 @@ mod tests {
         let mut o: Vec<String> = vec!["mic.refresh_ns=0".into()];
         o.extend(overrides.iter().map(|s| s.to_string()));
         let cfg = MachineConfig::load("qs20-1chip", &o).unwrap();
-        (Mic::new(&cfg, 0), cfg.timing())
+        (Mic::new(&cfg, 0, Rng::new(0)), cfg.timing())
     }
 
     #[test]
@@ -648,6 +688,45 @@ mod tests {
     }
 
     #[test]
+    fn read_latency_noise_is_centred_on_the_latency_and_draws_only_when_on() {
+        let noisy = ["mic.latency_noise=uniform", "mic.latency_noise_ns=10"];
+        let (mut m, t) = mic(&noisy);
+        let lat = t.dram_latency as i64;
+        let half = 16; // 10 ns at 3.2 GHz is 32 cycles, give or take 16
+        let took: Vec<i64> = (0..2000)
+            .map(|k| {
+                let now = k * 1000;
+                m.start_read(now, 0, 128) as i64 - now as i64
+            })
+            .collect();
+        assert!(took.iter().all(|&d| (lat - half..=lat + half).contains(&d)));
+        let mean = took.iter().sum::<i64>() as f64 / took.len() as f64;
+        assert!((mean - lat as f64).abs() < 1.0, "mean {mean} against {lat}");
+        let distinct: std::collections::BTreeSet<_> = took.iter().collect();
+        assert_eq!(distinct.len(), 33, "every value of the range comes up");
+        assert_eq!(m.noise_draws, 2000);
+        // The same stream draws the same latencies; without noise nothing is drawn.
+        let (mut again, _) = mic(&noisy);
+        assert_eq!(again.start_read(0, 0, 128) as i64, took[0]);
+        let (mut quiet, _) = mic(&[]);
+        assert_eq!(quiet.start_read(0, 0, 128) as i64, lat);
+        assert_eq!(quiet.noise_draws, 0);
+    }
+
+    #[test]
+    fn read_latency_noise_wider_than_twice_the_latency_is_refused() {
+        let e = MachineConfig::load(
+            "qs20-1chip",
+            &[
+                "mic.latency_noise=uniform".into(),
+                "mic.latency_noise_ns=100".into(),
+            ],
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("mic.latency_noise_ns"), "{e}");
+    }
+
+    #[test]
     fn no_access_overlaps_a_refresh() {
         let cfg = MachineConfig::load(
             "qs20-1chip",
@@ -659,7 +738,7 @@ mod tests {
         .unwrap();
         let (interval, busy) = (3200, 320); // cycles at 3.2 GHz
         let lat = cfg.timing().dram_latency;
-        let fresh = || Mic::new(&cfg, 1000);
+        let fresh = || Mic::new(&cfg, 1000, Rng::new(0));
         // Before the first refresh (at 1000): as without refresh.
         assert_eq!(fresh().snoop_read(0, 3, 0, 0, 128), Some(lat));
         // A read whose burst would start inside the refresh waits for its end.

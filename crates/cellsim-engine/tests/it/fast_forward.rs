@@ -378,6 +378,32 @@ fn memory_streams_across_refreshes_stay_identical() {
     assert!(jumps > 0, "no jump");
 }
 
+/// The same stream with noisy read latencies (`mic.latency_noise`): a run
+/// whose future is not its past's repeat is never jumped over, and the same
+/// seed still gives the same run.
+#[test]
+fn memory_streams_with_latency_noise_never_jump_and_repeat_by_seed() {
+    let noisy = ["mic.latency_noise=uniform", "mic.latency_noise_ns=10"];
+    let run = |overrides: &[&str]| {
+        both_ways(|reference| {
+            let mut m = prepared("qs20-1chip", overrides, 1, reference);
+            let p = Stream {
+                get_ea: 0x10_0000,
+                put_ea: 0x20_0000,
+                size: 16384,
+                pairs: 16,
+            };
+            m.spawn_native(0, 0, 0, move |spu| stream(spu, p)).unwrap();
+            m
+        })
+    };
+    let (reference, fast, jumps) = run(&noisy);
+    assert_eq!(jumps, 0, "a noisy run is never steady");
+    assert_eq!(reference, fast);
+    assert_eq!(run(&noisy).0, reference, "the same seed, the same run");
+    assert_ne!(run(&[]).0, reference, "the noise moves the run");
+}
+
 /// One SPE's declared command loop (`Spu::mfc_repeat`): a body of up to four
 /// gets and puts (some with barriers), started after some computing.
 #[derive(Debug, Clone)]
