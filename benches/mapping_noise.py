@@ -20,6 +20,7 @@ from dataclasses import replace
 
 import numpy as np
 from _args import at_least  # this directory
+from mapping_runs_vary import ranks  # this directory
 
 from cellsim.messaging.explorer import explore
 from cellsim.messaging.simulate import DEFAULTS, Variation
@@ -33,10 +34,6 @@ SETTINGS: list[tuple[str, Variation, dict[str, object]]] = [
 for _ns in (5, 10, 20):
     _noise: dict[str, object] = {"mic.latency_noise": "uniform", "mic.latency_noise_ns": _ns}
     SETTINGS.append((f"read latency noise {_ns} ns", DEFAULTS, _noise))
-
-
-def ranks(x: np.ndarray) -> np.ndarray:
-    return np.argsort(np.argsort(x))
 
 
 def agreement(runs: np.ndarray) -> dict[str, float]:
