@@ -15,7 +15,7 @@ from rich.console import Console
 
 from cellsim.experiments import all_experiments
 from cellsim.sweep import Work
-from cellsim.tools.progress import DELAY_S, RunProgress
+from cellsim.tools.progress import DELAY_S, RunElapsedColumn, RunProgress, RunRemainingColumn
 from cellsim.tools.report import QUICK_OPTIONS
 
 
@@ -135,6 +135,7 @@ def test_the_time_left_is_the_runs_rate_over_the_work_still_to_do() -> None:
         progress.bar.update(task.id, since=progress.started["validate"])
         progress(Work(100_000), Work(400_000))
         elapsed, _, left = progress.bar.columns[3:6]
+        assert isinstance(elapsed, RunElapsedColumn) and isinstance(left, RunRemainingColumn)
         assert str(left.render(progress.bar.tasks[0])) in {"0:06:00", "0:06:01"}
         assert str(elapsed.render(progress.bar.tasks[0])) in {"0:02:00", "0:02:01"}
 
