@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
 from rich.table import Table
 
 import cellsim
@@ -51,19 +50,12 @@ from ..sweep import SweepInterrupted
 from ..trace import DEFAULT_LIMIT, Capture
 from ..trace import capture as capture_trace
 from ._outputs import check_output, check_plot, require_report
+from .console import console as _console
 from .progress import RunProgress
 from .report import format_error, format_published, format_simulated, verdict
 from .validate_cli import validate_cmd
 
 __all__ = ["cli", "main"]
-
-
-def _console(stderr: bool = False) -> Console:
-    """A rich console; wide when the output is not a terminal (pipes, tests)."""
-    c = Console(stderr=stderr)
-    if not c.is_terminal and "COLUMNS" not in os.environ:
-        c = Console(stderr=stderr, width=160)
-    return c
 
 
 def _one_line(msg: object) -> str:

@@ -29,6 +29,7 @@ from ..validate import (
     withheld,
 )
 from ._outputs import check_output, check_plot
+from .console import console
 
 __all__ = ["validate_cmd"]
 
@@ -206,9 +207,8 @@ def _plot(rank: list[dict[str, Any]], path: str) -> None:
 
 
 def _list_statements() -> None:
-    from .cli import _console
 
-    con = _console()
+    con = console()
     experiments, _ = select(())
     names = {e.name for e in experiments}
     t = Table(
@@ -223,9 +223,8 @@ def _list_statements() -> None:
 
 
 def _list_grids() -> None:
-    from .cli import _console
 
-    con = _console()
+    con = console()
     t = Table(title="hypothesis grids (cellsim validate --grid NAME)")
     for col in ("name", "settings", "only", "about"):
         t.add_column(col, overflow="fold")
@@ -306,7 +305,6 @@ def validate_cmd(
     reproduce), one line per published value with the mechanisms that claim to explain it.
     --set and --grid score model variants side by side and rank them. Withheld values are
     never used."""
-    from .cli import _console
     from .progress import RunProgress
 
     if list_only:
@@ -327,12 +325,12 @@ def validate_cmd(
         settings = list(grid.settings)
         if grid.only and not only:
             only = grid.only
-            _console(stderr=True).print(f"grid {grid.name}: only {' '.join(only)} (its only = [...])")
+            console(stderr=True).print(f"grid {grid.name}: only {' '.join(only)} (its only = [...])")
     if overrides:
         settings.append(Setting.of(overrides))
     settings = list(dict.fromkeys(settings))
     experiments, _ = select(only)
-    err = _console(stderr=True)
+    err = console(stderr=True)
     size = "cellsim reproduce's sizes" if full else "validation sizes (--full: cellsim reproduce's)"
     err.print(
         f"cellsim validate: {len(experiments)} experiments at {size}, {len(settings)} setting"
@@ -368,7 +366,7 @@ def validate_cmd(
     if json_path == "-":
         click.echo(json.dumps(doc, indent=1, default=str))
         return
-    con = _console()
+    con = console()
     for paper, lines in _statement_lines(boards).items():
         con.print(_paper_table(paper, lines, boards, failing))
     con.print(_ranking_table(rank))
