@@ -38,7 +38,8 @@ test-rust:
 	cargo test -p cellsim-engine -p cellsim-programs
 
 test-python:
-	$(PY) -m pytest
+	@# one pytest worker per core (pytest-xdist): the suite is end-to-end commands and sweeps
+	$(PY) -m pytest -n auto
 
 lint:
 	cargo fmt --check

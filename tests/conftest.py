@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -9,6 +10,12 @@ import pytest
 
 from cellsim import Machine
 from cellsim.kernels import load_stream
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # pytest-xdist's workers are started with COLUMNS=80 and LINES=24; the commands' tables are
+    # wide off a terminal only when no COLUMNS is set (tools/console.py), as in a plain run.
+    os.environ.pop("COLUMNS", None)
+    os.environ.pop("LINES", None)
 
 
 @pytest.fixture
