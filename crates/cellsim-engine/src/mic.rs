@@ -208,7 +208,7 @@ impl Mic {
     pub fn new(cfg: &MachineConfig, refresh_phase: Cycle, noise: Rng) -> Mic {
         let t = cfg.timing();
         let clock = cfg.clock();
-        Mic::with(BankTiming {
+        let mut mic = Mic::with(BankTiming {
             reads_per_requester: cfg.mic.reads_per_requester,
             window_counts_writes: cfg.mic.window_counts_writes,
             refresh: (
@@ -241,14 +241,9 @@ impl Mic {
                     clock.ns_to_cycles(cfg.mic.latency_noise_ns)
                 }
             },
-        })
-        .with_noise(noise)
-    }
-
-    /// The same controller drawing its reads' latency noise from `noise`.
-    pub fn with_noise(mut self, noise: Rng) -> Mic {
-        self.noise = noise;
-        self
+        });
+        mic.noise = noise;
+        mic
     }
 
     /// A bank controller with the given timing.

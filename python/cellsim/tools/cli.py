@@ -50,7 +50,7 @@ from ..sweep import SweepInterrupted
 from ..trace import DEFAULT_LIMIT, Capture
 from ..trace import capture as capture_trace
 from ._outputs import check_output, check_plot, require_report
-from .console import console as _console
+from .console import console
 from .progress import RunProgress
 from .report import format_error, format_published, format_simulated, verdict
 from .validate_cli import validate_cmd
@@ -411,7 +411,7 @@ def _make_run_command(exp: Experiment) -> click.Command:
                     )
             finally:
                 stats = trace.close() if trace is not None else None
-        err = _console(stderr=True)
+        err = console(stderr=True)
         if trace_path:
             err.print(_traced(trace_path, stats))
         if record_dir:
@@ -441,7 +441,7 @@ def _make_run_command(exp: Experiment) -> click.Command:
                 exp.plot(records, plot_path)
             err.print(f"wrote {plot_path}")
         if json_path != "-":
-            out = _console()
+            out = console()
             for table in _experiment_tables(exp, records):
                 out.print(table)
             rows = exp.compare(records)
@@ -587,7 +587,7 @@ def reproduce(
             overrides=overrides,
         )
     seconds = time.perf_counter() - t0
-    con = _console()
+    con = console()
     every = []
     for r in results:
         if r.comparison:
@@ -657,7 +657,7 @@ def machines() -> None:
             f"{_size(facts.page_bytes)}, {facts.numa_policy}",
             f"{tlb} entries" if tlb else "off",
         )
-    _console().print(t)
+    console().print(t)
 
 
 def _size(n: int) -> str:
@@ -697,7 +697,7 @@ def machine_variants(name: str, overrides: tuple[str, ...], markdown: bool) -> N
         click.echo(variants_markdown(), nl=False)
         return
     spec = MachineSpec.of(name, overrides)
-    con = _console()
+    con = console()
     for v in spec.variants:
         t = Table(title=f"{v.name}: {v.about}", title_justify="left", show_lines=False)
         for col in ("choice", "status", "source / explains", "what"):
@@ -753,7 +753,7 @@ def errors() -> None:
     t.add_column("rule")
     for kind, rule in cellsim.error_catalogue():
         t.add_row(kind, rule)
-    _console().print(t)
+    console().print(t)
 
 
 # -- cellsim bench: extension point -------------------------------------------------------
