@@ -258,3 +258,73 @@ def test_turns_spread_one_spes_stream_over_both_chips_memories_only_across_pages
     assert gbs(16384, turns) > 1.15 * gbs(16384, ())
     assert gbs(2048, turns) < 1.05 * gbs(2048, ())
     assert _gbs("get", turns, "memory") == pytest.approx(_gbs("get", (), "memory"), rel=0.01)
+
+
+MIC_RETRY = ("mic.queue_full=retry", "mic.command_slots=4", "eib.retry_backoff_bus_cycles=16")
+
+
+def test_a_full_memory_queue_retries_memory_commands_and_leaves_local_stores_alone() -> None:
+    """With four slots at the MIC one SPE's nonblocking gets from memory are retried (its
+    window alone holds five reads); gets from another local store never are (only the MIC's
+    queue is finite), and a queue deeper than what one SPE keeps in flight costs it nothing."""
+    assert _gbs("get", MIC_RETRY, "memory") < 0.9 * _gbs("get", (), "memory")
+    assert _gbs("get", MIC_RETRY) == _gbs("get", ())
+    wide = ("mic.queue_full=retry", "mic.command_slots=64")
+    assert _gbs("get", wide, "memory") == _gbs("get", (), "memory")
+
+
+def test_the_fast_forward_agrees_with_the_reference_with_memory_retries() -> None:
+    """The MIC's held slots and the requesters' back-offs are in the shape: two SPEs' get
+    streams from memory retried at a full MIC give the reference's cycles and statistics."""
+
+    def run(exact: bool) -> tuple[object, ...]:
+        m = cellsim.Machine("qs20-1chip", seed=1, overrides=list(MIC_RETRY), exact_reference=exact)
+        for spe in (0, 1):
+            ea = int(m.alloc(1 << 20))
+            load_dma_bench(m, spe, put=False, ea=ea, size=16384, batch=0, count=64, native=True)
+        r = m.run()
+        return r.cycles, r.stats
+
+    assert run(True) == run(False)
+
+
+def test_a_failed_conditional_store_frees_its_memory_slot() -> None:
+    """A lost reservation's putllc moves no data: with one slot at the MIC, eight SPEs'
+    atomic increments (most of their putllcs fail) all land; a slot a failed putllc kept would
+    fill the queue and stall every SPE."""
+    from cellsim.ppe import spe_context_create, spe_context_run, spe_program_load
+    from cellsim.spu import MFC_PUTLLC_STATUS, ls_alloc, mfc_getllar, mfc_putllc, mfc_read_atomic_status
+
+    def spe_main(speid: int, argp: int, envp: int) -> int:
+        line = ls_alloc(128, align=128)
+        words = line.array(">u4")
+        failed = 0
+        for _ in range(envp):
+            while True:
+                mfc_getllar(line, argp)
+                mfc_read_atomic_status()
+                words[0] += 1
+                mfc_putllc(line, argp)
+                if not mfc_read_atomic_status() & MFC_PUTLLC_STATUS:
+                    break
+                failed += 1
+        return failed
+
+    m = cellsim.Machine("qs20-1chip", seed=1, overrides=["mic.queue_full=retry", "mic.command_slots=1"])
+    counter = m.alloc(128, align=128)
+
+    def ppe_main(m: cellsim.Machine) -> int:
+        from cellsim.ppe import pthread_create, pthread_join
+
+        def run(ctx: object) -> int:
+            return spe_context_run(ctx, argp=counter, envp=50).exit_code
+
+        threads = []
+        for _ in range(8):
+            ctx = spe_context_create()
+            spe_program_load(ctx, spe_main)
+            threads.append(pthread_create(run, ctx))
+        return sum(pthread_join(t) for t in threads)
+
+    failed = m.run(ppe_main, m).value
+    assert int(counter.array(">u4")[0]) == 8 * 50 and failed > 0

@@ -509,6 +509,15 @@ pub struct MicParams {
     /// when `latency_noise = "uniform"`.
     #[serde(default = "latency_noise_ns_default")]
     pub latency_noise_ns: f64,
+    /// What the memory controller does with a command when it already holds
+    /// `command_slots` (a model variant: `[variants.mic_queue]`).
+    #[serde(default)]
+    pub queue_full: QueueFull,
+    /// Commands the memory controller holds, from the command bus's
+    /// acceptance until their data has left it (a read) or arrived (a
+    /// write), when `queue_full = "retry"`.
+    #[serde(default = "command_slots_default")]
+    pub command_slots: u32,
 }
 
 /// What a write of less than a 128-byte line costs the DRAM (`mic.partial_write`).
@@ -542,6 +551,10 @@ fn drain_lines_default() -> u32 {
     8
 }
 
+fn command_slots_default() -> u32 {
+    64
+}
+
 fn latency_noise_ns_default() -> f64 {
     10.0
 }
@@ -567,6 +580,19 @@ pub enum Dram {
     Flat,
     /// Banks with one open row each; a row miss costs `mic.row_miss_ns` first.
     Banks,
+}
+
+/// What the memory controller does with a command it has no room for (`mic.queue_full`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QueueFull {
+    /// Every command is accepted (its reads wait in the requester's window).
+    #[default]
+    Accept,
+    /// A command that finds `mic.command_slots` held is answered "retry";
+    /// its requester backs off `eib.retry_backoff_bus_cycles` (see
+    /// [`crate::eib::retry`]).
+    Retry,
 }
 
 /// Whether the DRAM data bus pays to turn between reads and writes (`mic.turnaround`).
@@ -997,6 +1023,13 @@ impl MachineConfig {
                 "eib.target_queue",
                 self.eib.target_queue.to_string(),
                 "must be 1 to 64",
+            );
+        }
+        if !(1..=1024).contains(&self.mic.command_slots) {
+            return bad(
+                "mic.command_slots",
+                self.mic.command_slots.to_string(),
+                "must be 1 to 1024",
             );
         }
         if !(1..=1024).contains(&self.eib.rerequest_bus_cycles) {

@@ -45,14 +45,19 @@ impl ChipBus {
     pub(crate) fn new(cfg: &MachineConfig, topo: &Topology) -> ChipBus {
         let put_lines = cfg.biu.put_flow == crate::config::BiuPutFlow::Lines;
         let put_flow = put_lines || cfg.eib.put_flow == crate::config::PutFlow::Credits;
-        use crate::config::CommandRetry;
-        let retry = cfg.eib.command_retry != CommandRetry::None;
-        // Only slots held until the data has moved are freed by the round.
-        let freed_by_grants = matches!(
-            cfg.eib.command_retry,
-            CommandRetry::Target | CommandRetry::Split
-        );
+        use crate::config::{CommandRetry, QueueFull};
+        let targets = cfg.eib.command_retry != CommandRetry::None;
+        let memory = cfg.mic.queue_full == QueueFull::Retry;
+        let retry = targets || memory;
+        // Only slots held until the data has moved are freed by the round
+        // (the memory controller's always are).
+        let freed_by_grants = memory
+            || matches!(
+                cfg.eib.command_retry,
+                CommandRetry::Target | CommandRetry::Split
+            );
         let split = cfg.eib.command_retry == CommandRetry::Split;
+        let mic_slots = memory.then_some(cfg.mic.command_slots);
         ChipBus {
             cb_variants: put_lines || retry,
             round_mode: put_flow as u8 + 2 * freed_by_grants as u8,
@@ -76,7 +81,11 @@ impl ChipBus {
             put_lines: cfg.biu.put_flow == crate::config::BiuPutFlow::Lines,
             put_flow: cfg.biu.put_flow == crate::config::BiuPutFlow::Lines
                 || cfg.eib.put_flow == crate::config::PutFlow::Credits,
-            retries: retry.then(|| Retries::new(cfg.eib.target_queue, !freed_by_grants, split)),
+            retries: retry.then(|| {
+                let until_response = cfg.eib.command_retry == CommandRetry::Snoop;
+                let (depth, mic) = (cfg.eib.target_queue, topo.mic(0).idx());
+                Retries::with_memory(depth, until_response, split, targets, mic, mic_slots)
+            }),
         }
     }
 }

@@ -26,6 +26,13 @@
 //! partner that both reads and writes one local store (Jiménez-González et
 //! al. 2007's SPE-SPE loop) then fills neither, where two neighbours reading
 //! one SPE's packets at once (a ring's tasks) fill its read queue.
+//!
+//! The variant `mic.queue_full = "retry"` gives the memory controller such a
+//! queue too, `mic.command_slots` deep and held until the data has moved,
+//! with the same response and back-off (the other elements' queues stay
+//! unbounded unless `eib.command_retry` bounds them). A requester's commands
+//! leave its BIU in order, so one whose memory command is retried holds back
+//! the commands behind it, to the other chip's memory as well.
 
 use crate::steady::{shift, Shape};
 use crate::time::Cycle;
@@ -38,6 +45,15 @@ const QUEUES: usize = 2 * RAMPS;
 #[derive(Debug, Clone)]
 pub struct Retries {
     depth: u32,
+    /// The memory controller's queue depth (`mic.command_slots`).
+    mic_depth: u32,
+    /// The ramp of the memory controller (its queue's index over two).
+    mic: usize,
+    /// The elements other than the memory controller refuse commands
+    /// (`eib.command_retry`); else only the memory controller may.
+    pub targets: bool,
+    /// The memory controller refuses commands (`mic.queue_full = "retry"`).
+    pub memory: bool,
     /// Slots free at the combined response (`"snoop"`), not when the data has moved.
     pub until_response: bool,
     /// Reads and writes of a target take slots of separate queues (`"split"`).
@@ -54,11 +70,31 @@ pub struct Retries {
 }
 
 impl Retries {
-    /// Queues of `depth` commands at every target (two per target, reads
-    /// and writes, when `split`).
+    /// Queues of `depth` commands at every target but the memory
+    /// controller (two per target, reads and writes, when `split`).
+    /// (A test's: no element is the memory controller.)
     pub fn new(depth: u32, until_response: bool, split: bool) -> Retries {
+        Retries::with_memory(depth, until_response, split, true, usize::MAX, None)
+    }
+
+    /// [`Retries::new`] for a chip whose memory controller is at ramp `mic`:
+    /// it holds `mic_depth` commands (`Some`) or refuses none (`None`), and
+    /// the other targets refuse commands or not (`targets`).
+    pub fn with_memory(
+        depth: u32,
+        until_response: bool,
+        split: bool,
+        targets: bool,
+        mic: usize,
+        mic_depth: Option<u32>,
+    ) -> Retries {
+        let (memory, mic_depth) = (mic_depth.is_some(), mic_depth.unwrap_or(0));
         Retries {
             depth,
+            mic_depth,
+            mic,
+            targets,
+            memory,
             until_response,
             split,
             pending: [0; QUEUES],
@@ -81,13 +117,37 @@ impl Retries {
     #[inline]
     pub fn take(&mut self, now: Cycle, t: usize, write: bool) -> bool {
         let k = self.queue(t, write);
+        let depth = if t == self.mic {
+            self.mic_depth
+        } else {
+            self.depth
+        };
         let q = &mut self.frees[k];
         q.retain(|&f| f > now);
-        if self.pending[k] + q.len() as u32 >= self.depth {
+        if self.pending[k] + q.len() as u32 >= depth {
             return false;
         }
         self.pending[k] += 1;
         true
+    }
+
+    /// Whether a command to target `t` may be refused (and so takes a
+    /// slot): the memory controller's with `mic.queue_full = "retry"`, the
+    /// others' with `eib.command_retry`.
+    #[inline]
+    pub fn covers(&self, t: usize) -> bool {
+        if t == self.mic {
+            self.memory
+        } else {
+            self.targets
+        }
+    }
+
+    /// Whether the slot a command holds at target `t` frees when its data
+    /// is granted (not at the combined response, as a snoop queue's).
+    #[inline]
+    pub fn frees_at_grant(&self, t: usize) -> bool {
+        self.covers(t) && (t == self.mic || !self.until_response)
     }
 
     /// A command that took a slot at `t` will not move data (a failed
@@ -205,5 +265,24 @@ mod tests {
         assert!(r.may_send(3, 120));
         assert!(r.may_send(4, 0));
         assert_eq!(r.retried, 1);
+    }
+
+    #[test]
+    fn the_memory_controller_has_its_own_depth_and_its_own_switch() {
+        // MIC at ramp 11 with 3 slots; the other targets refuse nothing.
+        let mut r = Retries::with_memory(1, false, false, false, 11, Some(3));
+        assert!(r.covers(11) && !r.covers(5));
+        assert!(r.take(0, 11, false) && r.take(0, 11, true) && r.take(0, 11, false));
+        assert!(
+            !r.take(0, 11, false),
+            "three commands held: the fourth is retried"
+        );
+        assert!(r.frees_at_grant(11) && !r.frees_at_grant(5));
+        // The other targets' queues on, the memory's off (eib.command_retry alone).
+        let r = Retries::with_memory(1, false, false, true, 11, None);
+        assert!(!r.covers(11) && r.covers(5));
+        // A snoop queue frees at the response; the MIC's always when its data moved.
+        let r = Retries::with_memory(1, true, false, true, 11, Some(3));
+        assert!(r.frees_at_grant(11) && !r.frees_at_grant(5));
     }
 }

@@ -130,13 +130,14 @@ impl ChipBus {
                     OpKind::Read => op.leg != Leg::FromBif,
                     OpKind::Write => op.leg != Leg::ToBif,
                 };
-                if at_target && op.target.local() != topo.mic(0) {
+                let r = retries.as_mut().expect("retries on");
+                let t = op.target.local().idx();
+                if at_target && r.frees_at_grant(t) {
                     let free = match op.kind {
                         OpKind::Read => g.start + g.beats_time,
                         OpKind::Write => g.arrive,
                     };
-                    let r = retries.as_mut().expect("retries on");
-                    r.granted(op.target.local().idx(), op.kind == OpKind::Write, free);
+                    r.granted(t, op.kind == OpKind::Write, free);
                 }
             }
             let from_requester = op.leg != Leg::FromBif && matches!(op.owner, Owner::Mfc { .. });

@@ -115,6 +115,14 @@ impl Machine {
         self.ops[id].respond_at = now + t.command_phase + self.other_chips_snoop(id);
         self.coherence_point(id);
         let op = self.ops[id];
+        if RETRY && op.failed {
+            // A failed conditional store moves no data: the slot it took frees.
+            let t = op.target;
+            let r = self.chips[t.chip()].retries.as_mut().expect("retries on");
+            if r.frees_at_grant(t.local().idx()) {
+                r.drop_pending(t.local().idx(), op.kind == OpKind::Write);
+            }
+        }
         // The memory's MIC sees the command when it is reflected on its chip.
         let (mic_sees, windowed_write) = match op.remote {
             Space::Memory(a) => {
@@ -174,18 +182,19 @@ impl Machine {
             .head()
             .expect("selected BIU has a request");
         let target = self.ops[id].target;
-        if target.local() == self.topo.mic(0) {
-            return false;
-        }
         let response = now + self.timing.command_phase + self.other_chips_snoop(id);
         let at = self.chips[target.chip()]
             .retries
             .as_mut()
             .expect("every chip has retries");
+        let t = target.local().idx();
+        if !at.covers(t) {
+            return false;
+        }
         let write = self.ops[id].kind == OpKind::Write;
-        if at.take(now, target.local().idx(), write) {
-            if at.until_response {
-                at.granted(target.local().idx(), write, response);
+        if at.take(now, t, write) {
+            if !at.frees_at_grant(t) {
+                at.granted(t, write, response);
             }
             return false;
         }
