@@ -289,42 +289,17 @@ def test_the_fast_forward_agrees_with_the_reference_with_memory_retries() -> Non
 
 
 def test_a_failed_conditional_store_frees_its_memory_slot() -> None:
-    """A lost reservation's putllc moves no data: with one slot at the MIC, eight SPEs'
-    atomic increments (most of their putllcs fail) all land; a slot a failed putllc kept would
-    fill the queue and stall every SPE."""
-    from cellsim.ppe import spe_context_create, spe_context_run, spe_program_load
-    from cellsim.spu import MFC_PUTLLC_STATUS, ls_alloc, mfc_getllar, mfc_putllc, mfc_read_atomic_status
+    """A lost reservation's putllc moves no data: with one slot at the MIC, the eight SPEs of
+    examples/atomic_counter.py (most of their putllcs fail) land every increment; a slot a
+    failed putllc kept would fill the queue and stall every SPE."""
+    import importlib.util
+    from pathlib import Path
 
-    def spe_main(speid: int, argp: int, envp: int) -> int:
-        line = ls_alloc(128, align=128)
-        words = line.array(">u4")
-        failed = 0
-        for _ in range(envp):
-            while True:
-                mfc_getllar(line, argp)
-                mfc_read_atomic_status()
-                words[0] += 1
-                mfc_putllc(line, argp)
-                if not mfc_read_atomic_status() & MFC_PUTLLC_STATUS:
-                    break
-                failed += 1
-        return failed
-
+    path = Path(__file__).resolve().parent.parent / "examples" / "atomic_counter.py"
+    spec = importlib.util.spec_from_file_location("atomic_counter", path)
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
     m = cellsim.Machine("qs20-1chip", seed=1, overrides=["mic.queue_full=retry", "mic.command_slots=1"])
-    counter = m.alloc(128, align=128)
-
-    def ppe_main(m: cellsim.Machine) -> int:
-        from cellsim.ppe import pthread_create, pthread_join
-
-        def run(ctx: object) -> int:
-            return spe_context_run(ctx, argp=counter, envp=50).exit_code
-
-        threads = []
-        for _ in range(8):
-            ctx = spe_context_create()
-            spe_program_load(ctx, spe_main)
-            threads.append(pthread_create(run, ctx))
-        return sum(pthread_join(t) for t in threads)
-
-    failed = m.run(ppe_main, m).value
-    assert int(counter.array(">u4")[0]) == 8 * 50 and failed > 0
+    out = m.run(example.ppe_main, m, 50).value
+    assert out["count"] == 8 * 50 and sum(out["retries"]) > 0

@@ -51,11 +51,11 @@ pub struct Retries {
     mic: usize,
     /// The elements other than the memory controller refuse commands
     /// (`eib.command_retry`); else only the memory controller may.
-    pub targets: bool,
+    targets: bool,
     /// The memory controller refuses commands (`mic.queue_full = "retry"`).
-    pub memory: bool,
+    memory: bool,
     /// Slots free at the combined response (`"snoop"`), not when the data has moved.
-    pub until_response: bool,
+    until_response: bool,
     /// Reads and writes of a target take slots of separate queues (`"split"`).
     split: bool,
     /// Per queue (see [`Retries::queue`]): commands accepted whose data has
@@ -70,16 +70,17 @@ pub struct Retries {
 }
 
 impl Retries {
-    /// Queues of `depth` commands at every target but the memory
-    /// controller (two per target, reads and writes, when `split`).
-    /// (A test's: no element is the memory controller.)
-    pub fn new(depth: u32, until_response: bool, split: bool) -> Retries {
+    /// Queues of `depth` commands at every target (two per target, reads
+    /// and writes, when `split`), none of them a memory controller.
+    #[cfg(test)]
+    fn new(depth: u32, until_response: bool, split: bool) -> Retries {
         Retries::with_memory(depth, until_response, split, true, usize::MAX, None)
     }
 
-    /// [`Retries::new`] for a chip whose memory controller is at ramp `mic`:
-    /// it holds `mic_depth` commands (`Some`) or refuses none (`None`), and
-    /// the other targets refuse commands or not (`targets`).
+    /// The queues of a chip whose memory controller is at ramp `mic`: it
+    /// holds `mic_depth` commands (`Some`) or refuses none (`None`); every
+    /// other target holds `depth` (two queues of it when `split`) or refuses
+    /// none (`targets` false).
     pub fn with_memory(
         depth: u32,
         until_response: bool,

@@ -182,15 +182,16 @@ impl Machine {
             .head()
             .expect("selected BIU has a request");
         let target = self.ops[id].target;
+        let t = target.local().idx();
+        let retries = self.chips[target.chip()].retries.as_ref();
+        if !retries.expect("every chip has retries").covers(t) {
+            return false;
+        }
         let response = now + self.timing.command_phase + self.other_chips_snoop(id);
         let at = self.chips[target.chip()]
             .retries
             .as_mut()
             .expect("every chip has retries");
-        let t = target.local().idx();
-        if !at.covers(t) {
-            return false;
-        }
         let write = self.ops[id].kind == OpKind::Write;
         if at.take(now, t, write) {
             if !at.frees_at_grant(t) {
