@@ -15,7 +15,7 @@ from rich.console import Console
 
 from cellsim.experiments import all_experiments
 from cellsim.sweep import Work
-from cellsim.tools.progress import DELAY_S, RunElapsedColumn, RunProgress, RunRemainingColumn
+from cellsim.tools.progress import DELAY_S, RunElapsedColumn, RunProgress, RunRemainingColumn, count
 from cellsim.tools.report import QUICK_OPTIONS
 
 
@@ -105,6 +105,15 @@ def test_a_plain_line_of_work_says_the_share_done_and_the_time_left_by_work() ->
         ", about 6 min 00 s left"
     )
     assert last.startswith("mapping: mapping 100% of the work, ") and "left" not in last
+
+
+def test_a_share_under_ten_percent_has_a_decimal_so_a_slow_start_does_not_read_zero() -> None:
+    assert count(Work(1_200), Work(400_000)) == "0.3%"
+    assert count(Work(0), Work(400_000)) == "0.0%"
+    assert count(Work(39_999), Work(400_000)) == "9.9%"
+    assert count(Work(40_000), Work(400_000)) == "10%"
+    assert count(Work(399_999), Work(400_000)) == "99%", "rounded down: 100% only at the end"
+    assert count(Work(0), Work(0)) == "100%"
 
 
 def test_the_bar_shows_from_the_runs_start_not_from_its_first_finished_point() -> None:

@@ -157,10 +157,14 @@ def time_left(done: int, total: int, spent_s: float) -> float | None:
 
 
 def count(done: int, total: int) -> str:
-    """``3/12`` points, or for :class:`~cellsim.sweep.Work` the share done, ``41%``
-    (rounded down: 100% only at the end)."""
+    """``3/12`` points, or for :class:`~cellsim.sweep.Work` the share done, ``41%``, with a
+    decimal below 10% (``0.4%``: a mapping figure's first minute is under one percent, and "0%"
+    would read as stuck). Rounded down: 100% only at the end."""
     if isinstance(total, Work):
-        return f"{100 * done // total if total > 0 else 100}%"
+        if total <= 0:
+            return "100%"
+        permille = 1000 * done // total
+        return f"{permille // 10}%" if permille >= 100 else f"{permille // 10}.{permille % 10}%"
     return f"{done}/{total}"
 
 
