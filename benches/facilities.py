@@ -307,7 +307,7 @@ def main() -> None:
         print(json.dumps(rows, indent=1))
         return
     width = max(len(str(r["facility"])) for r in rows)
-    print(f"{'facility':<{width}}  {'simulated':>10}  published (seed 000)")
+    print(f"{'facility':<{width}}  {'simulated':>10}  published (Kistler et al. 2006)")
     for r in rows:
         extra = f"  [{r['note']}]" if r["note"] else ""
         print(f"{r['facility']:<{width}}  {r['simulated_ns']:>7.1f} ns  {r['published']}{extra}")

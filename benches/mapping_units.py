@@ -41,7 +41,7 @@ UNITS = (
     ("ns", 1.0),
     ("PS3 timebase tick (79.8 MHz)", 1e3 / 79.8),
     ("QS22 timebase tick (26.666 MHz)", 1e3 / 26.666),
-    ("Seed 000's board tick (25 MHz)", 40.0),
+    ("Kistler et al. 2006's board tick (25 MHz)", 40.0),
     ("QS20 timebase tick (14.318 MHz)", 1e3 / 14.318),
     ("us", 1e3),
     ("ms", 1e6),

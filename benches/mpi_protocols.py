@@ -2,7 +2,7 @@
 experiments cost in host time.
 
 Prints (1) the simulated ping-pong latency (half a round trip) and bandwidth
-of ``kumar`` (seed 003's design) and ``direct`` (cellsim's default) at 0 B,
+of ``kumar`` (Kumar et al. 2007's design) and ``direct`` (cellsim's default) at 0 B,
 2 KB, 64 KB and 1 MB, data in main memory; (2) the matrix-vector GFLOP/s at
 n = 512 and 1024 on 8 SPEs; (3) collective latencies on 8 SPEs; (4) the wall
 time of ``mpi-pingpong`` and ``mpi-matvec`` at their defaults (and, with

@@ -12,8 +12,8 @@ mailbox message costs.
    fence the message happens to land after the block in this model too, and
    the stream is faster, but the architecture does not promise that order.)
 2. **Latency.** SPE 0 and SPE 1 bounce a message back and forth through their
-   inbound mailboxes (seed 000: a round trip is about 300 ns), and the PPE
-   and an SPE exchange messages (seed 000: as little as 150 ns one way).
+   inbound mailboxes (Kistler et al. 2006: a round trip is about 300 ns), and the PPE
+   and an SPE exchange messages (Kistler et al. 2006: as little as 150 ns one way).
 
 Every time printed is simulated. Run: python examples/producer_consumer.py
 """
@@ -231,9 +231,9 @@ def main() -> None:
     print(f"  {ns / 1000:.1f} us simulated: {moved / ns:.2f} GB/s, {ns / BLOCKS:.0f} ns per block")
     print(f"  (the consumer's work alone is {work_ns:.0f} ns per block)")
     rt = spe_round_trip()
-    print(f"SPE-SPE mailbox round trip: {rt:.0f} ns (seed 000: about 300 ns)")
+    print(f"SPE-SPE mailbox round trip: {rt:.0f} ns (Kistler et al. 2006: about 300 ns)")
     one_way, ppe_rt = ppe_messages()
-    print(f"PPE -> SPE mailbox message: {one_way:.0f} ns (seed 000: as little as 150 ns)")
+    print(f"PPE -> SPE mailbox message: {one_way:.0f} ns (Kistler et al. 2006: as little as 150 ns)")
     print(f"PPE -> SPE -> PPE with spe_out_mbox_read polling: {ppe_rt:.0f} ns")
 
 

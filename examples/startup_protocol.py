@@ -1,6 +1,6 @@
-"""Seed 000's start-up protocol: a synchronised start and an unintrusive finish.
+"""Kistler et al. 2006's start-up protocol: a synchronised start and an unintrusive finish.
 
-The benchmarks of seed 000 (Kistler et al.) start every SPE at the same time
+The benchmarks of Kistler et al. 2006 start every SPE at the same time
 and learn that they have finished without disturbing the traffic measured:
 
 1. the PPE creates 8 SPE contexts and runs each in a PPE thread; each SPE

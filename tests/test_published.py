@@ -131,7 +131,7 @@ def test_held_out_results_have_no_value() -> None:
             assert e.value is None
         else:
             assert e.value is not None
-    with pytest.raises(ValueError, match="held-out"):
+    with pytest.raises(ValueError, match="withheld"):
         Published(
             "x", "000", "Fig 6b", "d", "dma-latency", {}, "latency_ns", 1.0, "ns", "value", held_out=True
         )

@@ -3,8 +3,13 @@ project's own words for them ("seed 000", "held out")."""
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import re
+from collections.abc import Iterator
+from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -12,7 +17,8 @@ from cellsim.experiments import all_experiments
 from cellsim.published import PAPERS, cite, plain
 from cellsim.tools.cli import cli
 
-PROJECT_WORDS = re.compile(r"[Ss]eed 00\d|[Hh]eld[- ]out")
+PROJECT_WORDS = re.compile(r"[Ss]eed 00\d|[Ss]eeds 00\d|[Hh]eld[- ]out")
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _out(*args: str) -> str:
@@ -50,3 +56,51 @@ def test_every_paper_has_a_citation() -> None:
         assert paper.title and paper.authors and paper.venue and paper.year > 2000
         assert cite(key).startswith(paper.short)
     assert plain("seed 002's blade, seed 7") == "Jiménez-González et al. 2007's blade, seed 7"
+
+
+def _commands(group: click.Command, path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
+    yield path
+    if isinstance(group, click.Group):
+        for name, sub in group.commands.items():
+            yield from _commands(sub, (*path, name))
+
+
+@pytest.mark.parametrize("path", list(_commands(cli)), ids=lambda p: " ".join(p) or "cellsim")
+def test_every_commands_help_cites_papers_by_authors(path: tuple[str, ...]) -> None:
+    text = _out(*path, "--help")
+    assert not PROJECT_WORDS.search(text), PROJECT_WORDS.search(text)
+
+
+@pytest.mark.parametrize(
+    "doc", sorted([*(ROOT / "docs").glob("*.md"), ROOT / "README.md"]), ids=lambda p: p.name
+)
+def test_the_docs_cite_papers_by_authors(doc: Path) -> None:
+    for n, line in enumerate(doc.read_text().splitlines(), 1):
+        assert not PROJECT_WORDS.search(line), f"{doc.name}:{n}: {line}"
+
+
+def _docstrings(obj: object, seen: set[int]) -> Iterator[tuple[str, str]]:
+    if id(obj) in seen:
+        return
+    seen.add(id(obj))
+    name = getattr(obj, "__qualname__", getattr(obj, "__name__", repr(obj)))
+    if doc := inspect.getdoc(obj):
+        yield name, doc
+    for member_name, member in vars(obj).items() if inspect.isclass(obj) or inspect.ismodule(obj) else ():
+        if member_name.startswith("_") or getattr(member, "__module__", None) not in (
+            None,
+            obj.__name__ if inspect.ismodule(obj) else obj.__module__,
+        ):
+            continue
+        if inspect.isclass(member) or inspect.isfunction(member):
+            yield from _docstrings(member, seen)
+
+
+def test_the_api_references_docstrings_cite_papers_by_authors() -> None:
+    # the modules docs/api.md renders (mkdocstrings), and their public classes and functions
+    modules = re.findall(r"^::: ([\w.]+)", (ROOT / "docs" / "api.md").read_text(), re.M)
+    assert len(modules) > 10, modules
+    seen: set[int] = set()
+    for module in modules:
+        for name, doc in _docstrings(importlib.import_module(module), seen):
+            assert not PROJECT_WORDS.search(doc), f"{module}: {name}: {PROJECT_WORDS.search(doc)}"

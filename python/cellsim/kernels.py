@@ -74,7 +74,7 @@ class Kernel:
 def dma_bench(
     speid: int, argp: int, envp: int, *, put: bool, ea: int, size: int, batch: int, count: int
 ) -> int:
-    """Seed 000's basic DMA benchmark: ``count`` DMAs of ``size`` bytes to or
+    """Kistler et al. 2006's basic DMA benchmark: ``count`` DMAs of ``size`` bytes to or
     from one buffer at ``ea``, waiting for completion after every ``batch``
     of them (0: only at the end). Returns elapsed decrementer ticks."""
     buf = ls_alloc(max(size, 16), align=128)
@@ -118,7 +118,7 @@ def region(
     wait_every: int = 0,
     list: bool = False,
 ) -> int:
-    """Seed 002's SPE bandwidth loop (twin of ``bandwidth.rs``'s ``region``):
+    """Jiménez-González et al. 2007's SPE bandwidth loop (twin of ``bandwidth.rs``'s ``region``):
     moves ``total`` bytes in each direction between eight 16 KB local-store
     buffers and a remote region of ``span`` bytes at ``get_ea`` / ``put_ea``
     (memory or another local store), ``size`` bytes per DMA, or DMA lists of
@@ -165,7 +165,7 @@ def traffic(
     random: bool = False,
     seed: int = 1,
 ) -> int:
-    """Seed 000's collective benchmark (twin of ``bandwidth.rs``'s ``traffic``):
+    """Kistler et al. 2006's collective benchmark (twin of ``bandwidth.rs``'s ``traffic``):
     ``count`` nonblocking DMAs of ``size`` bytes to ``eas[0]``, or each to a
     random one of ``eas`` (xorshift64* seeded by ``seed``), one wait at the
     end. Returns elapsed decrementer ticks."""

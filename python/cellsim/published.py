@@ -19,9 +19,9 @@ Each entry says which experiment and which measured points it describes
     ``value`` is ``(low, high)``; the simulated value should lie inside, give
     or take :data:`TOLERANCE_PCT`.
 
-Results that the seeds mark ``[held out for validation]`` are the test set:
-they may appear here with ``held_out=True`` so that reports can show the
-simulated value beside them, but never with a value.
+Results withheld to judge the model are its test set: they may appear here
+with ``held_out=True`` so that reports can show the simulated value beside
+them, but never with a value.
 
 Examples:
     >>> from cellsim.published import entries
@@ -101,8 +101,8 @@ class Paper:
 
 
 def plain(text: str) -> str:
-    """``text`` with the project's keys for the papers ("seed 000's board")
-    replaced by the papers' names ("Kistler et al. 2006's board"), for text
+    """``text`` with the project's keys for the papers (the word seed and the paper's
+    three-digit number) replaced by the papers' names ("Kistler et al. 2006's board"), for text
     written for developers (machine files) that a user reads."""
     return re.sub(
         r"\b[Ss]eed (00\d)\b", lambda m: cite(m.group(1)) if m.group(1) in PAPERS else m.group(0), text
@@ -143,7 +143,7 @@ class Published:
         quantity: the record field compared (``latency_ns``, ``bandwidth_gbs``),
             or ``batch_speedup`` (bandwidth of a batched point divided by the
             blocking bandwidth at the same size, op and target).
-        value: the number; ``(low, high)`` for a range; ``None`` if held out.
+        value: the number; ``(low, high)`` for a range; ``None`` if withheld.
         unit: unit of ``value``.
         kind: ``value`` | ``upper_bound`` | ``lower_bound`` | ``range``.
         held_out: the seed hides this result; it is never fitted to.
@@ -169,9 +169,9 @@ class Published:
 
     def __post_init__(self) -> None:
         if self.held_out and self.value is not None:
-            raise ValueError(f"{self.id}: a held-out result must not have a value")
+            raise ValueError(f"{self.id}: a withheld result must not have a value")
         if self.held_out and self.half is not None:
-            raise ValueError(f"{self.id}: a held-out result is in neither half")
+            raise ValueError(f"{self.id}: a withheld result is in neither half")
         if not self.held_out:
             if self.kind == "range":
                 if not (isinstance(self.value, tuple) and len(self.value) == 2):
@@ -301,7 +301,7 @@ def entries(
     *, paper: str | None = None, experiment: str | None = None, held_out: bool | None = None
 ) -> list[Published]:
     """The published results, optionally only those of one paper / experiment,
-    or only the held-out (``True``) or visible (``False``) ones."""
+    or only the withheld (``True``) or visible (``False``) ones."""
     return [
         e
         for e in PUBLISHED

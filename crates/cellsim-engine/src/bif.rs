@@ -1,5 +1,5 @@
 //! The Broadband Interface: the coherent link between the two chips of a
-//! blade, through each chip's IOIF0 (seed 000: the BIF "operates over IOIF0"
+//! blade, through each chip's IOIF0 (Kistler et al. 2006: the BIF "operates over IOIF0"
 //! and makes both chips "a single coherent network").
 //!
 //! Two things cross it:
@@ -13,7 +13,7 @@
 //!   same way.
 //! - **Data.** A transfer between the chips crosses the sender's EIB to its
 //!   IOIF0, the link, and the receiver's EIB from its IOIF0. Each direction
-//!   of the link carries `link_gbs` after `link_latency_ns` (seed 002: the
+//!   of the link carries `link_gbs` after `link_latency_ns` (Jiménez-González et al. 2007: the
 //!   other chip's memory "through the IO ... at 7 GB/s").
 //!
 //! [`Link`] is one direction's wire: its data leave in the order they arrive.

@@ -126,7 +126,7 @@ pub enum Unroll {
     #[default]
     Oldest,
     /// Up to `mfc.unroll_turns` started commands of a direction take turns,
-    /// one bus request each (seed 003: "DMA commands may be executed
+    /// one bus request each (Kumar et al. 2007: "DMA commands may be executed
     /// out-of-order").
     Turns,
 }

@@ -3,7 +3,7 @@
 //!
 //! The SPU moves 16 bytes per cycle between its registers and its local
 //! store, with a 6-cycle load latency (architecture notes). Its ISA has only
-//! quadword (16-byte) loads and stores (seed 002): a narrower load is a
+//! quadword (16-byte) loads and stores (Jiménez-González et al. 2007): a narrower load is a
 //! quadword load and a rotate, a narrower store a quadword load, a
 //! shuffle-control generation, a shuffle and a quadword store. All of these
 //! issue on the odd pipeline, one per cycle, so an element costs one issue

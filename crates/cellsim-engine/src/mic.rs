@@ -3,17 +3,17 @@
 //! Reads: the MIC sees a read when the command bus reflects it
 //! (`snoop_bus_cycles` after acceptance) and starts the DRAM access at once,
 //! overlapping the coherence phase, so a single small get costs little more
-//! than a get from a local store (seed 000: under 100 ns against 91 ns).
+//! than a get from a local store (Kistler et al. 2006: under 100 ns against 91 ns).
 //!
 //! **The requester's window.** The MIC keeps at most `reads_per_requester`
 //! requests in progress for any one element; further ones from that element
 //! wait their turn. A single SPE streaming from memory is therefore bounded
-//! by that window over the latency (seed 000: 15 GB/s for a blocking 16 KB
+//! by that window over the latency (Kistler et al. 2006: 15 GB/s for a blocking 16 KB
 //! get), while two SPEs together saturate the memory ("two or more get
 //! sources saturate the bandwidth"). A read's slot frees when its data
 //! leaves on the EIB. Whether writes take slots too depends on the board
-//! (`window_counts_writes`): on seed 000's board one SPE's puts reach the
-//! full 25.6 GB/s, so they do not; on seed 002's blade one SPE reaches
+//! (`window_counts_writes`): on Kistler et al. 2006's board one SPE's puts reach the
+//! full 25.6 GB/s, so they do not; on Jiménez-González et al. 2007's blade one SPE reaches
 //! "10 GB/s regardless of the operation", so they do — a write holds its
 //! slot from the MIC's snoop until its acknowledgement.
 //!
@@ -24,7 +24,7 @@
 //!
 //! DRAM: one data bus at `dram_gbs`, reads and writes together, served in the
 //! order the MIC schedules them. Every `refresh_interval_ns` the DRAM is
-//! refreshed for `refresh_ns`, and no access may overlap a refresh (seed 002
+//! refreshed for `refresh_ns`, and no access may overlap a refresh (Jiménez-González et al. 2007
 //! names refresh among what keeps a bank below its peak): the requests that
 //! meet one wait, so DMAs under load do not all take the same time.
 //!

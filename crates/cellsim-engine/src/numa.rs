@@ -1,4 +1,4 @@
-//! Main memory of a blade: each chip's MIC has its own memory (seed 002: "two
+//! Main memory of a blade: each chip's MIC has its own memory (Jiménez-González et al. 2007: "two
 //! memory banks, one associated to each chip"), and the operating system
 //! places every page on one of them (a NUMA node) as Linux did: by the
 //! policy of the allocation (numactl's, or the machine file's default).

@@ -3,7 +3,7 @@
 //! Twelve elements attach to each chip's EIB through ramps in a fixed physical
 //! order (architecture notes: PPE, SPE1, SPE3, SPE5, SPE7, IOIF1, IOIF0, SPE6,
 //! SPE4, SPE2, SPE0, MIC, then back to the PPE). A blade has two chips joined
-//! through their IOIF0 ramps by the Broadband Interface (seed 000: the BIF
+//! through their IOIF0 ramps by the Broadband Interface (Kistler et al. 2006: the BIF
 //! "extends the multiprocessor network to connect both PPEs and all 16 SPEs
 //! in a single coherent network"); both chips have the same layout.
 //!

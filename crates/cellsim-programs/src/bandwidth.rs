@@ -1,5 +1,5 @@
-//! Native benchmark programs of the contention suites (seed 000's hot spot
-//! and collective patterns, seed 002's bandwidth experiments).
+//! Native benchmark programs of the contention suites (Kistler et al. 2006's hot spot
+//! and collective patterns, Jiménez-González et al. 2007's bandwidth experiments).
 //!
 //! Like [`crate::kernels`], each reports elapsed decrementer ticks as its exit
 //! value and reads like the C benchmark it stands for.
@@ -62,7 +62,7 @@ impl Region {
     }
 }
 
-/// Seed 002's SPE bandwidth loop: the SPE moves `total` bytes between eight
+/// Jiménez-González et al. 2007's SPE bandwidth loop: the SPE moves `total` bytes between eight
 /// 16 KB local-store buffers and a remote region (memory or another SPE's
 /// local store), `size` bytes per DMA, issuing as fast as its queue allows and
 /// waiting every `wait_every` DMAs or only at the end.
@@ -156,7 +156,7 @@ impl Traffic {
     }
 }
 
-/// Seed 000's collective benchmark: a stream of nonblocking DMAs to one
+/// Kistler et al. 2006's collective benchmark: a stream of nonblocking DMAs to one
 /// target, or to a uniformly random target each time, with one wait at the end.
 pub async fn traffic(spu: Spu, p: Traffic) -> u32 {
     let Ok(buf) = spu.ls_alloc(p.size.max(128), 128) else {

@@ -49,7 +49,7 @@ pub struct DmaBench {
     pub count: u32,
 }
 
-/// Seed 000's basic DMA benchmark: `count` DMAs of `size` bytes to or from
+/// Kistler et al. 2006's basic DMA benchmark: `count` DMAs of `size` bytes to or from
 /// one remote buffer, waiting for completion after every `batch` of them (or
 /// only at the end). Returns elapsed decrementer ticks.
 pub async fn dma_bench(spu: Spu, p: DmaBench) -> u32 {
@@ -248,7 +248,7 @@ fn store_be(out: &mut [u8], v: u64) {
     }
 }
 
-/// Seed 004's streaming loop blocked by `bf` with `k` buffers per stream (its
+/// Chen et al. 2006's streaming loop blocked by `bf` with `k` buffers per stream (its
 /// Figure 2; `k = 2` is Figure 2(d)): `B_o[i] = A_1[i] + ... + A_m[i] + o`
 /// on big-endian integers, truncated to each output's element size. Buffer
 /// `t` of every stream uses tag `t`; block `j` lives in buffer `j % k`, and

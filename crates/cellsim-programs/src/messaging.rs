@@ -1,6 +1,6 @@
-//! Message passing between SPEs (seed 001's library) and the programs built on it.
+//! Message passing between SPEs (Keller and Varbanescu 2010's library) and the programs built on it.
 //!
-//! The design is the one seed 001 describes for the Hagen library: every task
+//! The design is the one Keller and Varbanescu 2010 describes for the Hagen library: every task
 //! has send and receive buffers in its local store at addresses exchanged at
 //! start-up; a send writes a notification into a matrix in main memory (one
 //! 128-byte row per receiver, one 16-byte slot per sender); the receiver polls
@@ -25,7 +25,7 @@
 //! Programs (each the twin of a Python program in `cellsim.messaging`, same
 //! SPU calls in the same order, hence the same simulated cycles):
 //! - [`forward_task`]: sends its initial packets, and forwards received
-//!   packets to another peer (the ring benchmark of seed 001);
+//!   packets to another peer (the ring benchmark of Keller and Varbanescu 2010);
 //! - [`exchange_task`]: iterations of "send so many bytes to each out-peer,
 //!   receive from each in-peer" (any communication graph);
 //! - [`hv_traffic`]: background memory traffic of the PS3 hypervisor's SPE;
@@ -581,7 +581,7 @@ impl Endpoint {
 }
 
 /// A task that sends its initial packets and forwards what it receives: the
-/// ring of seed 001 (each task starts two packets and forwards every packet
+/// ring of Keller and Varbanescu 2010 (each task starts two packets and forwards every packet
 /// it receives to its other neighbour). Everything comes from the control
 /// block: per out-peer the packets to send in all and how many of them are
 /// initial ones (this task's payloads, numbered out-peer by out-peer), per

@@ -1,4 +1,4 @@
-"""DMA buffering planner: seed 004's model, the choice of scheme and block
+"""DMA buffering planner: Chen et al. 2006's model, the choice of scheme and block
 factor, a loop generator that runs on the simulated chip, and the fit of the
 machine's DMA constants.
 
@@ -101,21 +101,21 @@ __all__ = [
 ]
 
 KERNELS: dict[str, float] = {"t1": 0.51, "t2": 1.73, "t3": 2.83, "t4": 3.93}
-"""Seed 004's test kernels: ``C_inner`` in ns (calibration.md)."""
+"""Chen et al. 2006's test kernels: ``C_inner`` in ns (calibration.md)."""
 C_OUTER_NS = 300.0
-"""Seed 004's ``C_outer`` (all kernels), ns."""
+"""Chen et al. 2006's ``C_outer`` (all kernels), ns."""
 SEED004_INPUTS: tuple[int, ...] = (8, 8)
 SEED004_OUTPUTS: tuple[int, ...] = (8,)
 """Two 8-byte reads and one 8-byte write per iteration: 24 bytes."""
 SEED004_BLOCK_FACTORS: tuple[int, ...] = (4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 3072)
-"""Block factors of seed 004's Figures 10 and 12 (3072: 3 buffers of 3 streams fill 216 KB)."""
+"""Block factors of Chen et al. 2006's Figures 10 and 12 (3072: 3 buffers of 3 streams fill 216 KB)."""
 BLOCKS_PER_POINT = 256
 """Blocks per simulated point of those figures: the prologue and epilogue weigh well under 1%.
 ``cellsim run buffering`` and ``cellsim bench planner`` simulate the same points."""
 
 
 def seed004_loop(kernel: str, n: int) -> Loop:
-    """Test kernel ``t1``..``t4`` of seed 004 with ``n`` iterations."""
+    """Test kernel ``t1``..``t4`` of Chen et al. 2006 with ``n`` iterations."""
     if kernel not in KERNELS:
         from ..exceptions import UsageError
 

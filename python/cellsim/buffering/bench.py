@@ -181,7 +181,7 @@ def evaluate(
 def figure12_errors(
     *, machine: MachineLike = "qs20", seed: int = 0, blocks: int = BLOCKS_PER_POINT
 ) -> list[float]:
-    """The model's relative throughput error at each point of seed 004's Figure 12 with ``C``
+    """The model's relative throughput error at each point of Chen et al. 2006's Figure 12 with ``C``
     as given: 2b, every kernel and block factor, ``blocks`` blocks a point, simulated with
     native kernels and predicted with the fit on ``machine``, the points ``cellsim run
     buffering --figure 12`` plots."""

@@ -1,4 +1,4 @@
-"""Choosing the buffering scheme and the block factor (seed 004, Section 3).
+"""Choosing the buffering scheme and the block factor (Chen et al. 2006, Section 3).
 
 The paper's :func:`choose_double_buffer` (its Figure 9) picks two or three
 buffers for a budget of ``B`` single-buffer elements, ignoring ``C_outer``.

@@ -9,7 +9,7 @@
 prints the recommended number of buffers and block factor, the regime, the
 predicted throughput and what every other number of buffers would give. The
 model uses ``S`` and ``D1`` fitted on the machine (``--S``/``--D1`` override
-them). Without ``--inputs``/``--outputs`` the fit uses seed 004's streams
+them). Without ``--inputs``/``--outputs`` the fit uses Chen et al. 2006's streams
 (two 8-byte reads, one 8-byte write) and block factors are multiples of
 ``16 / gcd(16, B)``, so that a block's bytes are a multiple of 16.
 ``--simulate`` then runs the generated loop for a short list of (k, bf)
@@ -121,7 +121,7 @@ def simulated_plan(
     **_: Any,
 ) -> Refinement:
     """``--simulate``: the plan refined on the simulated chip. The loop's
-    streams are ``inputs``/``outputs``, or seed 004's when the plan moves 24
+    streams are ``inputs``/``outputs``, or Chen et al. 2006's when the plan moves 24
     bytes per iteration."""
     if inputs is None or outputs is None:
         if p.costs.bytes_per_iter != sum(SEED004_INPUTS) + sum(SEED004_OUTPUTS):
@@ -277,7 +277,7 @@ def _describe(p: Plan, machine: str) -> None:
 )
 @click.option("--json", "as_json", is_flag=True, help="print the plan as JSON")
 def plan_buffers(as_json: bool, simulate: bool, machine: str, **kw: Any) -> None:
-    """Choose the DMA buffering scheme and block factor for a streaming loop (seed 004's planner)."""
+    """Choose the DMA buffering scheme and block factor for a streaming loop (Chen et al. 2006's planner)."""
     p = planner(machine=machine, **kw)
     r = simulated_plan(p, machine=machine, **kw) if simulate else None
     if as_json:

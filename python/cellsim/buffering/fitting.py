@@ -1,4 +1,4 @@
-"""Measuring ``S`` and ``D1`` on a simulated machine, as seed 004 did on hardware.
+"""Measuring ``S`` and ``D1`` on a simulated machine, as Chen et al. 2006 did on hardware.
 
 The paper "ran code that only performs a large number of DMA operations, and
 inferred the values of D and S using linear regression analysis". Here that
@@ -145,7 +145,7 @@ def fit(
     overrides: dict[str, Any] | None = None,
 ) -> Fit:
     """Fits ``S`` and ``D1`` on ``machine`` for a loop with these streams
-    (element sizes; default seed 004's two 8-byte reads and one 8-byte write).
+    (element sizes; default Chen et al. 2006's two 8-byte reads and one 8-byte write).
 
     Block factors are rounded up to blocks of whole lines in every stream
     (:attr:`~cellsim.buffering.loop.Loop.line_unit`: the paper's 8-byte elements

@@ -6,7 +6,7 @@ streams ``A_s`` and output streams ``B_o`` with their element sizes, and the
 computation time per inner iteration (``C_inner``) and per block
 (``C_outer``, the cost of issuing a block's DMAs in compiler-generated code),
 in ns or in SPU cycles. :func:`generate` blocks it by ``bf`` with ``k``
-buffers per stream, as in seed 004's Figure 2 (tagged non-blocking gets and
+buffers per stream, as in Chen et al. 2006's Figure 2 (tagged non-blocking gets and
 puts, one tag per buffer, a wait on the tag of the buffer about to be used);
 :func:`run_loop` runs it on one SPE and checks every output byte.
 
@@ -219,7 +219,7 @@ def k_buffered_loop(
     outs: Sequence[tuple[int, int]],
     profile: tuple[Callable[[], int], list[tuple[int, int]]] | None = None,
 ) -> int:
-    """The loop blocked by ``bf`` with ``k`` buffers per stream (seed 004, Fig 2).
+    """The loop blocked by ``bf`` with ``k`` buffers per stream (Chen et al. 2006, Fig 2).
 
     ``ins`` and ``outs`` are ``(ea, element size)`` per stream; ``c_inner``
     and ``c_outer`` are SPU cycles. Buffer ``t`` of every stream uses tag
@@ -230,7 +230,7 @@ def k_buffered_loop(
     elapsed decrementer ticks.
 
     ``profile = (clock, waits)`` instruments the loop as a profiler would
-    (Paraver, in seed 004): ``clock()`` is the simulated cycle, and each
+    (Paraver, in Chen et al. 2006): ``clock()`` is the simulated cycle, and each
     block's DMA wait appends its ``(start, end)`` cycles to ``waits`` (Python
     program only).
     """
@@ -376,7 +376,7 @@ def generate(loop: Loop, k: int, bf: int, machine: Machine | str = "qs20") -> Bu
             f"{max_fitting_block(loop, k, free)})"
         )
     ci, co = loop.cycles(m.core_hz)
-    # C_outer is what profiling single-buffered code measures (seed 004): it includes the
+    # C_outer is what profiling single-buffered code measures (Chen et al. 2006): it includes the
     # channel work of issuing the block's DMAs, which the engine charges itself; buffer
     # switching comes on top with two or more buffers (see cellsim.buffering.profile)
     streams = (*loop.inputs, *loop.outputs)

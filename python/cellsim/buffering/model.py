@@ -1,4 +1,4 @@
-"""Seed 004's analytical model of a DMA-buffered streaming loop (Chen et al.).
+"""Chen et al. 2006's analytical model of a DMA-buffered streaming loop (Chen et al.).
 
 A loop of ``N`` iterations is blocked by a factor ``bf``: each block moves
 ``bf`` elements of every stream with one set of DMAs and then runs ``bf``
@@ -182,7 +182,7 @@ class Constants:
 
 
 PAPER = Constants(S_ns=130.0, D1_ns_per_byte=0.0877, source="paper")
-"""Seed 004's constants, measured on a 3.2 GHz Cell blade."""
+"""Chen et al. 2006's constants, measured on a 3.2 GHz Cell blade."""
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""``C`` measured as seed 004 measured it, and the SPU's real per-block costs.
+"""``C`` measured as Chen et al. 2006 measured it, and the SPU's real per-block costs.
 
 Chen et al. "used a profiling tool called Paraver to instrument code and
 measure the amount of computation time for each iteration of the outer
@@ -126,7 +126,7 @@ def profile_c(
     blocks: int = 8,
     seed: int = 0,
 ) -> Profile:
-    """Profiles ``loop`` (a :class:`~cellsim.buffering.loop.Loop`) as seed 004
+    """Profiles ``loop`` (a :class:`~cellsim.buffering.loop.Loop`) as Chen et al. 2006
     did: single-buffered, large block factors, the busy time of each outer
     iteration (everything but the DMA wait), and a line through it."""
     if len(set(block_factors)) < 2:

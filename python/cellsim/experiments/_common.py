@@ -67,7 +67,7 @@ reserved bottom of the LS, 128-byte aligned)."""
 
 MAX_DMA = 16384
 
-# one colour per curve, as in seed 000's Figure 4
+# one colour per curve, as in Kistler et al. 2006's Figure 4
 STYLE: dict[tuple[str, str], dict[str, Any]] = {
     ("get", "memory"): {"color": "tab:blue", "marker": "o"},
     ("put", "memory"): {"color": "tab:orange", "marker": "s"},
@@ -142,7 +142,7 @@ def check_sizes(sizes: Iterable[int]) -> tuple[int, ...]:
 def dma_point(
     machine: MachineLike, seed: int, native: bool, *, op: str, target: str, size: int, batch: int, count: int
 ) -> dict[str, Any]:
-    """Runs seed 000's DMA benchmark once on a fresh machine and returns the point.
+    """Runs Kistler et al. 2006's DMA benchmark once on a fresh machine and returns the point.
 
     Logical SPE 0 issues ``count`` DMAs of ``size`` bytes, waiting after every
     ``batch`` of them (0: only at the end), to a main-memory buffer or to
@@ -220,7 +220,7 @@ def compare_row(entry: pub.Published, point: str, simulated: float, note: str = 
     ``error_pct`` is the signed error relative to the published value (for a
     bound: how far above it; for a range: how far outside it, 0 inside);
     ``within`` says whether it agrees: within the tolerance for values and
-    ranges, at or under the bound for upper bounds, above it for lower bounds. Held-out results have
+    ranges, at or under the bound for upper bounds, above it for lower bounds. Withheld results have
     neither.
     """
     tol = pub.TOLERANCE_PCT

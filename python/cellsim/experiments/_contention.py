@@ -1,11 +1,11 @@
-"""Helpers shared by the contention experiments: seed 000's hot spots,
-collective patterns and latency distribution, seed 002's SPE bandwidth suite.
+"""Helpers shared by the contention experiments: Kistler et al. 2006's hot spots,
+collective patterns and latency distribution, Jiménez-González et al. 2007's SPE bandwidth suite.
 
 Every point runs the native kernels of ``bandwidth.rs`` (or their Python
 twins in :mod:`cellsim.kernels`) on a fresh machine. An SPE's bandwidth is the
 bytes it moved over its own elapsed decrementer time; an aggregate is the sum
 over SPEs ("the sum of the communication bandwidths reached by each SPE",
-seed 000).
+Kistler et al. 2006).
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ __all__ = [
 
 MB = 1 << 20
 DMA_SIZE = 16384
-"""Seed 000's collective benchmarks: "Each SPE issues a sequence of 16,384-byte DMA commands"."""
+"""Kistler et al. 2006's collective benchmarks: "Each SPE issues a sequence of 16,384-byte DMA commands"."""
 
 LS_TARGET = 0x28000
 """Offset in a target SPE's local store of the buffer that ``traffic`` DMAs
@@ -62,12 +62,12 @@ eight 16 KB buffers and its lists end below 0x25000), 128-byte aligned."""
 LS_GET = 0x28000
 LS_PUT = 0x30000
 LS_SPAN = 0x8000
-"""The remote regions of seed 002's SPE-to-SPE loops in the passive SPE's
+"""The remote regions of Jiménez-González et al. 2007's SPE-to-SPE loops in the passive SPE's
 local store: gets read 32 KB from ``LS_GET``, puts write 32 KB from
 ``LS_PUT`` ("two target SPE's local store locations")."""
 
 SIZES_002: tuple[int, ...] = tuple(128 << i for i in range(8))
-"""Seed 002's element sizes: 128 B to 16 KB."""
+"""Jiménez-González et al. 2007's element sizes: 128 B to 16 KB."""
 
 PLACEMENT_FIELDS: tuple[str, ...] = (
     "placements",
@@ -316,7 +316,7 @@ def check_spes(values: Iterable[int], default: Sequence[int], lo: int, hi: int, 
 
 
 def check_sizes_002(sizes: Iterable[int]) -> tuple[int, ...]:
-    """Validates seed 002 element sizes (128 B to 16 KB, dividing 16 KB: the
+    """Validates Jiménez-González et al. 2007 element sizes (128 B to 16 KB, dividing 16 KB: the
     ``region`` kernel's buffers and lists are 16 KB); empty means :data:`SIZES_002`."""
     out = tuple(int(s) for s in sizes) or SIZES_002
     for s in out:

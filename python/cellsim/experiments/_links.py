@@ -1,4 +1,4 @@
-"""What seed 002's ``couples`` and ``cycle`` experiments share: several active
+"""What Jiménez-González et al. 2007's ``couples`` and ``cycle`` experiments share: several active
 SPEs, each running the SPE-to-SPE loop of ``spe-spe`` (get+put pairs waiting
 only at the end) with its logical neighbour, on N seeded logical-to-physical
 placements per point; the summary is min, max, median and mean over the

@@ -1,4 +1,4 @@
-"""Options shared by the seed 001 experiments (``ring``, ``mapping``) and ``cellsim map``."""
+"""Options shared by Keller and Varbanescu 2010's experiments (``ring``, ``mapping``) and ``cellsim map``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What the MPI experiments (seed 003) share: running a program under both
+"""What the MPI experiments (Kumar et al. 2007) share: running a program under both
 protocols, options and plot styling. ``MPI.Wtime`` reads the decrementer at
 the machine's own timebase (14.318 MHz on ``qs20``, as Kumar et al. timed)."""
 
@@ -25,7 +25,7 @@ __all__ = [
 ]
 
 PROTOCOLS: tuple[str, ...] = ("kumar", "direct")
-"""Seed 003's design first, then cellsim's default."""
+"""Kumar et al. 2007's design first, then cellsim's default."""
 STYLE: dict[str, dict[str, Any]] = {
     "kumar": {"color": "tab:blue", "marker": "o", "label": "kumar (Kumar et al.'s design)"},
     "direct": {"color": "tab:red", "marker": "s", "label": "direct (cellsim's default)"},

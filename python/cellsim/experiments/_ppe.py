@@ -1,4 +1,4 @@
-"""Helpers of seed 002's load/store experiments: the PPE to its caches and
+"""Helpers of Jiménez-González et al. 2007's load/store experiments: the PPE to its caches and
 main memory (section 4.1, Figures 3-7) and an SPU to its local store
 (section 4.2.2).
 
@@ -7,7 +7,7 @@ reads every location involved (as the paper did; here it fills the caches),
 then the measured loop, described in one :func:`cellsim.ppe.access_loop` call
 and simulated access by access in the engine. A loop's bandwidth is the bytes
 it moved over its simulated time; a copy moves its bytes twice (load and
-store), as seed 002 counts SPE copies (GET+PUT).
+store), as Jiménez-González et al. 2007 counts SPE copies (GET+PUT).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""``buffering``: single, double and triple buffering on one SPE (seed 004, Figures 10-12).
+"""``buffering``: single, double and triple buffering on one SPE (Chen et al. 2006, Figures 10-12).
 
-Seed 004's test kernels t1-t4 (two 8-byte reads and one 8-byte write per
+Chen et al. 2006's test kernels t1-t4 (two 8-byte reads and one 8-byte write per
 iteration, ``C_inner`` = 0.51, 1.73, 2.83, 3.93 ns, ``C_outer`` = 300 ns)
 are generated for 1, 2 and 3 buffers (:mod:`cellsim.buffering.loop`) and run
 on logical SPE 0 with their data checked, each point for ``blocks`` blocks
@@ -114,7 +114,7 @@ def run(
     D1: float | None = None,
     **settings: Unpack[RunSettings],
 ) -> list[dict[str, Any]]:
-    """Simulates seed 004's Figures 10-12; one record per plotted point."""
+    """Simulates Chen et al. 2006's Figures 10-12; one record per plotted point."""
     machine, seed, native, progress = EXPERIMENT.settings(settings)
     kernels_ = check_choices("kernel", kernels, tuple(KERNELS))
     figs = check_choices("figure", [str(f) for f in figures], FIGURES)
@@ -379,10 +379,10 @@ def _rank_agreement(base: Sequence[dict[str, Any]]) -> tuple[int, int]:
 
 
 def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Seed 004's constants and statements about Figures 10-12 against the records.
+    """Chen et al. 2006's constants and statements about Figures 10-12 against the records.
 
     The visible statements are checked as ratios of simulated throughputs
-    (see :mod:`cellsim.published`); the held-out results get the simulated
+    (see :mod:`cellsim.published`); the withheld results get the simulated
     value only.
     """
     values = statements(records)

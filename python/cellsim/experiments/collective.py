@@ -1,4 +1,4 @@
-"""``collective``: 8 SPEs, each both source and target (seed 000, Figure 6b).
+"""``collective``: 8 SPEs, each both source and target (Kistler et al. 2006, Figure 6b).
 
 Every logical SPE ``i`` issues ``count`` nonblocking 16 KB gets from (or puts
 to) the local store of its target SPE (the ``traffic`` kernel), with target:
@@ -65,7 +65,7 @@ FIGURE_6B: tuple[str, ...] = ("complement", "pairwise", "uniform")
 """The patterns Figure 6b shows; the others were "explored" beside them."""
 NUMBERINGS: tuple[str, ...] = ("physical", "random")
 DEFAULT_PLACEMENTS = 10
-"""Random placements per point under the ``random`` numbering (seed 002's 10 runs)."""
+"""Random placements per point under the ``random`` numbering (Jiménez-González et al. 2007's 10 runs)."""
 
 FIELDS = (
     "machine",
@@ -178,10 +178,10 @@ def _record(runs: Sequence[Any], seed: int, numbering: str, pattern: str, op: st
 
 
 def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Figure 6b of seed 000 against the records, under each numbering:
+    """Figure 6b of Kistler et al. 2006 against the records, under each numbering:
     pairwise gets at least as good as puts (put over get), the other static
     patterns "in the same aggregate-performance range" as the figure's
-    (between its lowest and its highest pattern, same op), and the held-out
+    (between its lowest and its highest pattern, same op), and the withheld
     complement, pairwise gap and uniform aggregates (simulated only)."""
     agg = {(r["numbering"], r["pattern"], r["op"]): r["aggregate_gbs"] for r in records}
     numberings = [nb for nb in NUMBERINGS if any(r["numbering"] == nb for r in records)]

@@ -1,4 +1,4 @@
-"""``couples``: 1, 2 or 4 couples of SPEs, one active and one passive (seed 002, Figures 12-14).
+"""``couples``: 1, 2 or 4 couples of SPEs, one active, one passive (Jiménez-González et al. 2007, Figs 12-14).
 
 Logical SPEs ``2k`` (active) and ``2k + 1`` (passive) form couple ``k``; each
 active SPE runs the ``spe-spe`` loop (get+put pairs waiting only at the end)
@@ -21,11 +21,11 @@ against 134.3, 134.4 and 117.6 with 32 MB; every 4-couple point is within
 8 MB. ``--mb-per-spe 32`` runs the paper's size (the whole suite then takes
 about four times longer).
 
-``compare`` holds Figures 13-14 of seed 002 against the records: 1 and 2
+``compare`` holds Figures 13-14 of Jiménez-González et al. 2007 against the records: 1 and 2
 couples near their peaks (DMA-elem from 1 KB, DMA-list at every size; one row
 per point), DMA-list constant over element sizes (smallest over largest mean),
 DMA-list slightly below DMA-elem over 512 B with 4 couples (list over elem),
-and the held-out 4-couple mean and spread (simulated only).
+and the withheld 4-couple mean and spread (simulated only).
 
 >>> from cellsim.experiments import couples
 >>> r = couples.run(pairs=[1], modes=["list"], sizes=[4096], placements=2, mb_per_spe=1)[0]

@@ -1,4 +1,4 @@
-"""``cycle``: 2, 4 or 8 SPEs, each active towards its logical neighbour (seed 002, Figures 15-17).
+"""``cycle``: 2, 4 or 8 SPEs, each active towards its neighbour (Jiménez-González et al. 2007, Figs 15-17).
 
 Every logical SPE ``i`` of ``spes`` runs the ``spe-spe`` loop (get+put pairs
 waiting only at the end) with SPE ``(i + 1) % spes``, DMA-elem or DMA-list,
@@ -9,10 +9,10 @@ time; the peak is 16.8 GB/s per SPE on blade21 (33.6 for 2 SPEs, 134.4 for
 reports min, max, median and mean with the best and worst placement, as
 ``couples``; the same default of :data:`DEFAULT_MB` MB per SPE and direction.
 
-``compare`` holds Figures 16-17 of seed 002 against the records: the 33.6 GB/s
+``compare`` holds Figures 16-17 of Jiménez-González et al. 2007 against the records: the 33.6 GB/s
 peak with 2 SPEs (DMA-elem from 1 KB, DMA-list at every size; one row per
 point), DMA-list constant over element sizes, DMA-elem's drop below 1 KB, and
-the held-out 4- and 8-SPE means and 8-SPE spread (simulated only).
+the withheld 4- and 8-SPE means and 8-SPE spread (simulated only).
 
 >>> from cellsim.experiments import cycle
 >>> r = cycle.run(spes=[2], modes=["list"], sizes=[4096], placements=1, mb_per_spe=1)[0]

@@ -1,4 +1,4 @@
-"""``dma-batch``: batched and nonblocking DMA bandwidth (seed 000, Figure 5).
+"""``dma-batch``: batched and nonblocking DMA bandwidth (Kistler et al. 2006, Figure 5).
 
 Like ``dma-latency``, but logical SPE 0 waits for completion only after every
 ``batch`` DMAs (1: blocking; 0: nonblocking, waiting only at the end, as the
@@ -81,7 +81,7 @@ def speedups(records: Sequence[dict[str, Any]]) -> dict[tuple[str, str, int, int
 
 
 def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Figure 5 of seed 000 against the records.
+    """Figure 5 of Kistler et al. 2006 against the records.
 
     The 25.6 GB/s nonblocking puts give one row per point. The batching
     statement ("a factor of two or even three" at 256 B) gives one row per

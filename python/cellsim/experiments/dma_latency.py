@@ -1,4 +1,4 @@
-"""``dma-latency``: blocking DMA latency and bandwidth (seed 000, Table 1 and Figure 4).
+"""``dma-latency``: blocking DMA latency and bandwidth (Kistler et al. 2006, Table 1 and Figure 4).
 
 Logical SPE 0 issues blocking gets or puts (it waits for each DMA before the
 next) of 8 B to 16 KB to a buffer in main memory or in logical SPE 1's local
@@ -55,7 +55,7 @@ def run(**settings: Unpack[DmaSweepSettings]) -> list[dict[str, Any]]:
 
 
 def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Table 1 and Figure 4 of seed 000 against the records (one row per point).
+    """Table 1 and Figure 4 of Kistler et al. 2006 against the records (one row per point).
 
     At 512 B the model is about 15% above the "91 ns up to 512 B" statement:
     the four 128-byte transfers must cross the SPE's 16-byte-per-bus-cycle

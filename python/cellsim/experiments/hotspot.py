@@ -1,4 +1,4 @@
-"""``hotspot``: many SPEs against main memory or one local store (seed 000, Figure 6a).
+"""``hotspot``: many SPEs against main memory or one local store (Kistler et al. 2006, Figure 6a).
 
 ``spes`` SPEs each issue ``count`` nonblocking 16 KB gets or puts (one wait at
 the end, the ``traffic`` kernel) to main memory (each SPE its own buffer) or
@@ -109,10 +109,10 @@ def _agg(records: Sequence[dict[str, Any]], where: Mapping[str, Any]) -> dict[tu
 
 
 def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Figure 6a of seed 000 against the records: the LS hot spot and the
+    """Figure 6a of Kistler et al. 2006 against the records: the LS hot spot and the
     memory get hot spot at 25.6 GB/s with 2+ SPEs (one row per point), gets
     outperforming puts (put over get, mean over 2+ SPEs, per target) and the
-    held-out put degradation (simulated only)."""
+    withheld put degradation (simulated only)."""
     rows = rows_for(
         EXPERIMENT.name,
         "aggregate_gbs",

@@ -1,4 +1,4 @@
-"""``latency-hist``: DMA latencies under the main-memory hot spot (seed 000, Figure 7).
+"""``latency-hist``: DMA latencies under the main-memory hot spot (Kistler et al. 2006, Figure 7).
 
 The ``hotspot`` experiment's memory hot spot (``spes`` SPEs, default 8, each
 issuing ``count`` nonblocking 16 KB gets or puts to its own buffer in main
@@ -147,9 +147,9 @@ def run(
 
 
 def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Figure 7 of seed 000 against the records: no measurable difference
+    """Figure 7 of Kistler et al. 2006 against the records: no measurable difference
     between SPEs (largest over smallest SPE mean latency, per op), and the
-    held-out peak and worst-case latencies (simulated only: the peak's increase
+    withheld peak and worst-case latencies (simulated only: the peak's increase
     over the unloaded DMA, mean over the SPEs' modes; the largest service
     latency)."""
     ops = [o for o in ("put", "get") if any(r["op"] == o for r in records)]

@@ -1,6 +1,6 @@
-"""``mapping``: the task-mapping explorer (seed 001, Figures 2-5).
+"""``mapping``: the task-mapping explorer (Keller and Varbanescu 2010, Figures 2-5).
 
-Every one of the ``(k-1)!`` mappings of seed 001's ring with task 0 fixed on
+Every one of the ``(k-1)!`` mappings of Keller and Varbanescu 2010's ring with task 0 fixed on
 SPE 0 (120 on ``ps3``, 5040 on ``qs20``/``qs22``), ``runs`` runs each (three,
 as the paper), ranked by mean runtime. One record per mapping: ``mapping``
 (``"[024531]"``), ``runs_ns`` (one runtime per run), ``mean_ns``, ``rank``,
@@ -349,7 +349,7 @@ def _fmt(v: Any) -> str:
 
 
 def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
-    """The summary (seed 001's numbers), the ten best and the five worst
+    """The summary (Keller and Varbanescu 2010's numbers), the ten best and the five worst
     mappings; for the paper's figures, one summary column per panel."""
     if not records:
         return []
@@ -417,7 +417,7 @@ def _panels_table(groups: dict[str, list[dict[str, Any]]]) -> Table:
 
 
 def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Seed 001's statements about these records, per panel (the straight
+    """Keller and Varbanescu 2010's statements about these records, per panel (the straight
     average curve, the best mapping's and the top two's ranks in the runs, the
     intuitive mappings' ranks; the withheld ratios and ranks simulated only)
     and across panels (:mod:`._mapping_statements`)."""
@@ -451,7 +451,7 @@ def _sample_note(recs: Sequence[dict[str, Any]]) -> str:
 
 
 def plot(records: Sequence[dict[str, Any]], path: str | PathLike[str]) -> None:
-    """Seed 001's rank plots (Figures 2-5): the average and each run against the rank."""
+    """Keller and Varbanescu 2010's rank plots (Figures 2-5): the average and each run against the rank."""
     groups = panels_of(records)
     if len(groups) == 1:
         plot_ranks(records, path)

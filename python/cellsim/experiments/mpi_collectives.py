@@ -7,7 +7,7 @@ Alltoall: each block sent to each rank). The latency is the slowest rank's
 mean time per call over ``reps`` calls between two barriers (``MPI.Wtime``,
 decrementer at 14.318 MHz). On a two-chip blade the default adds 16 ranks
 (Kumar et al.: "sixteen for a blade"), with messages up to 4 KB and half the
-calls, which keeps the experiment's host time modest. Seed 003 built its collectives on
+calls, which keeps the experiment's host time modest. Kumar et al. 2007 built its collectives on
 point-to-point; ``kumar`` here does the same with the algorithms of
 MPICH-1 (see :mod:`cellsim.mpi._coll`), ``direct`` uses its own
 point-to-point and algorithms that post every transfer at once.
@@ -140,7 +140,7 @@ def run(
 
 
 def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Seed 003 published no collective timings: nothing to compare."""
+    """Kumar et al. 2007 published no collective timings: nothing to compare."""
     return []
 
 

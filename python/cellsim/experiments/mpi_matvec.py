@@ -1,6 +1,6 @@
-"""``mpi-matvec``: a double-precision matrix-vector product on 8 SPEs (seed 003, section 4).
+"""``mpi-matvec``: a double-precision matrix-vector product on 8 SPEs (Kumar et al. 2007, section 4).
 
-Seed 003's kernel as the paper describes it: a 1-D row decomposition (rank
+Kumar et al. 2007's kernel as the paper describes it: a 1-D row decomposition (rank
 ``r`` owns rows ``r*n/p .. (r+1)*n/p - 1`` of ``A`` and the same slice of the
 vector), the data in main memory moved by DMA where needed, no SIMD
 intrinsics, and one ``MPI_Allgather`` per product: each product gathers the
@@ -237,7 +237,7 @@ def _config(r: dict[str, Any]) -> str:
 
 
 def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Seed 003's held-out throughputs for n = 512 and 1024 (simulated values
+    """Kumar et al. 2007's withheld throughputs for n = 512 and 1024 (simulated values
     only), on its configuration: 8 ranks, memory where mpirun's first touch
     puts it."""
     rows = []

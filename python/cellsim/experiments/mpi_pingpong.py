@@ -1,11 +1,11 @@
-"""``mpi-pingpong``: MPI latency and bandwidth between two SPEs (seed 003, Figures 2 and 3).
+"""``mpi-pingpong``: MPI latency and bandwidth between two SPEs (Kumar et al. 2007, Figures 2 and 3).
 
-mpptest's ping-pong, modified as seed 003 did to keep its data in main
+mpptest's ping-pong, modified as Kumar et al. 2007 did to keep its data in main
 memory: rank 0 sends ``size`` bytes to rank 1, which sends them back, ``reps``
 times; the latency is half a round trip (the time of the ``reps`` round
-trips, by ``MPI.Wtime`` on the decrementer at 14.318 MHz as on seed 003's
+trips, by ``MPI.Wtime`` on the decrementer at 14.318 MHz as on Kumar et al. 2007's
 board, over ``2 * reps``) and the bandwidth ``size`` over it. Both protocols
-run on the same simulated chip: ``kumar`` (seed 003's buffered-mode design:
+run on the same simulated chip: ``kumar`` (Kumar et al. 2007's buffered-mode design:
 buffered up to 2 KB, synchronous above) and ``direct`` (cellsim's default).
 
 >>> from cellsim.experiments import mpi_pingpong
@@ -56,7 +56,7 @@ def _pingpong(sizes: Sequence[int], reps: dict[int, int]) -> dict[int, float]:
     """The rank program: returns {size: half round trip in seconds} on rank 0."""
     comm = mpi.COMM_WORLD
     rank = comm.Get_rank()
-    buf = mpi.alloc(max(sizes) or 1, dtype="u1")  # in main memory, as seed 003's modified pingpong
+    buf = mpi.alloc(max(sizes) or 1, dtype="u1")  # in main memory, as Kumar et al. 2007's modified pingpong
     buf[:] = rank + 1
     out: dict[int, float] = {}
 
@@ -168,7 +168,7 @@ def _mode(protocol: str, size: int) -> str:
 
 
 def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Seed 003's held-out latency and bandwidth: kumar's smallest latency and
+    """Kumar et al. 2007's withheld latency and bandwidth: kumar's smallest latency and
     largest bandwidth (simulated values only), with direct's beside them in the note."""
     rows = []
     for entry in pub.entries(experiment=EXPERIMENT.name):

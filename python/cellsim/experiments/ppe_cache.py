@@ -1,9 +1,9 @@
-"""``ppe-cache``: the PPE's loads, stores and copies to its L1 and L2 (seed 002, Figures 3-5).
+"""``ppe-cache``: the PPE's loads, stores and copies to its caches (Jiménez-González et al. 2007, Figs 3-5).
 
 The PPU runs a tight loop of loads, stores or copies (load from one buffer,
 store into another) of 1- to 16-byte elements over a buffer that fits the
 selected cache level, on one or both of its hardware threads (each takes
-half), after a warm-up lap that reads every location (seed 002's method). The
+half), after a warm-up lap that reads every location (Jiménez-González et al. 2007's method). The
 loop is described once (:func:`cellsim.ppe.access_loop`) and simulated access
 by access through the PPE's caches (see ``docs/model.md``, "The PPE").
 
@@ -12,7 +12,7 @@ within the L2, every byte accessed (Figure 4); ``l1-l2`` — one access per
 128-byte line of a 192 KB buffer, counting the line each load brings from the
 L2 (Figure 5; a store brings none: the L1 writes through without allocating,
 so its element is what crosses). ``bandwidth_gbs`` counts a copy's bytes
-twice (read and written), as seed 002 counts SPE copies; the path between the
+twice (read and written), as Jiménez-González et al. 2007 counts SPE copies; the path between the
 L1 and the core is 16 B/cycle, 33.6 GB/s on ``blade21``.
 
 >>> from cellsim.experiments import ppe_cache
@@ -67,7 +67,7 @@ def run(*, levels: Iterable[str] = (), **settings: Unpack[LoopSettings]) -> list
 
 
 def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Figures 3-5 of seed 002 against the records: the L1 load bandwidths by
+    """Figures 3-5 of Jiménez-González et al. 2007 against the records: the L1 load bandwidths by
     element size, and the text's other statements as ratios between points
     (stores below loads and proportional to the element size, the 1-thread
     16 B copy at half the peak, 2 threads helping, L2 below L1, L2 stores

@@ -1,4 +1,4 @@
-"""``ppe-mem``: the PPE's loads, stores and copies to main memory (seed 002, Figure 7).
+"""``ppe-mem``: the PPE's loads, stores and copies to main memory (Jiménez-González et al. 2007, Figure 7).
 
 The same loops as ``ppe-cache`` over buffers in main memory that no cache
 holds (64 K accesses per buffer: 64 KB of 1-byte elements up to 1 MB of
@@ -83,7 +83,7 @@ def run(*, banks: Iterable[str] = (), **settings: Unpack[LoopSettings]) -> list[
 
 
 def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Figure 7 of seed 002 against the records: under 6 GB/s everywhere (the
+    """Figure 7 of Jiménez-González et al. 2007 against the records: under 6 GB/s everywhere (the
     largest point of each bank and op), memory loads as fast as L2 loads and
     memory stores much slower than L2 stores (ratios to ``l2_gbs``)."""
 

@@ -5,7 +5,7 @@ memory while SPEs do too, who slows whom, and by how much?
 
 The PPE runs its best memory loop — 16-byte elements on both hardware
 threads, ``load`` or ``copy`` (or ``store``) over fresh buffers of
-``ppe_kb`` KB — while 1 to 8 SPEs run seed 002's bandwidth loop (16 KB
+``ppe_kb`` KB — while 1 to 8 SPEs run Jiménez-González et al. 2007's bandwidth loop (16 KB
 DMA-elem ``get``, ``put`` or ``copy`` on their own regions, as in
 ``spe-mem``). The PPE starts the SPEs' programs (after filling its L2 with
 dirty lines for a store or copy: the steady state of a long run), waits

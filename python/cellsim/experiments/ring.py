@@ -1,9 +1,9 @@
-"""``ring``: seed 001's ring benchmark under one mapping.
+"""``ring``: Keller and Varbanescu 2010's ring benchmark under one mapping.
 
 ``k`` tasks on ``k`` SPEs (6 on ``ps3``, 8 on ``qs20``/``qs22``) in a
 bidirectional ring (``unidirectional`` for the paper's Figure 5): each task
 starts two packets and forwards every packet it receives to its other
-neighbour, ``transmissions`` sends per SPE, over seed 001's message-passing
+neighbour, ``transmissions`` sends per SPE, over Keller and Varbanescu 2010's message-passing
 library (:mod:`cellsim.messaging`). Task ``i`` runs on logical SPE ``a_i`` of
 the mapping ``[a0 ... ak-1]`` (``a0 = 0``). Each record is one run: the
 runtime in simulated ns (the last task's end), the physical SPE of each task,
@@ -64,7 +64,7 @@ def run(
     var = variation_from(settings)
     vis = target.visible(var.visible)
     # One task per SPE Linux sees, at most a chip's: 6 on a PS3, 8 on a blade
-    # (seed 001: "k = 8 threads on a Cell blade", whose two chips have 16).
+    # (Keller and Varbanescu 2010: "k = 8 threads on a Cell blade", whose two chips have 16).
     # A mapping of more tasks (up to every SPE of the machine) runs that many.
     k = min(len(vis), PAPER_TASKS)
     mp = parse_mapping(mapping) if mapping is not None else tuple(range(k))
@@ -146,7 +146,7 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
 
 
 def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Seed 001 publishes no runtime of a single mapping: nothing to compare."""
+    """Keller and Varbanescu 2010 publishes no runtime of a single mapping: nothing to compare."""
     return []
 
 

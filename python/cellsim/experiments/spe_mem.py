@@ -1,6 +1,6 @@
-"""``spe-mem``: 1 to 8 SPEs streaming to and from main memory (seed 002, Figure 9).
+"""``spe-mem``: 1 to 8 SPEs streaming to and from main memory (Jiménez-González et al. 2007, Figure 9).
 
-Each of ``spes`` SPEs runs seed 002's bandwidth loop (the ``region`` kernel):
+Each of ``spes`` SPEs runs Jiménez-González et al. 2007's bandwidth loop (the ``region`` kernel):
 it moves ``mb_per_spe`` MB in each direction between eight 16 KB local-store
 buffers and its own region of main memory with DMA-elem transfers of ``size``
 bytes, issuing as fast as its MFC queue allows (the paper's loop issues 32
@@ -148,7 +148,7 @@ def _mean_over(records: Sequence[dict[str, Any]], where: Mapping[str, Any], op: 
 
 
 def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Figure 9 of seed 002 against the records: one SPE ~10 GB/s and 2+ SPEs
+    """Figure 9 of Jiménez-González et al. 2007 against the records: one SPE ~10 GB/s and 2+ SPEs
     ~20 GB/s (GET, PUT) at 2 KB and larger (one row per point), copy up to
     23 GB/s (the largest copy bandwidth with 2+ SPEs), growth from 2 to 4 SPEs
     and the drop at 8 (ratios of the mean over 2 KB and larger, per op)."""

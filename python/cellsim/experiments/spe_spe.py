@@ -1,6 +1,6 @@
-"""``spe-spe``: one active SPE, one passive partner (seed 002, Figures 10-11).
+"""``spe-spe``: one active SPE, one passive partner (Jiménez-González et al. 2007, Figures 10-11).
 
-Logical SPE 0 runs seed 002's bandwidth loop (the ``region`` kernel) against
+Logical SPE 0 runs Jiménez-González et al. 2007's bandwidth loop (the ``region`` kernel) against
 a passive SPE's local store: get+put pairs of ``size`` bytes between two of
 its own 16 KB buffers and two 32 KB regions of the partner's local store,
 ``mb`` MB in each direction, waiting for completion after every
@@ -133,7 +133,7 @@ def losses(records: Sequence[dict[str, Any]]) -> dict[int, float]:
 
 
 def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Figure 11 of seed 002 against the records: almost the 33.6 GB/s peak
+    """Figure 11 of Jiménez-González et al. 2007 against the records: almost the 33.6 GB/s peak
     from 1 KB when waiting at the end (one row per size), the drop below 1 KB
     (bandwidth over 1 KB's), and early waits costing most at 1-8 KB (the
     largest loss at other sizes over the largest loss at 1-8 KB, in GB/s lost

@@ -1,4 +1,4 @@
-"""``spu-ls``: an SPU's loads, stores and copies to its own local store (seed 002, section 4.2.2).
+"""``spu-ls``: an SPU's loads, stores and copies to its local store (Jiménez-González et al. 2007, §4.2.2).
 
 Logical SPE 0 runs a loop of loads, stores or copies of 1- to 16-byte
 elements over 32 KB of its local store (:func:`cellsim.spu.ls_access_loop`,
@@ -96,7 +96,7 @@ def run(
 
 
 def compare(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Section 4.2.2 of seed 002: 16-byte accesses reach the 33.6 GB/s peak."""
+    """Section 4.2.2 of Jiménez-González et al. 2007: 16-byte accesses reach the 33.6 GB/s peak."""
     return derived_rows(EXPERIMENT.name, records, curve=("dma",))
 
 

@@ -1,4 +1,4 @@
-"""Message passing between SPEs (seed 001) and the task-mapping explorer.
+"""Message passing between SPEs (Keller and Varbanescu 2010) and the task-mapping explorer.
 
 - :mod:`~cellsim.messaging.library`: the library itself, SPE side (the
   :class:`Endpoint` and the programs :func:`forward_task` and

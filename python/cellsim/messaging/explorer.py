@@ -1,9 +1,9 @@
 """The task-mapping explorer: every mapping of a pattern, ranked.
 
 :func:`explore` runs all ``(k-1)!`` mappings of ``k`` tasks with task 0 fixed
-on SPE 0, ``runs`` runs each (seed 001 did three), through the sweep runner
+on SPE 0, ``runs`` runs each (Keller and Varbanescu 2010 did three), through the sweep runner
 (:mod:`cellsim.sweep`: local processes or Dask, resumable Parquet results),
-and ranks them by mean runtime. As in seed 001's benchmark, a run starts its
+and ranks them by mean runtime. As in Keller and Varbanescu 2010's benchmark, a run starts its
 threads once and runs every mapping on them: all mappings of run ``r`` share
 the run's placement (:func:`~cellsim.messaging.simulate.run_placement`, a hash
 of the base seed, machine, mode, pattern and ``r``); ``placement_per="mapping"``
@@ -12,7 +12,7 @@ other random choices come from a hash of the base seed, the machine, the
 mode, the mapping and the run number, so the same seed gives the same
 ranking however the sweep is run.
 
-:func:`summary` gives the numbers seed 001 discusses: the worst-over-best
+:func:`summary` gives the numbers Keller and Varbanescu 2010 discusses: the worst-over-best
 ratios of the mean and of single runs, the mean of all mappings over the best
 (what a random mapping costs), and the rank and ratio of the identity mapping
 and of the "intuitive" ones.
@@ -59,17 +59,17 @@ __all__ = [
 ]
 
 DEFAULT_TRANSMISSIONS = 1000
-"""Transmissions per SPE of the explorer (seed 001: 10^7). Chosen where the
+"""Transmissions per SPE of the explorer (Keller and Varbanescu 2010: 10^7). Chosen where the
 ranking has stopped changing (``benches/mapping_steady.py``, docs/messaging.md)."""
 
 DEFAULT_RUNS = 3
-"""Runs per mapping (seed 001 did three)."""
+"""Runs per mapping (Keller and Varbanescu 2010 did three)."""
 
 INTUITIVE = {
     6: ("[024531]",),
     8: ("[02467531]", "[01357642]"),
 }
-"""The mappings seed 001 names as the ones one would choose intuitively."""
+"""The mappings Keller and Varbanescu 2010 names as the ones one would choose intuitively."""
 
 
 def all_mappings(k: int) -> list[tuple[int, ...]]:
@@ -78,7 +78,7 @@ def all_mappings(k: int) -> list[tuple[int, ...]]:
 
 
 PAPER_TASKS = 8
-"""Seed 001's ring: "k = 6 threads on a Playstation 3 ... and k = 8 threads on
+"""Keller and Varbanescu 2010's ring: "k = 6 threads on a Playstation 3 ... and k = 8 threads on
 a Cell blade": one task per SPE of a chip, at most 8."""
 
 EXHAUSTIVE_TASKS = 8
@@ -87,7 +87,7 @@ EXHAUSTIVE_TASKS = 8
 
 def chosen_mappings(k: int, n: int | None, seed: int) -> list[tuple[int, ...]]:
     """All mappings of ``k`` tasks (``n`` None), or a seeded sample of ``n``
-    of them that holds the identity and seed 001's intuitive mappings, in
+    of them that holds the identity and Keller and Varbanescu 2010's intuitive mappings, in
     lexicographic order."""
     if n is None:
         if k > EXHAUSTIVE_TASKS:
@@ -196,7 +196,7 @@ def make_points(
         "native": native,
         "contexts": ctx,
         "placement_per": placement_per,
-        # Seed 001's threads start once per run and go from one mapping to the next as they
+        # Keller and Varbanescu 2010's threads start once per run and go from one mapping to the next as they
         # finish, kept within a transmission of each other by the ring itself: only the first
         # mapping of a run sees the contexts' start-up skew, and over 10^7 transmissions that is
         # nothing. Over the explorer's shorter runs it would be several percent of the first
@@ -266,12 +266,12 @@ def explore(
     resume: bool = False,
     progress: Any = None,
 ) -> list[dict[str, Any]]:
-    """Runs every mapping of seed 001's ring ``runs`` times and ranks them.
+    """Runs every mapping of Keller and Varbanescu 2010's ring ``runs`` times and ranks them.
 
     Returns one record per mapping, best first: ``mapping`` (``"[024531]"``),
     ``runs_ns`` (one runtime per run), ``mean_ns``, ``rank`` (1 = best), and
     the settings. See :func:`cellsim.messaging.simulate` for the arguments;
-    ``placement_per`` is ``run`` (seed 001's benchmark: the mappings of a run
+    ``placement_per`` is ``run`` (Keller and Varbanescu 2010's benchmark: the mappings of a run
     share its placement) or ``mapping``; ``mappings`` runs a seeded sample of
     that many mappings (with the identity and the intuitive ones) instead of
     all; ``workers``, ``cluster``, ``out`` and ``resume`` go to
@@ -368,7 +368,7 @@ def identity(k: int) -> str:
 
 
 def summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Seed 001's numbers for a ranking (records from :func:`explore`):
+    """Keller and Varbanescu 2010's numbers for a ranking (records from :func:`explore`):
     worst/best of the means and of single runs, mean of all over the best,
     median over mean of the means, the best mapping and its rank in each run,
     and rank and ratio to the best of the identity and intuitive mappings."""
@@ -445,7 +445,7 @@ def rank_of_all(rank: int, ranked: int, total: int) -> int:
 
 
 def plot_ranks(records: Sequence[dict[str, Any]], path: str | PathLike[str], title: str = "") -> None:
-    """Seed 001's rank plot: the mean runtime and each run's runtime against
+    """Keller and Varbanescu 2010's rank plot: the mean runtime and each run's runtime against
     the rank of the mean, with the summary numbers beside it."""
     import matplotlib
 

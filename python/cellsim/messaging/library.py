@@ -1,4 +1,4 @@
-"""Seed 001's message-passing library: the SPE side (Python twin of
+"""Keller and Varbanescu 2010's message-passing library: the SPE side (Python twin of
 ``crates/cellsim-programs/src/messaging.rs``) and the PPE side that sets it up.
 
 Every task has send and receive buffers in its local store at addresses
@@ -15,7 +15,7 @@ The start-up exchange goes through main memory: :func:`setup` (the PPE) writes
 one control block per task with its peers and the local-store address of every
 buffer; each task fetches its own with one get. In ``pinned`` mode the PPE
 writes the task id straight into the local store at :data:`TASK_ID_LSA`
-(seed 001's deterministic variant); otherwise it is the task's ``envp``.
+(Keller and Varbanescu 2010's deterministic variant); otherwise it is the task's ``envp``.
 
 :func:`forward_task` and :func:`exchange_task` are SPE programs built on
 :class:`Endpoint`; each is the line-by-line twin of the native kernel of the

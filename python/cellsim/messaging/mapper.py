@@ -1,7 +1,7 @@
 """``cellsim map``: the best mapping of a communication pattern, found fast.
 
 **The link-load model** (:func:`link_loads`) is the "intuitive interconnect
-model" seed 001 doubted: each edge's bytes follow the short way round the
+model" Keller and Varbanescu 2010 doubted: each edge's bytes follow the short way round the
 rings between the physical ramps of its two SPEs (half each way at six hops),
 the library's notifications and acknowledgements go to and from the memory
 controller, and a mapping's cost is its most loaded ring segment (per

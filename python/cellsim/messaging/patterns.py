@@ -1,7 +1,7 @@
-"""Task communication patterns: the ring of seed 001 and user graphs.
+"""Task communication patterns: the ring of Keller and Varbanescu 2010 and user graphs.
 
 A :class:`Pattern` is a set of tasks and directed edges ``(source,
-destination, bytes per iteration)``. The ring patterns run seed 001's ring
+destination, bytes per iteration)``. The ring patterns run Keller and Varbanescu 2010's ring
 benchmark (each task starts packets and forwards what it receives, see
 :func:`cellsim.messaging.forward_task`); every other pattern runs iterations
 of "send each out-neighbour its bytes, receive from each in-neighbour"
@@ -50,7 +50,7 @@ BUILTIN = ("ring", "ring-uni", "pairs", "all-to-all")
 class Pattern:
     """Tasks and directed edges ``(source, destination, bytes per iteration)``.
 
-    ``kind`` ``ring`` runs seed 001's ring (``unidirectional`` for its
+    ``kind`` ``ring`` runs Keller and Varbanescu 2010's ring (``unidirectional`` for its
     Figure 5); ``exchange`` runs iterations of the edges.
     """
 
@@ -69,7 +69,7 @@ class Pattern:
 
 
 def ring_pattern(tasks: int, unidirectional: bool = False, packet: int = 1024) -> Pattern:
-    """Seed 001's ring of ``tasks`` tasks, bidirectional unless ``unidirectional``;
+    """Keller and Varbanescu 2010's ring of ``tasks`` tasks, bidirectional unless ``unidirectional``;
     the edges carry one packet per iteration (for the link-load model)."""
     if unidirectional:
         if tasks < 2:
@@ -86,7 +86,7 @@ def ring_pattern(tasks: int, unidirectional: bool = False, packet: int = 1024) -
 
 
 def ring_specs(tasks: int, transmissions: int, unidirectional: bool) -> list[TaskSpec]:
-    """Seed 001's ring: each task starts two packets and forwards every packet
+    """Keller and Varbanescu 2010's ring: each task starts two packets and forwards every packet
     it receives to its other neighbour, ``transmissions`` sends per task in all.
 
     Bidirectional: one initial packet each way; ``transmissions - t // 2``

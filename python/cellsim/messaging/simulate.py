@@ -1,7 +1,7 @@
-"""One run of a communication pattern under a mapping, with seed 001's two
+"""One run of a communication pattern under a mapping, with Keller and Varbanescu 2010's two
 placement modes and the physical causes of run-to-run variation.
 
-**Placement.** A run of seed 001's application starts its threads (and
+**Placement.** A run of Keller and Varbanescu 2010's application starts its threads (and
 their SPE contexts) once; every mapping of that run uses the same contexts.
 Where the contexts sit (logical SPE ``i`` = context ``i``) is the run's
 placement (:func:`run_placement`), by one of :data:`CONTEXTS`:
@@ -103,7 +103,7 @@ CONTEXTS = ("physical", "local", "spread")
 """Where a run's SPE contexts land (see the module docstring)."""
 
 PLACEMENT_PER = ("run", "mapping")
-"""``run``: every mapping of a run shares the run's placement (seed 001's
+"""``run``: every mapping of a run shares the run's placement (Keller and Varbanescu 2010's
 benchmark); ``mapping``: each (mapping, run) draws its own."""
 
 PHASE_CYCLES = 24

@@ -2,7 +2,7 @@
 //!
 //! Elements whose data is ready ask the arbiter for a ring. Requests from the
 //! memory controller are considered first ("to minimize stalling on reads",
-//! seed 000); everyone else is served round-robin from the element after the
+//! Kistler et al. 2006); everyone else is served round-robin from the element after the
 //! last one granted. For each element the arbiter looks at the first
 //! `window` ready transfers (1 = strict FIFO).
 //!
@@ -10,10 +10,10 @@
 //! receiver. Without the turns a farther sender would always win: its data
 //! can leave a few cycles before the receiver's port frees (it arrives
 //! later), so it is ready first every time and nearer senders starve. The
-//! turns make a hot spot fair (seed 000, Fig 7: no difference between SPEs),
+//! turns make a hot spot fair (Kistler et al. 2006, Fig 7: no difference between SPEs),
 //! except for the memory controller, which never waits for a turn,
 //! at the price of a receiver idling while the sender whose turn it is
-//! travels farther — the small loss seed 000 saw for puts into a hot spot.
+//! travels farther — the small loss Kistler et al. 2006 saw for puts into a hot spot.
 //!
 //! A request that cannot go now tells the arbiter when it might, so that the
 //! arbiter sleeps until then instead of retrying every cycle.

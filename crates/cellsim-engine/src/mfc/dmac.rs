@@ -165,7 +165,7 @@ impl Mfc {
             self.dmac_blocked = true;
             return Unrolled::Idle;
         }
-        // The SPU queue has priority over the proxy queue (seed 000).
+        // The SPU queue has priority over the proxy queue (Kistler et al. 2006).
         let new_allowed = now >= self.next_command;
         let prefer_get = !self.last_was_get;
         let (mut pick, mut later) = self.queue.pick(now, prefer_get, new_allowed);

@@ -1,6 +1,6 @@
 //! The MFC SPU command queue and its ordering rules.
 //!
-//! Commands may run in any order (seed 000, "DMA flow") except where the
+//! Commands may run in any order (Kistler et al. 2006, "DMA flow") except where the
 //! barrier and fence forms say otherwise (CBEA):
 //! - a **fenced** command waits until every earlier command of its tag group
 //!   has completed;

@@ -1,7 +1,7 @@
 //! The MFC's address translation: its TLB.
 //!
 //! Every DMA names effective (virtual) addresses; the MFC's MMU translates
-//! them before unrolling (seed 000's DMA flow, step 4: "When the translation
+//! them before unrolling (Kistler et al. 2006's DMA flow, step 4: "When the translation
 //! is available in the TLB, processing proceeds ... On a TLB miss, the MMU
 //! performs the translation, using the page tables stored in main memory,
 //! and updates the TLB. The DMA entry is updated and must be reselected").

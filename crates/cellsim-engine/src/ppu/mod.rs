@@ -11,7 +11,7 @@
 //! Everything here decides *when* an access completes; *what* it reads or
 //! writes is main memory itself, accessed when the access issues (the caches
 //! are coherent, so a load always sees the latest store). The mechanisms are
-//! the ones seed 002 names as the PPE's limits:
+//! the ones Jiménez-González et al. 2007 names as the PPE's limits:
 //!
 //! - **one load/store unit**, 16 bytes wide, shared by both threads: a scalar
 //!   access (1-8 bytes) occupies it one cycle, a VMX (16-byte) access

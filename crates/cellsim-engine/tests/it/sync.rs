@@ -81,7 +81,7 @@ fn ppe_and_spe_exchange_mailbox_messages() {
 }
 
 /// Mailbox timing: a PPE-to-SPE message about 150 ns, an SPU-SPU round trip
-/// through the inbound mailboxes about 300 ns (seed 000).
+/// through the inbound mailboxes about 300 ns (Kistler et al. 2006).
 #[test]
 fn mailbox_latencies_match_seed_000() {
     // PPE -> SPE: the PPE writes at t0, the SPU (already waiting) sees it. A

@@ -1,5 +1,5 @@
 //! Timing probes, read like a datasheet: latencies and bandwidths of single
-//! DMAs against seed 000's published numbers, and the MFC's issue and queue
+//! DMAs against Kistler et al. 2006's published numbers, and the MFC's issue and queue
 //! costs. Measured with the decrementer at `timebase_mhz=3200`, so one tick is
 //! one SPU cycle, exactly as the paper's benchmarks timed themselves.
 
@@ -9,7 +9,7 @@ use cellsim_engine::{Machine, Spu};
 use std::cell::RefCell;
 use std::rc::Rc;
 
-/// Seed 000 Table 1: an inter-SPE put of 128 bytes takes 290 cycles.
+/// Kistler et al. 2006 Table 1: an inter-SPE put of 128 bytes takes 290 cycles.
 const TABLE1_CYCLES: f64 = 290.0;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -78,7 +78,7 @@ fn decrementer_at_core_clock_agrees_with_thread_end() {
     );
 }
 
-/// At the board's 25 MHz timebase (seed 000) the decrementer ticks once per
+/// At the board's 25 MHz timebase (Kistler et al. 2006) the decrementer ticks once per
 /// 128 SPU cycles (40 ns).
 #[test]
 fn decrementer_ticks_every_128_cycles_at_25_mhz() {
@@ -101,7 +101,7 @@ fn decrementer_ticks_every_128_cycles_at_25_mhz() {
 }
 
 /// A blocking 8-byte get from main memory is under 100 ns (320 cycles) from
-/// every SPE (seed 000 Fig 4a).
+/// every SPE (Kistler et al. 2006 Fig 4a).
 #[test]
 fn small_memory_get_is_under_100_ns() {
     for spe in 0..8u32 {
@@ -119,7 +119,7 @@ fn small_memory_get_is_under_100_ns() {
 }
 
 /// A blocking 16 KB get from another SPE's local store moves at least
-/// 20 GB/s (seed 000 Fig 4b: 22.5 GB/s).
+/// 20 GB/s (Kistler et al. 2006 Fig 4b: 22.5 GB/s).
 #[test]
 fn large_ls_get_reaches_20_gbs() {
     for spe in 0..8u32 {
@@ -137,7 +137,7 @@ fn large_ls_get_reaches_20_gbs() {
     }
 }
 
-/// Blocking 16 KB DMAs with main memory (seed 000 Fig 4b): puts near
+/// Blocking 16 KB DMAs with main memory (Kistler et al. 2006 Fig 4b): puts near
 /// 22.5 GB/s, gets near 15 GB/s — the MIC's per-requester read window.
 #[test]
 fn large_memory_dmas_match_fig4b() {
@@ -192,7 +192,7 @@ fn memory_get_bandwidth(spes: u32) -> f64 {
 
 /// Two SPEs streaming 16 KB gets from memory together move more than one
 /// alone: one requester is limited by its MIC read window, two saturate the
-/// memory (seed 000: "two or more get sources saturate the bandwidth") —
+/// memory (Kistler et al. 2006: "two or more get sources saturate the bandwidth") —
 /// but never beyond the 25.6 GB/s of the XDR memory.
 #[test]
 fn two_memory_readers_beat_one() {
@@ -213,7 +213,7 @@ fn two_memory_readers_beat_one() {
 }
 
 /// Nonblocking 2 KB puts to memory and to a local store reach about the
-/// asymptotic 25.6 GB/s (seed 000 Fig 5b, 5f).
+/// asymptotic 25.6 GB/s (Kistler et al. 2006 Fig 5b, 5f).
 #[test]
 fn nonblocking_2k_puts_reach_port_bandwidth() {
     for to_ls in [false, true] {
@@ -373,7 +373,7 @@ fn hot_spot(n: u32, get: bool, memory: bool) -> (f64, Vec<u64>) {
 }
 
 /// A hot spot (one local store, or memory) is served at its asymptotic
-/// 25.6 GB/s as soon as two or more SPEs get from it (seed 000 Fig 6a: "two
+/// 25.6 GB/s as soon as two or more SPEs get from it (Kistler et al. 2006 Fig 6a: "two
 /// or more get sources saturate the bandwidth"); puts into it lose a little,
 /// the receiving port's turn to another sender after each transfer (one bus
 /// cycle in nine: "a minor performance degradation"), so gets outperform puts.
@@ -402,7 +402,7 @@ fn spread(ends: &[u64]) -> f64 {
 }
 
 /// Seven SPEs reading one hot spot share it fairly: they all finish within a
-/// few percent of each other (seed 000 Fig 7: no measurable difference).
+/// few percent of each other (Kistler et al. 2006 Fig 7: no measurable difference).
 #[test]
 fn hot_spot_gets_are_shared_fairly() {
     for memory in [false, true] {
@@ -430,7 +430,7 @@ fn hot_spot_puts_are_shared_fairly() {
 
 /// Active SPEs streaming get+put pairs with a passive partner's local store:
 /// couples do not disturb each other, so 2 and 4 couples move 2x and 4x what
-/// one does (seed 002 Fig 13), and one SPE moves more than one port's worth.
+/// one does (Jiménez-González et al. 2007 Fig 13), and one SPE moves more than one port's worth.
 #[test]
 fn couples_scale_linearly() {
     let one = couples(1);
@@ -449,7 +449,7 @@ fn couples_scale_linearly() {
 
 /// One active SPE with 32 get+put pairs in flight to a passive partner reaches
 /// almost the 2 x 25.6 GB/s of its two ports for elements of 1 KB and more
-/// (seed 002 Fig 11, "almost peak").
+/// (Jiménez-González et al. 2007 Fig 11, "almost peak").
 #[test]
 
 fn one_active_spe_get_put_reaches_almost_peak() {
