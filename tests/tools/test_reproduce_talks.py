@@ -64,7 +64,7 @@ def test_on_a_log_a_plain_line_says_how_far_at_most_once_a_minute() -> None:
         progress(11, 40, "mapping")
     lines = buf.getvalue().splitlines()
     assert len(lines) == 1, "at most a line a minute"
-    assert lines[0].startswith("validate: mapping 10/40 points, ")
+    assert lines[0].startswith("validate: mapping 10/40 runs, ")
     assert lines[0].endswith(", about 6 min 00 s left")
 
 

@@ -123,9 +123,10 @@ class RunProgress:
         self.bar.update(self.tasks[key], completed=done, total=total, count=count(done, total))
 
     def _line(self, key: str, done: int, total: int, now: float) -> str:
-        """The plain progress line: the task's points (or share of its work), the
-        run's time, and the task's time left at its rate so far."""
-        share = f"{count(done, total)} of the work" if isinstance(total, Work) else f"{done}/{total} points"
+        """The plain progress line: the task's runs (the sweep points simulated: an experiment
+        may average several placements into one point of its results) or its share of work,
+        the run's time, and the task's time left at its rate so far."""
+        share = f"{count(done, total)} of the work" if isinstance(total, Work) else f"{done}/{total} runs"
         line = f"{self.description}: {key} {share}, {duration(now - self.t0)} elapsed"
         left = time_left(done, total, now - self.started[key])
         if left is not None:
