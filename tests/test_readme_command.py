@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from build_env import UNOPTIMISED_ENGINE
+
 ROOT = Path(__file__).resolve().parent.parent
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
@@ -61,11 +63,7 @@ def test_the_readme_main_command_runs_on_a_clean_clone_in_a_fresh_venv(tmp_path:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
-    # An unoptimised engine builds in a fraction of the release build's time; the command
-    # and what it installs are the same.
-    env["CARGO_PROFILE_RELEASE_OPT_LEVEL"] = "0"
-    env["CARGO_PROFILE_RELEASE_LTO"] = "false"
-    env["CARGO_PROFILE_RELEASE_CODEGEN_UNITS"] = "16"
+    env.update(UNOPTIMISED_ENGINE)
     command = f"{readme_first_command()} {NARROWED}"
     p = subprocess.run(
         ["bash", "-c", command], cwd=clone, env=env, capture_output=True, text=True, timeout=1100, check=False
